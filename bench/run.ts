@@ -1,0 +1,29 @@
+/**
+ * Benchmark dispatcher: `npm run bench -- <name> [args]`. Each benchmark
+ * writes its results under bench/results/ (JSON + markdown).
+ */
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { dirname, join } from 'node:path';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const BENCHES: Record<string, string> = {
+  'sim-scale': 'sim-scale.ts',
+  merge: 'merge.bench.ts',
+  'shared-memory': 'shared-memory.bench.ts',
+  pleg: 'pleg.bench.ts',
+};
+
+const [name, ...rest] = process.argv.slice(2);
+if (!name || !(name in BENCHES)) {
+  console.error(`usage: npm run bench -- <${Object.keys(BENCHES).join('|')}> [args]`);
+  process.exit(2);
+}
+const file = join(here, BENCHES[name]);
+if (!existsSync(file)) {
+  console.error(`benchmark ${name} (${file}) does not exist yet`);
+  process.exit(2);
+}
+const r = spawnSync(process.execPath, ['--import', 'tsx', file, ...rest], { stdio: 'inherit' });
+process.exit(r.status ?? 1);

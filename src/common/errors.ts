@@ -1,0 +1,87 @@
+/**
+ * One error base class for the whole project. Every subclass has a stable
+ * `code` (KTS_*) that logs, events and tests match on; messages that reach
+ * users say what was wrong, where, and what to do.
+ *
+ * Add a code here and to ERROR_CODES together: test/unit/errors.test.ts checks
+ * that every exported class has a unique, listed code.
+ */
+export class KubeletTsError extends Error {
+  readonly code: string = 'KTS_ERR';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** A CRI call failed. `grpcCode` is the gRPC status code (0–16), `operation` the RPC name. */
+export class CriError extends KubeletTsError {
+  override readonly code: string = 'KTS_ERR_CRI';
+  constructor(
+    message: string,
+    readonly operation: string,
+    readonly grpcCode: number,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** The runtime does not know the sandbox, container or image named in the call. */
+export class CriNotFoundError extends CriError {
+  override readonly code = 'KTS_ERR_CRI_NOT_FOUND';
+}
+
+/** The runtime cannot be reached or reported itself unavailable. Retry with backoff. */
+export class CriUnavailableError extends CriError {
+  override readonly code = 'KTS_ERR_CRI_UNAVAILABLE';
+}
+
+/** The call did not finish within its deadline (runtimeRequestTimeout). */
+export class CriDeadlineError extends CriError {
+  override readonly code = 'KTS_ERR_CRI_DEADLINE';
+}
+
+/** The runtime rejected the request as malformed or out of range. */
+export class CriInvalidArgumentError extends CriError {
+  override readonly code = 'KTS_ERR_CRI_INVALID_ARGUMENT';
+}
+
+/** A malformed container runtime endpoint (flag or config). */
+export class EndpointError extends KubeletTsError {
+  override readonly code = 'KTS_ERR_ENDPOINT';
+}
+
+/** Configuration (flags or KubeletConfiguration file) is invalid. */
+export class ConfigError extends KubeletTsError {
+  override readonly code = 'KTS_ERR_CONFIG';
+}
+
+/** A pod manifest (file or URL source) could not be parsed or failed validation. */
+export class ManifestError extends KubeletTsError {
+  override readonly code = 'KTS_ERR_MANIFEST';
+}
+
+/** A fixed-capacity shared-memory structure is full or a record does not fit its slot. */
+export class CapacityError extends KubeletTsError {
+  override readonly code = 'KTS_ERR_CAPACITY';
+}
+
+/** A worker thread died while running a task; the task may be retried. */
+export class WorkerCrashedError extends KubeletTsError {
+  override readonly code = 'KTS_ERR_WORKER_CRASHED';
+}
+
+export const ERROR_CODES = {
+  KubeletTsError: 'KTS_ERR',
+  CriError: 'KTS_ERR_CRI',
+  CriNotFoundError: 'KTS_ERR_CRI_NOT_FOUND',
+  CriUnavailableError: 'KTS_ERR_CRI_UNAVAILABLE',
+  CriDeadlineError: 'KTS_ERR_CRI_DEADLINE',
+  CriInvalidArgumentError: 'KTS_ERR_CRI_INVALID_ARGUMENT',
+  EndpointError: 'KTS_ERR_ENDPOINT',
+  ConfigError: 'KTS_ERR_CONFIG',
+  ManifestError: 'KTS_ERR_MANIFEST',
+  CapacityError: 'KTS_ERR_CAPACITY',
+  WorkerCrashedError: 'KTS_ERR_WORKER_CRASHED',
+} as const;

@@ -1,0 +1,118 @@
+/**
+ * Conversions from CRI wire types to the runtime layer's types. Pure
+ * functions; shared by CriRuntime and the relist task.
+ */
+import {
+  ContainerState as CriContainerState,
+  NamespaceMode,
+  PodSandboxState,
+  type Container,
+  type ContainerStatus as CriContainerStatus,
+  type PodSandbox,
+  type PodSandboxStatus,
+} from '../gen/runtime/v1/api.js';
+import {
+  ANNOTATION_CONTAINER_HASH,
+  ANNOTATION_RESTART_COUNT,
+  LABEL_CONTAINER_NAME,
+  LABEL_POD_NAME,
+  LABEL_POD_NAMESPACE,
+  LABEL_POD_UID,
+  type ContainerState,
+  type ContainerStatus,
+  type RuntimePod,
+  type SandboxState,
+  type SandboxStatus,
+} from './types.js';
+
+export function containerState(s: CriContainerState): ContainerState {
+  switch (s) {
+    case CriContainerState.CONTAINER_CREATED:
+      return 'created';
+    case CriContainerState.CONTAINER_RUNNING:
+      return 'running';
+    case CriContainerState.CONTAINER_EXITED:
+      return 'exited';
+    default:
+      return 'unknown';
+  }
+}
+
+export function sandboxState(s: PodSandboxState): SandboxState {
+  return s === PodSandboxState.SANDBOX_READY ? 'ready' : 'notready';
+}
+
+function restartCount(annotations: Record<string, string>): number {
+  const n = Number.parseInt(annotations[ANNOTATION_RESTART_COUNT] ?? '0', 10);
+  return Number.isFinite(n) && n >= 0 ? n : 0;
+}
+
+export function toSandboxStatus(s: PodSandboxStatus): SandboxStatus {
+  const ips: string[] = [];
+  if (s.network?.ip) ips.push(s.network.ip);
+  for (const extra of s.network?.additionalIps ?? []) if (extra.ip) ips.push(extra.ip);
+  return {
+    id: s.id,
+    state: sandboxState(s.state),
+    createdAt: s.createdAt,
+    attempt: s.metadata?.attempt ?? 0,
+    ips,
+    hostNetwork: s.linux?.namespaces?.options?.network === NamespaceMode.NODE,
+  };
+}
+
+export function toContainerStatus(s: CriContainerStatus, sandboxId: string): ContainerStatus {
+  return {
+    id: s.id,
+    name: s.metadata?.name ?? s.labels[LABEL_CONTAINER_NAME] ?? '',
+    state: containerState(s.state),
+    createdAt: s.createdAt,
+    startedAt: s.startedAt,
+    finishedAt: s.finishedAt,
+    exitCode: s.exitCode,
+    reason: s.reason,
+    message: s.message,
+    image: s.image?.image ?? '',
+    imageRef: s.imageRef,
+    restartCount: restartCount(s.annotations),
+    hash: s.annotations[ANNOTATION_CONTAINER_HASH] ?? '',
+    sandboxId,
+  };
+}
+
+/** Newest first, as upstream sorts sandbox statuses. */
+export function newestFirst<T extends { createdAt: bigint }>(a: T, b: T): number {
+  return a.createdAt > b.createdAt ? -1 : a.createdAt < b.createdAt ? 1 : 0;
+}
+
+/**
+ * Groups listed sandboxes and containers into pods by the pod UID label
+ * (upstream kubeGenericRuntimeManager.GetPods).
+ */
+export function groupPods(sandboxes: readonly PodSandbox[], containers: readonly Container[]): RuntimePod[] {
+  const pods = new Map<string, RuntimePod>();
+  const podFor = (labels: Record<string, string>): RuntimePod | undefined => {
+    const uid = labels[LABEL_POD_UID];
+    if (!uid) return undefined;
+    let pod = pods.get(uid);
+    if (!pod) {
+      pod = { uid, name: labels[LABEL_POD_NAME] ?? '', namespace: labels[LABEL_POD_NAMESPACE] ?? '', sandboxes: [], containers: [] };
+      pods.set(uid, pod);
+    }
+    return pod;
+  };
+  for (const s of sandboxes) {
+    podFor(s.labels)?.sandboxes.push({ id: s.id, state: sandboxState(s.state), createdAt: s.createdAt });
+  }
+  for (const c of containers) {
+    podFor(c.labels)?.containers.push({
+      id: c.id,
+      name: c.metadata?.name ?? c.labels[LABEL_CONTAINER_NAME] ?? '',
+      state: containerState(c.state),
+      hash: c.annotations[ANNOTATION_CONTAINER_HASH] ?? '',
+      createdAt: c.createdAt,
+    });
+  }
+  for (const p of pods.values()) p.sandboxes.sort(newestFirst);
+  return [...pods.values()];
+}

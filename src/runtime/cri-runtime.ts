@@ -1,0 +1,67 @@
+import type { CriClient } from '../cri/client.js';
+import { CriNotFoundError } from '../common/errors.js';
+import type { Clock } from '../common/clock.js';
+import { groupPods, newestFirst, toContainerStatus, toSandboxStatus } from './convert.js';
+import type { Runtime } from './runtime.js';
+import { LABEL_POD_UID, type ContainerStatus, type PodStatus, type RuntimePod, type SandboxStatus } from './types.js';
+
+/** The Runtime over a CRI client (upstream kubeGenericRuntimeManager's read side). */
+export class CriRuntime implements Runtime {
+  constructor(
+    private readonly cri: CriClient,
+    private readonly clock: Clock,
+  ) {}
+
+  async getPods(): Promise<RuntimePod[]> {
+    const [sandboxes, containers] = await Promise.all([this.cri.listPodSandbox({}), this.cri.listContainers({})]);
+    return groupPods(sandboxes.items, containers.containers);
+  }
+
+  async getPodStatus(uid: string, name: string, namespace: string): Promise<PodStatus> {
+    const timestamp = this.clock.now();
+    const selector = { labelSelector: { [LABEL_POD_UID]: uid } };
+    const [boxes, containers] = await Promise.all([
+      this.cri.listPodSandbox({ filter: selector }),
+      this.cri.listContainers({ filter: selector }),
+    ]);
+    // Objects removed between the list and the status call are skipped: the
+    // next relist reports their removal.
+    const sandboxStatuses = (
+      await Promise.all(
+        boxes.items.map((s) =>
+          this.cri.podSandboxStatus({ podSandboxId: s.id }).then(
+            (r) => (r.status ? toSandboxStatus(r.status) : undefined),
+            ignoreNotFound,
+          ),
+        ),
+      )
+    ).filter((s): s is SandboxStatus => s !== undefined);
+    sandboxStatuses.sort(newestFirst);
+    const containerStatuses = (
+      await Promise.all(
+        containers.containers.map((c) =>
+          this.cri.containerStatus({ containerId: c.id }).then(
+            (r) => (r.status ? toContainerStatus(r.status, c.podSandboxId) : undefined),
+            ignoreNotFound,
+          ),
+        ),
+      )
+    ).filter((s): s is ContainerStatus => s !== undefined);
+    containerStatuses.sort(newestFirst);
+    const ready = sandboxStatuses.find((s) => s.state === 'ready');
+    return {
+      uid,
+      name,
+      namespace,
+      ips: ready?.ips ?? [],
+      sandboxStatuses,
+      containerStatuses,
+      timestamp,
+    };
+  }
+}
+
+function ignoreNotFound(err: unknown): undefined {
+  if (err instanceof CriNotFoundError) return undefined;
+  throw err;
+}

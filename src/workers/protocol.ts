@@ -1,0 +1,73 @@
+/**
+ * The one task protocol between the main thread and the worker pool. Both
+ * sides import this file. Every request is a plain object with a `type`; every
+ * response is a TaskResult: tasks never throw across the thread boundary, so a
+ * rejected pool promise always means the worker itself failed (crash,
+ * termination) and never a task error.
+ */
+import type { PlegEvent } from '../runtime/pleg-event.js';
+
+/** Data every worker is started with (piscina workerData). */
+export interface WorkerInit {
+  runtimeEndpoint: string;
+  imageEndpoint?: string;
+  runtimeRequestTimeoutMs: number;
+  /** The shared pod status cache (PodStatusCache.buffer). */
+  podCache: SharedArrayBuffer;
+  /** The relist record table (RelistRecordTable.buffer). */
+  relistRecords: SharedArrayBuffer;
+  /** Worker-side metric counters (MetricBlock.buffer). */
+  metrics: SharedArrayBuffer;
+}
+
+export interface PodRef {
+  uid: string;
+  name: string;
+  namespace: string;
+  /** Pod status cache slot allocated by the main thread for this uid. */
+  slot: number;
+}
+
+export type TaskRequest =
+  | { type: 'ping' }
+  | { type: 'relist' }
+  | { type: 'relistDiff'; fromSlot: number; toSlot: number }
+  | { type: 'inspect'; pods: PodRef[] };
+
+export interface RelistSummary {
+  pods: { uid: string; name: string; namespace: string }[];
+  runningPods: number;
+  containersByState: Record<'created' | 'running' | 'exited' | 'unknown', number>;
+  /** Record table slots in use after the relist; diff shards cover [0, slotCount). */
+  slotCount: number;
+}
+
+export interface InspectOutcome {
+  uid: string;
+  /** undefined on success; the error otherwise (the pod is reinspected next relist). */
+  error?: SerializedError;
+}
+
+export interface TaskResults {
+  ping: { threadId: number };
+  relist: RelistSummary;
+  relistDiff: { events: PlegEvent[] };
+  inspect: { outcomes: InspectOutcome[] };
+}
+
+export type TaskType = TaskRequest['type'];
+export type RequestOf<K extends TaskType> = Extract<TaskRequest, { type: K }>;
+
+export interface SerializedError {
+  name: string;
+  code: string;
+  message: string;
+  operation?: string;
+  grpcCode?: number;
+}
+
+export type TaskResult<K extends TaskType> = { ok: true; value: TaskResults[K] } | { ok: false; error: SerializedError };
+
+export function assertNever(x: never): never {
+  throw new Error(`unhandled task type: ${JSON.stringify(x)}`);
+}
