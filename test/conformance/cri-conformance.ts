@@ -151,14 +151,27 @@ export function defineCriConformance(runtimeName: string, start: () => Promise<C
       expect(status.reason).toBe('Completed');
     });
 
-    it('stops a running container with a timeout, killing it (137)', async () => {
+    it('stops a running container: SIGTERM ends sleep (143); a TERM-ignoring one is killed after the timeout (137)', async () => {
       const sb = await runSandbox('stop');
-      const id = await runContainer(sb, 'sleeper', ['sleep', '3600']);
-      const running = await cri.containerStatus({ containerId: id });
+      const polite = await runContainer(sb, 'sleeper', ['sleep', '3600']);
+      const stubborn = await runContainer(sb, 'stubborn', ['sh', '-c', 'trap "" TERM; while true; do sleep 1; done']);
+      const running = await cri.containerStatus({ containerId: polite });
       expect(running.status?.state).toBe(ContainerState.CONTAINER_RUNNING);
-      await cri.stopContainer({ containerId: id, timeout: 1n });
+      await cri.stopContainer({ containerId: polite, timeout: 5n });
+      const termed = await cri.containerStatus({ containerId: polite });
+      expect(termed.status?.state).toBe(ContainerState.CONTAINER_EXITED);
+      expect(termed.status?.exitCode).toBe(143);
+      await cri.stopContainer({ containerId: stubborn, timeout: 1n });
+      const killed = await cri.containerStatus({ containerId: stubborn });
+      expect(killed.status?.state).toBe(ContainerState.CONTAINER_EXITED);
+      expect(killed.status?.exitCode).toBe(137);
+    });
+
+    it('stops with timeout 0 by killing at once (137)', async () => {
+      const sb = await runSandbox('kill');
+      const id = await runContainer(sb, 'sleeper', ['sleep', '3600']);
+      await cri.stopContainer({ containerId: id, timeout: 0n });
       const status = await cri.containerStatus({ containerId: id });
-      expect(status.status?.state).toBe(ContainerState.CONTAINER_EXITED);
       expect(status.status?.exitCode).toBe(137);
     });
 
