@@ -1,0 +1,119 @@
+/**
+ * The `kubelet-ts` command. `bin/kubelet-ts.js` calls
+ * `main(process.argv.slice(2))` and passes the returned code to process.exit;
+ * nothing here exits the process. `parseCommandLine` is the side-effect-free
+ * part the agent wiring uses.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { ConfigError } from '../common/errors.js';
+import { createLogger, type Logger } from '../common/logger.js';
+import type { DestinationStream } from 'pino';
+import { formatDuration } from './config/duration.js';
+import { parseFlags } from './config/flags.js';
+import type { KubeletConfig } from './config/kubelet-config.js';
+import { resolveFromFlags, type ConfigSources, type ResolveEnv, type ResolvedConfig } from './config/load-config.js';
+
+export type CommandLine =
+  | ({ kind: 'run' } & ResolvedConfig)
+  | { kind: 'help'; text: string }
+  | { kind: 'version'; text: string };
+
+let cachedVersion: string | undefined;
+
+/** The version in kubelet-ts's package.json (found by walking up from this module, in src/ or dist/). */
+export function packageVersion(): string {
+  if (cachedVersion !== undefined) return cachedVersion;
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    const candidate = path.join(dir, 'package.json');
+    if (existsSync(candidate)) {
+      const pkg = JSON.parse(readFileSync(candidate, 'utf8')) as { name?: string; version?: string };
+      if (pkg.name === 'kubelet-ts' && pkg.version) return (cachedVersion = pkg.version);
+    }
+    const parent = path.dirname(dir);
+    if (parent === dir) return (cachedVersion = '0.0.0-unknown');
+    dir = parent;
+  }
+}
+
+/** Parses argv and resolves the configuration. Throws ConfigError for bad flags or config. No side effects. */
+export function parseCommandLine(argv: readonly string[], env: ResolveEnv = {}): CommandLine {
+  const parsed = parseFlags(argv, `kubelet-ts v${packageVersion()}`);
+  if (parsed.kind !== 'flags') return parsed;
+  return { kind: 'run', ...resolveFromFlags(parsed.flags, env) };
+}
+
+/** The startup summary logged by main: the settings an operator checks first. */
+export function configSummary(config: KubeletConfig, sources: ConfigSources): Record<string, unknown> {
+  const from = (source: string) =>
+    Object.entries(sources)
+      .filter(([, s]) => s === source)
+      .map(([k]) => k);
+  return {
+    nodeName: config.nodeName,
+    mode: config.kubeconfig === '' ? 'standalone' : 'api-server',
+    configFile: config.configFile || undefined,
+    containerRuntimeEndpoint: config.containerRuntimeEndpoint,
+    staticPodPath: config.staticPodPath || undefined,
+    staticPodURL: config.staticPodURL || undefined,
+    rootDir: config.rootDir,
+    maxPods: config.maxPods,
+    syncFrequency: formatDuration(config.syncFrequency),
+    workerThreads: config.workerThreads,
+    relistMode: config.relistMode,
+    pleg: config.pleg,
+    port: config.port,
+    readOnlyPort: config.readOnlyPort,
+    healthz: config.healthzPort === 0 ? 'disabled' : `${config.healthzBindAddress}:${config.healthzPort}`,
+    fromFile: from('file'),
+    fromFlags: from('flag'),
+  };
+}
+
+interface Writer {
+  write(text: string): unknown;
+}
+
+export interface MainOptions {
+  stdout?: Writer;
+  stderr?: Writer;
+  env?: ResolveEnv;
+  /** Where the logger writes (default stderr). */
+  logDestination?: DestinationStream;
+  /**
+   * Runs the agent with the resolved config; its result is the exit code.
+   * Default: log the summary only and return 0.
+   */
+  run?: (resolved: ResolvedConfig, logger: Logger) => Promise<number>;
+}
+
+/** Entry point for the kubelet-ts bin. Returns the process exit code. */
+export async function main(argv: readonly string[], options: MainOptions = {}): Promise<number> {
+  const stdout = options.stdout ?? process.stdout;
+  const stderr = options.stderr ?? process.stderr;
+  let commandLine: CommandLine;
+  try {
+    commandLine = parseCommandLine(argv, options.env);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      stderr.write(`kubelet-ts: ${err.message}\n`);
+      return 1;
+    }
+    throw err;
+  }
+  if (commandLine.kind !== 'run') {
+    stdout.write(commandLine.text);
+    return 0;
+  }
+  const { config, sources } = commandLine;
+  const logger = createLogger({
+    format: config.logging.format,
+    verbosity: config.logging.verbosity,
+    ...(options.logDestination ? { destination: options.logDestination } : {}),
+  }).child({ component: 'cli' });
+  logger.info({ version: packageVersion(), ...configSummary(config, sources) }, 'Starting kubelet-ts');
+  if (logger.isLevelEnabled('debug')) logger.debug({ config }, 'Resolved configuration');
+  return options.run ? options.run({ config, sources }, logger) : 0;
+}

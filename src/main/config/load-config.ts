@@ -1,0 +1,295 @@
+/**
+ * Resolves the kubelet-ts configuration: built-in defaults, then the
+ * KubeletConfiguration file named by --config, then the flags that were
+ * explicitly set on the command line (as upstream: set flags win, flag
+ * defaults never override file values).
+ *
+ * readOnlyPort (follows upstream cmd/kubelet/app/options applyLegacyDefaults):
+ * without --config its default is 10255, the legacy flag default; with --config
+ * it is the file default, 0 (disabled). An explicit --read-only-port wins either way.
+ *
+ * Every problem is a ConfigError whose message names where it came from: the
+ * file and field path (`evictionHard.memory.available`) or the flag.
+ */
+import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { parseDocument } from 'yaml';
+import * as z from 'zod';
+import { ConfigError } from '../../common/errors.js';
+import { parseFlags, type FlagTarget, type ParsedFlags } from './flags.js';
+import {
+  ENFORCE_NODE_ALLOCATABLE,
+  EvictionThresholdsSchema,
+  KubeletConfigurationFileSchema,
+  LOGGING_FORMATS,
+  PLEG_MODES,
+  QuantitySchema,
+  RELIST_MODES,
+  ReservedResourcesSchema,
+  applyConfigFile,
+  defaultKubeletConfig,
+  type KubeletConfig,
+  type KubeletConfigurationFile,
+} from './kubelet-config.js';
+
+export type ConfigSource = 'default' | 'file' | 'flag';
+
+/**
+ * Where each setting came from, keyed by KubeletConfig field name; the two
+ * logging settings are keyed 'logging.format' and 'logging.verbosity'.
+ */
+export type ConfigSources = Record<string, ConfigSource>;
+
+export interface ResolvedConfig {
+  config: KubeletConfig;
+  sources: ConfigSources;
+}
+
+/** Host facts, injectable for tests. Not process.env: kubelet-ts reads no environment variables. */
+export interface ResolveEnv {
+  /** Base for a relative --config path. Default process.cwd(). */
+  cwd?: string;
+  readFile?: (absolutePath: string) => string;
+  /** Default os.availableParallelism(). */
+  availableParallelism?: number;
+  /** Default os.hostname(). */
+  hostname?: string;
+}
+
+/** Parses argv and resolves the config. Throws ConfigError; --help/--version belong to cli.ts's parseCommandLine. */
+export function resolveConfig(argv: readonly string[], env: ResolveEnv = {}): ResolvedConfig {
+  const parsed = parseFlags(argv, '');
+  if (parsed.kind !== 'flags') {
+    throw new ConfigError(`--${parsed.kind} does not resolve to a configuration; use parseCommandLine() from cli.ts`);
+  }
+  return resolveFromFlags(parsed.flags, env);
+}
+
+/** Resolves defaults ← file ← explicitly set flags, then validates the result. */
+export function resolveFromFlags(flags: ParsedFlags, env: ResolveEnv = {}): ResolvedConfig {
+  const configFile = (flags.values.configFile as string | undefined) ?? '';
+  const config = defaultKubeletConfig({
+    withConfigFile: configFile !== '',
+    availableParallelism: env.availableParallelism ?? os.availableParallelism(),
+    hostname: env.hostname ?? os.hostname(),
+  });
+  const sources: ConfigSources = {};
+  for (const key of Object.keys(config)) if (key !== 'logging') sources[key] = 'default';
+  sources['logging.format'] = 'default';
+  sources['logging.verbosity'] = 'default';
+
+  let displayFile = '';
+  if (configFile !== '') {
+    displayFile = path.resolve(env.cwd ?? process.cwd(), configFile);
+    const file = loadConfigFile(displayFile, env.readFile ?? ((p) => readFileSync(p, 'utf8')));
+    for (const key of applyConfigFile(config, file)) sources[key] = 'file';
+  }
+
+  const target = config as unknown as Record<string, unknown>;
+  for (const [key, value] of Object.entries(flags.values) as [FlagTarget, unknown][]) {
+    if (key === 'logging.format') config.logging.format = value as KubeletConfig['logging']['format'];
+    else if (key === 'logging.verbosity') config.logging.verbosity = value as number;
+    else target[key] = value;
+    sources[key] = 'flag';
+  }
+  config.configFile = displayFile;
+
+  if (sources.imageServiceEndpoint === 'default') config.imageServiceEndpoint = config.containerRuntimeEndpoint;
+  const override = config.hostnameOverride.trim().toLowerCase();
+  if (override !== '') {
+    config.nodeName = override;
+    sources.nodeName = sources.hostnameOverride!;
+  }
+
+  const issues = validateKubeletConfig(config);
+  if (issues.length > 0) {
+    throw new ConfigError(
+      formatIssues(
+        issues.map((issue) => ({ ...issue, where: describeSource(issue, sources, flags, displayFile) })),
+        'invalid configuration',
+      ),
+    );
+  }
+  return { config, sources };
+}
+
+/** Reads, parses (YAML or JSON) and schema-checks a KubeletConfiguration file. Throws ConfigError. */
+export function loadConfigFile(file: string, readFile: (p: string) => string): KubeletConfigurationFile {
+  let text: string;
+  try {
+    text = readFile(file);
+  } catch (err) {
+    throw new ConfigError(`cannot read --config file ${file}: ${(err as Error).message}`, { cause: err });
+  }
+  const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
+  if (doc.errors.length > 0) {
+    throw new ConfigError(`${file}: invalid YAML: ${doc.errors[0]!.message}`, { cause: doc.errors[0] });
+  }
+  const raw: unknown = doc.toJS();
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+    throw new ConfigError(
+      `${file}: expected a KubeletConfiguration object (apiVersion: kubelet.config.k8s.io/v1beta1, kind: KubeletConfiguration)`,
+    );
+  }
+  const result = KubeletConfigurationFileSchema.safeParse(raw);
+  if (!result.success) {
+    const issues = toConfigIssues(result.error.issues).map((i) => ({ ...i, where: `${file}: ${i.path || '(top level)'}` }));
+    throw new ConfigError(formatIssues(issues, `invalid KubeletConfiguration in ${file}`));
+  }
+  return result.data;
+}
+
+type LocatedIssue = ConfigIssue & { where: string };
+
+function describeSource(issue: ConfigIssue, sources: ConfigSources, flags: ParsedFlags, file: string): string {
+  const top = issue.path.split(/[.[]/)[0]!;
+  const key = top === 'logging' ? issue.path : top;
+  switch (sources[key]) {
+    case 'flag':
+      return `flag ${flags.flagOf.get(key as FlagTarget) ?? `for ${key}`}`;
+    case 'file':
+      return `${file}: ${issue.path}`;
+    default:
+      return issue.path;
+  }
+}
+
+function formatIssues(issues: LocatedIssue[], heading: string): string {
+  if (issues.length === 1) return `${issues[0]!.where}: ${issues[0]!.message}`;
+  return `${heading}: ${issues.length} problems:\n${issues.map((i) => `  - ${i.where}: ${i.message}`).join('\n')}`;
+}
+
+// ---------------------------------------------------------------------------
+// Validation of the resolved config (ranges and cross-field rules)
+
+const portRange = (min: number) =>
+  z.int().min(min, { error: `must be between ${min} and 65535` }).max(65535, { error: `must be between ${min} and 65535` });
+const percent = z.int().min(0, { error: 'must be between 0 and 100' }).max(100, { error: 'must be between 0 and 100' });
+const positiveMs = z.number().positive({ error: 'must be greater than 0' });
+const nonNegativeMs = z.number().min(0, { error: 'must not be negative' });
+const nonNegativeInt = z.int().min(0, { error: 'must not be negative' });
+const ipAddress = z.string().refine((v) => isIP(v) !== 0, { error: (iss) => `invalid IP address ${JSON.stringify(iss.input)}` });
+
+/** Range rules for the resolved config (upstream pkg/kubelet/apis/config/validation plus ours). */
+export const KubeletConfigConstraints = z
+  .looseObject({
+    syncFrequency: positiveMs,
+    fileCheckFrequency: positiveMs,
+    httpCheckFrequency: positiveMs,
+    podHousekeepingPeriod: positiveMs,
+    runtimeRequestTimeout: positiveMs,
+    nodeStatusUpdateFrequency: positiveMs,
+    nodeStatusReportFrequency: positiveMs,
+    containerLogMonitorInterval: positiveMs,
+    imageMinimumGCAge: nonNegativeMs,
+    imageMaximumGCAge: nonNegativeMs,
+    evictionPressureTransitionPeriod: nonNegativeMs,
+    shutdownGracePeriod: nonNegativeMs,
+    shutdownGracePeriodCriticalPods: nonNegativeMs,
+    address: ipAddress,
+    healthzBindAddress: ipAddress,
+    port: portRange(1),
+    readOnlyPort: portRange(0),
+    healthzPort: portRange(0),
+    maxPods: z.int().min(1, { error: 'must be greater than 0' }),
+    podsPerCore: nonNegativeInt,
+    podPidsLimit: z.int().refine((v) => v === -1 || v > 0, { error: 'must be -1 (node limit) or greater than 0' }),
+    nodeLeaseDurationSeconds: z.int().min(1, { error: 'must be greater than 0' }),
+    nodeStatusMaxImages: z.int().min(-1, { error: 'must be -1 (no cap) or greater' }),
+    imageGCHighThresholdPercent: percent,
+    imageGCLowThresholdPercent: percent,
+    maxParallelImagePulls: z.int().min(1, { error: 'must be greater than 0' }).nullable(),
+    registryPullQPS: nonNegativeInt,
+    registryBurst: nonNegativeInt,
+    kubeAPIQPS: nonNegativeInt,
+    kubeAPIBurst: nonNegativeInt,
+    eventRecordQPS: nonNegativeInt,
+    eventBurst: nonNegativeInt,
+    evictionMaxPodGracePeriod: z.int(),
+    oomScoreAdj: z.int().min(-1000, { error: 'must be between -1000 and 1000' }).max(1000, { error: 'must be between -1000 and 1000' }),
+    containerLogMaxFiles: z.int().min(2, { error: 'must be at least 2' }),
+    containerLogMaxWorkers: z.int().min(1, { error: 'must be greater than 0' }),
+    containerRuntimeEndpoint: z.string().min(1, { error: 'must not be empty' }),
+    clusterDNS: z.array(ipAddress),
+    nodeIp: z.string().refine((v) => v === '' || v.split(',').every((ip) => isIP(ip.trim()) !== 0), {
+      error: (iss) => `invalid IP address list ${JSON.stringify(iss.input)}`,
+    }),
+    staticPodURL: z.string().refine((v) => v === '' || URL.canParse(v), { error: (iss) => `invalid URL ${JSON.stringify(iss.input)}` }),
+    evictionHard: EvictionThresholdsSchema,
+    evictionSoft: EvictionThresholdsSchema,
+    evictionMinimumReclaim: EvictionThresholdsSchema,
+    systemReserved: ReservedResourcesSchema,
+    kubeReserved: ReservedResourcesSchema,
+    containerLogMaxSize: QuantitySchema,
+    enforceNodeAllocatable: z.array(
+      z.enum(ENFORCE_NODE_ALLOCATABLE, { error: (iss) => `invalid option ${JSON.stringify(iss.input)} (valid: ${ENFORCE_NODE_ALLOCATABLE.join(', ')})` }),
+    ),
+    logging: z.looseObject({
+      format: z.enum(LOGGING_FORMATS),
+      verbosity: z.int().min(0, { error: 'must not be negative' }),
+    }),
+    workerThreads: z.int().min(0, { error: 'must not be negative (0 = inline mode)' }).max(256, { error: 'must be at most 256' }),
+    relistMode: z.enum(RELIST_MODES),
+    pleg: z.enum(PLEG_MODES),
+    nodeName: z.string().min(1, { error: 'is empty: set --hostname-override' }),
+  })
+  .superRefine((c, ctx) => {
+    if (c.imageGCLowThresholdPercent >= c.imageGCHighThresholdPercent && c.imageGCHighThresholdPercent !== 100) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['imageGCLowThresholdPercent'],
+        message: `must be less than imageGCHighThresholdPercent (${c.imageGCHighThresholdPercent})`,
+      });
+    }
+    if (c.serializeImagePulls && c.maxParallelImagePulls !== null && c.maxParallelImagePulls > 1) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['maxParallelImagePulls'],
+        message: 'cannot be larger than 1 unless serializeImagePulls (--serialize-image-pulls) is false',
+      });
+    }
+    if (c.enforceNodeAllocatable.includes('none') && c.enforceNodeAllocatable.length > 1) {
+      ctx.addIssue({ code: 'custom', path: ['enforceNodeAllocatable'], message: '"none" cannot be combined with other options' });
+    }
+  });
+
+/** One problem, with a dotted field path such as `evictionHard.memory.available` or `clusterDNS[0]`. */
+export interface ConfigIssue {
+  path: string;
+  message: string;
+}
+
+/** Formats a zod path as the user wrote it: keys joined by '.', array indexes in brackets. */
+export function formatFieldPath(path: readonly PropertyKey[]): string {
+  let out = '';
+  for (const part of path) {
+    if (typeof part === 'number') out += `[${part}]`;
+    else out += out === '' ? String(part) : `.${String(part)}`;
+  }
+  return out;
+}
+
+/** Flattens zod issues into ConfigIssues: unknown keys become one "unknown field" issue each. */
+export function toConfigIssues(issues: readonly z.core.$ZodIssue[]): ConfigIssue[] {
+  const out: ConfigIssue[] = [];
+  for (const issue of issues) {
+    if (issue.code === 'unrecognized_keys') {
+      for (const key of issue.keys) {
+        out.push({ path: formatFieldPath([...issue.path, key]), message: 'unknown field' });
+      }
+    } else if (issue.code === 'invalid_key') {
+      out.push({ path: formatFieldPath(issue.path), message: issue.issues[0]?.message ?? issue.message });
+    } else {
+      out.push({ path: formatFieldPath(issue.path), message: issue.message });
+    }
+  }
+  return out;
+}
+
+/** Checks ranges and cross-field rules; returns [] when the config is valid. */
+export function validateKubeletConfig(config: KubeletConfig): ConfigIssue[] {
+  const result = KubeletConfigConstraints.safeParse(config);
+  return result.success ? [] : toConfigIssues(result.error.issues);
+}
