@@ -1,0 +1,166 @@
+/**
+ * Defaulting for pods read from the file and http sources.
+ *
+ *  - applyV1Defaults: the core/v1 field defaults (pkg/apis/core/v1/defaults.go)
+ *    that the kubelet relies on. Upstream applies these while decoding.
+ *  - applyStaticPodDefaults: upstream config/common.go applyDefaults on top.
+ *
+ * Both mutate the pod passed in and return it; callers pass a freshly parsed
+ * object. Neither validates (see validation.ts).
+ */
+import { createHash } from 'node:crypto';
+import type { Clock } from '../../common/clock.js';
+import type { Container, HTTPGetAction, Pod, Probe } from '../../api/pod.js';
+import { CONFIG_HASH_ANNOTATION, CONFIG_SEEN_ANNOTATION, CONFIG_SOURCE_ANNOTATION, type SourceName } from './types.js';
+
+export const DEFAULT_NAMESPACE = 'default';
+export const DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS = 30;
+export const DEFAULT_SCHEDULER_NAME = 'default-scheduler';
+export const DEFAULT_TERMINATION_MESSAGE_PATH = '/dev/termination-log';
+
+function defaultHTTPGet(h: HTTPGetAction | undefined): void {
+  if (!h) return;
+  if (!h.path) h.path = '/';
+  if (!h.scheme) h.scheme = 'HTTP';
+}
+
+function defaultProbe(p: Probe | undefined): void {
+  if (!p) return;
+  if (!p.timeoutSeconds) p.timeoutSeconds = 1;
+  if (!p.periodSeconds) p.periodSeconds = 10;
+  if (!p.successThreshold) p.successThreshold = 1;
+  if (!p.failureThreshold) p.failureThreshold = 3;
+  defaultHTTPGet(p.httpGet);
+}
+
+/**
+ * Upstream SetDefaults_Container: `Always` when the tag is `latest` or there is
+ * neither tag nor digest, else `IfNotPresent` (a digest-only reference has no tag).
+ */
+export function defaultImagePullPolicy(image: string | undefined): 'Always' | 'IfNotPresent' {
+  const ref = image ?? '';
+  if (ref.includes('@')) return 'IfNotPresent';
+  const lastSegment = ref.slice(ref.lastIndexOf('/') + 1);
+  const colon = lastSegment.lastIndexOf(':');
+  const tag = colon >= 0 ? lastSegment.slice(colon + 1) : 'latest';
+  return tag === 'latest' ? 'Always' : 'IfNotPresent';
+}
+
+function defaultContainer(c: Container, hostNetwork: boolean): void {
+  if (!c.imagePullPolicy) c.imagePullPolicy = defaultImagePullPolicy(c.image);
+  if (!c.terminationMessagePath) c.terminationMessagePath = DEFAULT_TERMINATION_MESSAGE_PATH;
+  if (!c.terminationMessagePolicy) c.terminationMessagePolicy = 'File';
+  for (const port of c.ports ?? []) {
+    if (!port.protocol) port.protocol = 'TCP';
+    if (hostNetwork && !port.hostPort) port.hostPort = port.containerPort;
+  }
+  for (const env of c.env ?? []) {
+    const ref = env.valueFrom?.fieldRef;
+    if (ref && !ref.apiVersion) ref.apiVersion = 'v1';
+  }
+  defaultProbe(c.livenessProbe);
+  defaultProbe(c.readinessProbe);
+  defaultProbe(c.startupProbe);
+  defaultHTTPGet(c.lifecycle?.postStart?.httpGet);
+  defaultHTTPGet(c.lifecycle?.preStop?.httpGet);
+  // SetDefaults_Pod: a limit with no matching request defaults the request.
+  const limits = c.resources?.limits;
+  if (limits && c.resources) {
+    const requests = (c.resources.requests ??= {});
+    for (const [k, v] of Object.entries(limits)) if (!(k in requests)) requests[k] = v;
+  }
+}
+
+/** Applies the core/v1 defaults a kubelet relies on. Mutates and returns `pod`. */
+export function applyV1Defaults(pod: Pod): Pod {
+  const spec = pod.spec;
+  if (!spec.restartPolicy) spec.restartPolicy = 'Always';
+  if (spec.terminationGracePeriodSeconds == null) spec.terminationGracePeriodSeconds = DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS;
+  if (!spec.dnsPolicy) spec.dnsPolicy = 'ClusterFirst';
+  if (!spec.schedulerName) spec.schedulerName = DEFAULT_SCHEDULER_NAME;
+  if (!spec.securityContext) spec.securityContext = {};
+  if (spec.enableServiceLinks === undefined) spec.enableServiceLinks = true;
+  const hostNetwork = spec.hostNetwork === true;
+  for (const c of spec.initContainers ?? []) defaultContainer(c, hostNetwork);
+  for (const c of spec.containers ?? []) defaultContainer(c, hostNetwork);
+  for (const v of spec.volumes ?? []) {
+    // SetDefaults_Volume: a volume with no source is an emptyDir.
+    if (Object.keys(v).every((k) => k === 'name')) v.emptyDir = {};
+  }
+  return pod;
+}
+
+/** JSON with object keys sorted and undefined values dropped; stable across key order. */
+export function canonicalJSON(v: unknown): string {
+  if (v === null || typeof v !== 'object') return JSON.stringify(v) ?? 'null';
+  if (Array.isArray(v)) return `[${v.map((x) => (x === undefined ? 'null' : canonicalJSON(x))).join(',')}]`;
+  const entries = Object.entries(v as Record<string, unknown>)
+    .filter(([, x]) => x !== undefined)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return `{${entries.map(([k, x]) => `${JSON.stringify(k)}:${canonicalJSON(x)}`).join(',')}}`;
+}
+
+/**
+ * The generated UID / config.hash of a static pod: 32 hex chars of
+ * md5(`host:<node>` `file:<path>` <canonical JSON of the v1-defaulted pod>)
+ * for a file, md5(`url:<url>` <canonical JSON>) for a URL. Upstream hashes the
+ * same inputs with Go's DeepHashObject (spew output); the values therefore
+ * differ from upstream's, but are equally stable: same node, source and
+ * content (modulo key order and explicitly written defaults) → same UID.
+ */
+export function staticPodHash(pod: Pod, manifestSource: string, isFile: boolean, nodeName: string): string {
+  const h = createHash('md5');
+  if (isFile) h.update(`host:${nodeName}`).update(`file:${manifestSource}`);
+  else h.update(`url:${manifestSource}`);
+  h.update(canonicalJSON(pod));
+  return h.digest('hex');
+}
+
+/** Go's time.RFC3339Nano in UTC: fractional seconds with trailing zeros trimmed. */
+export function formatRFC3339Nano(ms: number): string {
+  return new Date(ms).toISOString().replace(/\.?0+Z$/, 'Z').replace(/\.Z$/, 'Z');
+}
+
+/** Upstream generatePodName: static pod names are unique per node. */
+export function staticPodName(name: string, nodeName: string): string {
+  return `${name}-${nodeName.toLowerCase()}`;
+}
+
+export interface StaticPodDefaultsOptions {
+  /** Manifest path (file source) or URL (http source). */
+  manifestSource: string;
+  isFile: boolean;
+  /** The PodSource name recorded in kubernetes.io/config.source. */
+  sourceName: SourceName;
+  nodeName: string;
+  clock: Clock;
+}
+
+/**
+ * Upstream common.go applyDefaults, after the v1 defaults:
+ * UID (when absent) = staticPodHash; name += `-<node>`; namespace `default`
+ * when empty; spec.nodeName = node; annotations config.hash = UID,
+ * config.source, config.seen (now, RFC3339Nano); file pods tolerate every
+ * NoExecute taint; status.phase = Pending. config.mirror is never set here.
+ */
+export function applyStaticPodDefaults(pod: Pod, opts: StaticPodDefaultsOptions): Pod {
+  applyV1Defaults(pod);
+  const meta = pod.metadata;
+  if (!meta.uid) meta.uid = staticPodHash(pod, opts.manifestSource, opts.isFile, opts.nodeName);
+  meta.name = staticPodName(meta.name ?? '', opts.nodeName);
+  if (!meta.namespace) meta.namespace = DEFAULT_NAMESPACE;
+  pod.spec.nodeName = opts.nodeName;
+  meta.annotations = {
+    ...meta.annotations,
+    [CONFIG_HASH_ANNOTATION]: meta.uid,
+    [CONFIG_SOURCE_ANNOTATION]: opts.sourceName,
+    [CONFIG_SEEN_ANNOTATION]: formatRFC3339Nano(opts.clock.now()),
+  };
+  if (opts.isFile) {
+    const tolerations = (pod.spec.tolerations ??= []);
+    const has = tolerations.some((t) => !t.key && t.operator === 'Exists' && t.effect === 'NoExecute' && !t.value);
+    if (!has) tolerations.push({ operator: 'Exists', effect: 'NoExecute' });
+  }
+  pod.status = { ...pod.status, phase: 'Pending' };
+  return pod;
+}

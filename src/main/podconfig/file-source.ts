@@ -1,0 +1,263 @@
+/**
+ * The staticPodPath source (upstream config/file.go + file_linux.go).
+ *
+ * Contract:
+ *  - `path` is a directory of manifests (not recursed into; names starting
+ *    with '.' ignored) or a single manifest file.
+ *  - Every re-list emits one SET of all valid pods. A missing path emits an
+ *    empty SET so the source is marked seen.
+ *  - Re-lists happen at start, every `checkFrequencyMs` (default 20 s, via the
+ *    injected clock) and after a burst of fs.watch events (coalesced into one
+ *    re-list after `watchDebounceMs`). The periodic re-list heals missed watch
+ *    events and re-creates a lost watcher. Re-lists never overlap; a request
+ *    made during one runs once more afterwards.
+ *  - Directory mode: an unreadable, malformed or invalid manifest is skipped
+ *    (its pod, if any, is removed by that SET); it is logged with its path and
+ *    counted once per distinct error, and picked up again once fixed.
+ *  - Single-file mode: an invalid file sends no SET (the previous state is
+ *    kept), as upstream.
+ */
+import { watch, type FSWatcher } from 'node:fs';
+import { readFile, readdir, stat } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
+import type { Logger } from 'pino';
+import type { Counter, Registry } from 'prom-client';
+import type { Clock } from '../../common/clock.js';
+import { ManifestError } from '../../common/errors.js';
+import type { Pod } from '../../api/pod.js';
+import { decodePodManifest, manifestErrorsCounter, MAX_MANIFEST_BYTES } from './manifest.js';
+import { FILE_SOURCE, type PodSource, type SourceChannel } from './types.js';
+
+export const DEFAULT_FILE_CHECK_FREQUENCY_MS = 20_000;
+export const DEFAULT_WATCH_DEBOUNCE_MS = 100;
+
+export interface FileSourceOptions {
+  path: string;
+  nodeName: string;
+  clock: Clock;
+  logger: Logger;
+  registry: Registry;
+  checkFrequencyMs?: number;
+  /** Watch with fs.watch (default true). When false only the periodic re-list runs. */
+  watch?: boolean;
+  watchDebounceMs?: number;
+}
+
+type Decoded = { ok: true; pod: Pod } | { ok: false; error: ManifestError };
+
+export class FileSource implements PodSource {
+  readonly name = FILE_SOURCE;
+  private readonly log: Logger;
+  private readonly errors: Counter<'source'>;
+  private readonly period: number;
+  private readonly debounce: number;
+  /** Last content and decode result per manifest path; a reused pod is cloned. */
+  private readonly cache = new Map<string, { content: string; result: Decoded }>();
+  /** Last error message reported per path (log and count once per distinct error). */
+  private readonly reported = new Map<string, string>();
+  private out: SourceChannel | undefined;
+  private signal: AbortSignal | undefined;
+  private watcher: FSWatcher | undefined;
+  private cancelTick: (() => void) | undefined;
+  private cancelDebounce: (() => void) | undefined;
+  private running = false;
+  private again = false;
+  private missingLogged = false;
+
+  constructor(private readonly opts: FileSourceOptions) {
+    this.log = opts.logger.child({ source: FILE_SOURCE, path: opts.path });
+    this.errors = manifestErrorsCounter(opts.registry);
+    this.period = opts.checkFrequencyMs ?? DEFAULT_FILE_CHECK_FREQUENCY_MS;
+    this.debounce = opts.watchDebounceMs ?? DEFAULT_WATCH_DEBOUNCE_MS;
+  }
+
+  start(signal: AbortSignal, out: SourceChannel): void {
+    if (this.out) throw new Error('FileSource.start called twice');
+    this.out = out;
+    this.signal = signal;
+    signal.addEventListener('abort', () => this.shutdown(), { once: true });
+    if (signal.aborted) return this.shutdown();
+    this.log.info({ checkFrequencyMs: this.period, watch: this.opts.watch !== false }, 'Watching static pod path');
+    this.requestRelist();
+  }
+
+  /** True when no re-list is running or requested. */
+  get idle(): boolean {
+    return !this.running && !this.again;
+  }
+
+  private shutdown(): void {
+    this.cancelTick?.();
+    this.cancelDebounce?.();
+    this.watcher?.close();
+    this.watcher = undefined;
+  }
+
+  private requestRelist(): void {
+    if (this.signal?.aborted) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = true;
+    this.cancelTick?.();
+    void this.relist()
+      .catch((err: unknown) => this.log.error({ err }, 'Unable to read config path'))
+      .finally(() => {
+        this.running = false;
+        if (this.signal?.aborted) return;
+        this.cancelTick = this.opts.clock.setTimer(this.period, () => this.requestRelist());
+        if (this.again) {
+          this.again = false;
+          this.requestRelist();
+        }
+      });
+  }
+
+  private onWatchEvent(filename: string | null): void {
+    if (filename && basename(filename).startsWith('.')) return;
+    if (this.cancelDebounce) return;
+    this.cancelDebounce = this.opts.clock.setTimer(this.debounce, () => {
+      this.cancelDebounce = undefined;
+      this.requestRelist();
+    });
+  }
+
+  private ensureWatcher(target: string, onlyName?: string): void {
+    if (this.opts.watch === false || this.watcher || this.signal?.aborted) return;
+    try {
+      const w = watch(target, { persistent: false }, (_event, filename) => {
+        const name = filename?.toString() ?? null;
+        if (onlyName && name !== null && name !== onlyName) return;
+        this.onWatchEvent(name);
+      });
+      w.on('error', (err) => {
+        this.log.warn({ err }, 'Static pod path watch failed; relying on periodic re-list until it is re-established');
+        w.close();
+        if (this.watcher === w) this.watcher = undefined;
+        this.onWatchEvent(null);
+      });
+      this.watcher = w;
+    } catch (err) {
+      this.log.warn({ err }, 'Unable to watch static pod path; relying on periodic re-list');
+    }
+  }
+
+  private emit(pods: Pod[]): void {
+    if (!this.signal?.aborted) this.out?.({ op: 'SET', pods });
+  }
+
+  private async relist(): Promise<void> {
+    const path = this.opts.path;
+    let info;
+    try {
+      info = await stat(path);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      if (!this.missingLogged) this.log.info('Static pod path does not exist, ignoring');
+      this.missingLogged = true;
+      this.watcher?.close();
+      this.watcher = undefined;
+      this.cache.clear();
+      this.reported.clear();
+      return this.emit([]);
+    }
+    this.missingLogged = false;
+    if (info.isDirectory()) {
+      this.ensureWatcher(path);
+      return this.emit(await this.listDir(path));
+    }
+    if (info.isFile()) {
+      this.ensureWatcher(dirname(path), basename(path));
+      const r = await this.decodeFile(path, info.size);
+      this.prune(new Set([path]));
+      if (r.ok) this.emit([r.pod]);
+      return;
+    }
+    throw new ManifestError(`${path}: static pod path is not a directory or regular file; point staticPodPath at a directory of manifests`);
+  }
+
+  private async listDir(dir: string): Promise<Pod[]> {
+    const names = (await readdir(dir)).filter((n) => !n.startsWith('.')).sort();
+    const pods: Pod[] = [];
+    const live = new Set<string>();
+    for (const name of names) {
+      const file = join(dir, name);
+      let info;
+      try {
+        info = await stat(file);
+      } catch (err) {
+        this.log.debug({ file, err }, 'Cannot get metadata for manifest');
+        continue;
+      }
+      if (info.isDirectory()) {
+        this.log.debug({ file }, 'Not recursing into manifest path');
+        continue;
+      }
+      if (!info.isFile()) continue;
+      live.add(file);
+      const r = await this.decodeFile(file, info.size);
+      if (r.ok) pods.push(r.pod);
+    }
+    this.prune(live);
+    return pods;
+  }
+
+  private prune(live: Set<string>): void {
+    for (const k of this.cache.keys()) if (!live.has(k)) this.cache.delete(k);
+    for (const k of this.reported.keys()) if (!live.has(k)) this.reported.delete(k);
+  }
+
+  private async decodeFile(file: string, size: number): Promise<Decoded> {
+    let result: Decoded;
+    if (size > MAX_MANIFEST_BYTES) {
+      this.cache.delete(file);
+      result = { ok: false, error: new ManifestError(`${file}: manifest is ${size} bytes, over the ${MAX_MANIFEST_BYTES}-byte limit; shrink it`) };
+    } else {
+      let content: string | undefined;
+      try {
+        content = await readFile(file, 'utf8');
+      } catch (err) {
+        result = { ok: false, error: new ManifestError(`${file}: cannot read manifest: ${(err as Error).message}; check its permissions`, { cause: err }) };
+      }
+      if (content === undefined) {
+        this.cache.delete(file);
+        result ??= { ok: false, error: new ManifestError(`${file}: cannot read manifest`) };
+      } else {
+        const cached = this.cache.get(file);
+        result = cached?.content === content ? cached.result : this.decode(file, content);
+        this.cache.set(file, { content, result });
+      }
+    }
+    this.report(file, result);
+    return result.ok ? { ok: true, pod: structuredClone(result.pod) } : result;
+  }
+
+  private decode(file: string, content: string): Decoded {
+    try {
+      const pod = decodePodManifest(content, {
+        manifestSource: file,
+        isFile: true,
+        sourceName: FILE_SOURCE,
+        nodeName: this.opts.nodeName,
+        clock: this.opts.clock,
+      });
+      return { ok: true, pod };
+    } catch (err) {
+      if (err instanceof ManifestError) return { ok: false, error: err };
+      return { ok: false, error: new ManifestError(`${file}: ${(err as Error).message}`, { cause: err }) };
+    }
+  }
+
+  private report(file: string, r: Decoded): void {
+    if (r.ok) {
+      if (this.reported.delete(file)) this.log.info({ file }, 'Static pod manifest is valid again');
+      return;
+    }
+    const msg = r.error.message;
+    if (this.reported.get(file) === msg) return;
+    this.reported.set(file, msg);
+    this.errors.inc({ source: FILE_SOURCE });
+    this.log.error({ file, err: { code: r.error.code, message: msg } }, 'Cannot process static pod manifest, skipping it');
+  }
+}

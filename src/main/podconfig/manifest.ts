@@ -1,0 +1,102 @@
+/**
+ * Decoding of static pod manifests (file and http sources): YAML or JSON text
+ * → schema check → static-pod defaults → validation. Every failure is a
+ * ManifestError whose message names the path/URL, what was wrong and what to
+ * do. Mirrors upstream config/common.go tryDecodeSinglePod / tryDecodePodList.
+ */
+import { parse as parseYaml } from 'yaml';
+import { Counter, type Registry } from 'prom-client';
+import type { z } from 'zod';
+import { ManifestError } from '../../common/errors.js';
+import { PodListSchema, PodSchema, type Pod } from '../../api/pod.js';
+import { applyStaticPodDefaults, type StaticPodDefaultsOptions } from './defaults.js';
+import { formatFieldErrors, validatePod } from './validation.js';
+
+/** Where a manifest came from and how to default it. */
+export type ManifestContext = StaticPodDefaultsOptions;
+
+/** Upstream maxConfigLength: bodies and files larger than this are rejected. */
+export const MAX_MANIFEST_BYTES = 10 * 1024 * 1024;
+
+const FIX_HINT = 'fix the manifest; the kubelet retries on the next check';
+
+function fail(where: string, reason: string, cause?: unknown): never {
+  throw new ManifestError(`${where}: ${reason}; ${FIX_HINT}`, cause === undefined ? undefined : { cause });
+}
+
+function describeZod(err: z.ZodError): string {
+  return err.issues.map((i) => `${i.path.length ? i.path.join('.') : '<root>'}: ${i.message}`).join('; ');
+}
+
+/** Parses YAML or JSON text into one document. Throws ManifestError. */
+export function parseDocument(body: string, where: string): Record<string, unknown> {
+  let doc: unknown;
+  try {
+    doc = parseYaml(body);
+  } catch (err) {
+    fail(where, `not valid YAML or JSON: ${(err as Error).message.split('\n')[0]}`, err);
+  }
+  if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) fail(where, 'the document is not an object');
+  return doc as Record<string, unknown>;
+}
+
+function checkTypeMeta(doc: Record<string, unknown>, where: string, kinds: readonly string[]): string {
+  const kind = doc['kind'];
+  if (typeof kind !== 'string' || kind === '') fail(where, "Object 'Kind' is missing");
+  if (!kinds.includes(kind)) fail(where, `kind ${JSON.stringify(kind)} is not one of ${kinds.join(', ')}`);
+  if (doc['apiVersion'] !== 'v1') fail(where, `apiVersion ${JSON.stringify(doc['apiVersion'] ?? '')} is not "v1"`);
+  return kind;
+}
+
+function defaultAndValidate(raw: unknown, ctx: ManifestContext, where: string): Pod {
+  const r = PodSchema.safeParse(raw);
+  if (!r.success) fail(where, `not a valid Pod: ${describeZod(r.error)}`, r.error);
+  const pod = applyStaticPodDefaults(r.data, ctx);
+  const errs = validatePod(pod);
+  if (errs.length > 0) fail(where, `invalid pod: ${formatFieldErrors(errs)}`);
+  return pod;
+}
+
+/** Decodes a manifest holding exactly one Pod (the file source). Throws ManifestError. */
+export function decodePodManifest(body: string, ctx: ManifestContext): Pod {
+  const where = ctx.manifestSource;
+  const doc = parseDocument(body, where);
+  checkTypeMeta(doc, where, ['Pod']);
+  return defaultAndValidate(doc, ctx, where);
+}
+
+/**
+ * Decodes a Pod, a PodList or a `kind: List` of Pods (the http source).
+ * As upstream, one invalid item rejects the whole body. Throws ManifestError.
+ */
+export function decodePodsManifest(body: string, ctx: ManifestContext): Pod[] {
+  const where = ctx.manifestSource;
+  const doc = parseDocument(body, where);
+  const kind = checkTypeMeta(doc, where, ['Pod', 'PodList', 'List']);
+  if (kind === 'Pod') return [defaultAndValidate(doc, ctx, where)];
+  const list = PodListSchema.safeParse(doc);
+  if (!list.success) fail(where, `not a valid ${kind}: ${describeZod(list.error)}`, list.error);
+  return list.data.items.map((item, i) => {
+    const itemWhere = `${where} items[${i}]`;
+    if (kind === 'List' || item.kind !== undefined) checkTypeMeta(item, itemWhere, ['Pod']);
+    return defaultAndValidate(item, ctx, itemWhere);
+  });
+}
+
+export const MANIFEST_ERRORS_METRIC = 'kubelet_ts_static_pod_manifest_errors_total';
+
+/**
+ * kubelet_ts_static_pod_manifest_errors_total{source}: distinct manifest
+ * errors seen by the file/http sources (not an upstream metric). Registered
+ * once per registry; every caller with the same registry shares it.
+ */
+export function manifestErrorsCounter(registry: Registry): Counter<'source'> {
+  const existing = registry.getSingleMetric(MANIFEST_ERRORS_METRIC);
+  if (existing) return existing as Counter<'source'>;
+  return new Counter({
+    name: MANIFEST_ERRORS_METRIC,
+    help: 'Static pod manifests (file or URL) that failed to parse or validate, counted once per distinct error.',
+    labelNames: ['source'],
+    registers: [registry],
+  });
+}

@@ -1,0 +1,198 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { mkdtemp, mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import pino from 'pino';
+import { Registry } from 'prom-client';
+import { realClock, type Clock } from '../../src/common/clock.js';
+import { FileSource } from '../../src/main/podconfig/file-source.js';
+import { PodConfig } from '../../src/main/podconfig/pod-config.js';
+import type { PodUpdate } from '../../src/main/podconfig/types.js';
+import { FakeClock } from '../fakes/fake-clock.js';
+import { waitFor } from '../helpers/wait-for.js';
+
+const manifest = (name: string, image = 'nginx:1.25', uid?: string) => `apiVersion: v1
+kind: Pod
+metadata:
+  name: ${name}
+${uid ? `  uid: ${uid}\n` : ''}spec:
+  containers:
+  - name: c
+    image: ${image}
+`;
+
+interface Harness {
+  config: PodConfig;
+  source: FileSource;
+  got: PodUpdate[];
+  logs: Record<string, unknown>[];
+  registry: Registry;
+  /** SETs the source has emitted (re-lists that produced a SET). */
+  sets: number;
+}
+
+let dir: string;
+let harnesses: Harness[] = [];
+let stops: (() => void)[] = [];
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'kts-file-source-'));
+});
+
+afterEach(async () => {
+  for (const stop of stops) stop();
+  for (const h of harnesses) h.config.stop();
+  harnesses = [];
+  stops = [];
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** Writes via a dot-file and rename, so the source never sees a partial file. */
+async function put(name: string, content: string): Promise<void> {
+  const tmp = join(dir, `.${name}.tmp`);
+  await writeFile(tmp, content);
+  await rename(tmp, join(dir, name));
+}
+
+function start(opts: { path?: string; clock?: Clock; watch?: boolean; checkFrequencyMs?: number } = {}): Harness {
+  const logs: Record<string, unknown>[] = [];
+  const stream = new Writable({
+    write(chunk, _e, cb) {
+      logs.push(JSON.parse(String(chunk)));
+      cb();
+    },
+  });
+  const logger = pino({ level: 'debug' }, stream);
+  const clock = opts.clock ?? realClock;
+  const registry = new Registry();
+  const config = new PodConfig({ clock, logger });
+  const source = new FileSource({
+    path: opts.path ?? dir,
+    nodeName: 'node1',
+    clock,
+    logger,
+    registry,
+    watch: opts.watch,
+    checkFrequencyMs: opts.checkFrequencyMs,
+    watchDebounceMs: 20,
+  });
+  const got: PodUpdate[] = [];
+  void (async () => {
+    for await (const u of config.updates) got.push(u);
+  })();
+  const h: Harness = { config, source, got, logs, registry, sets: 0 };
+  const ch = config.channel(source.name);
+  const ctl = new AbortController();
+  source.start(ctl.signal, (u) => {
+    h.sets++;
+    ch(u);
+  });
+  stops.push(() => ctl.abort());
+  harnesses.push(h);
+  return h;
+}
+
+const ops = (got: PodUpdate[]) => got.map((u) => `${u.op}:${u.pods.map((p) => p.metadata.name).join(',')}`);
+const has = (got: PodUpdate[], entry: string) => ops(got).includes(entry);
+
+describe('FileSource through PodConfig (fs.watch)', () => {
+  it('add, modify and delete a manifest → ADD, UPDATE, REMOVE', async () => {
+    const h = start();
+    await waitFor(() => h.config.seenAllSources(), { what: 'file source seen' });
+    await put('web.yaml', manifest('web', 'nginx:1.25', 'uid-web'));
+    await waitFor(() => has(h.got, 'ADD:web-node1'), { what: 'ADD' });
+    await put('web.yaml', manifest('web', 'nginx:1.26', 'uid-web'));
+    await waitFor(() => has(h.got, 'UPDATE:web-node1'), { what: 'UPDATE' });
+    expect(h.got.find((u) => u.op === 'UPDATE')!.pods[0]!.spec.containers![0]!.image).toBe('nginx:1.26');
+    await rm(join(dir, 'web.yaml'));
+    await waitFor(() => has(h.got, 'REMOVE:web-node1'), { what: 'REMOVE' });
+    expect(ops(h.got)).toEqual(['ADD:', 'ADD:web-node1', 'UPDATE:web-node1', 'REMOVE:web-node1']);
+    expect(h.got.every((u) => u.source === 'file')).toBe(true);
+  });
+
+  it('a content change without an explicit uid replaces the pod (REMOVE then ADD, new UID)', async () => {
+    await put('web.yaml', manifest('web'));
+    const h = start();
+    await waitFor(() => has(h.got, 'ADD:web-node1'));
+    const uid1 = h.got[0]!.pods[0]!.metadata.uid;
+    await put('web.yaml', manifest('web', 'nginx:1.26'));
+    await waitFor(() => h.got.length >= 3, { what: 'replacement' });
+    expect(ops(h.got)).toEqual(['ADD:web-node1', 'REMOVE:web-node1', 'ADD:web-node1']);
+    expect(h.got[2]!.pods[0]!.metadata.uid).not.toBe(uid1);
+  });
+
+  it('a malformed manifest is logged with its path, counted once, skipped; a fix is picked up', async () => {
+    await put('good.yaml', manifest('good'));
+    await put('bad.yaml', 'apiVersion: v1\nkind: Pod\nmetadata: {name: bad\n');
+    await put('.hidden.yaml', manifest('hidden'));
+    const h = start({ checkFrequencyMs: 50 });
+    await waitFor(() => has(h.got, 'ADD:good-node1'));
+    const badPath = join(dir, 'bad.yaml');
+    await waitFor(() => h.logs.some((l) => l['level'] === 50 && l['file'] === badPath));
+    const errLog = h.logs.find((l) => l['file'] === badPath)!;
+    expect((errLog['err'] as { message: string }).message).toMatch(/bad\.yaml: not valid YAML or JSON/);
+    // Several periodic re-lists later: still one log line and one count.
+    const sets = h.sets;
+    await waitFor(() => h.sets >= sets + 3, { what: 'three more re-lists' });
+    expect(h.logs.filter((l) => l['file'] === badPath && l['level'] === 50)).toHaveLength(1);
+    expect(await h.registry.getSingleMetricAsString('kubelet_ts_static_pod_manifest_errors_total')).toContain('{source="file"} 1');
+    expect(ops(h.got)).toEqual(['ADD:good-node1']);
+
+    await put('bad.yaml', manifest('bad'));
+    await waitFor(() => has(h.got, 'ADD:bad-node1'), { what: 'fixed manifest ADD' });
+    expect(ops(h.got)).toEqual(['ADD:good-node1', 'ADD:bad-node1']);
+  });
+
+  it('an invalid pod (validation error) is skipped with the field error', async () => {
+    await put('dup.yaml', 'apiVersion: v1\nkind: Pod\nmetadata: {name: dup}\nspec:\n  containers: [{name: a, image: x:1}, {name: a, image: y:1}]\n');
+    const h = start();
+    await waitFor(() => h.logs.some((l) => l['level'] === 50));
+    const msg = (h.logs.find((l) => l['level'] === 50)!['err'] as { message: string }).message;
+    expect(msg).toContain('dup.yaml: invalid pod: spec.containers[1].name: Duplicate value: "a"');
+  });
+});
+
+describe('FileSource periodic re-list', () => {
+  it('with watching disabled, a change is picked up on the next fileCheckFrequency tick', async () => {
+    const clock = new FakeClock();
+    const h = start({ clock, watch: false, checkFrequencyMs: 20_000 });
+    await waitFor(() => h.config.seenAllSources() && h.source.idle);
+    await put('web.yaml', manifest('web'));
+    const sets = h.sets;
+    clock.step(19_000);
+    expect(h.source.idle).toBe(true);
+    expect(h.sets).toBe(sets);
+    expect(ops(h.got)).toEqual(['ADD:']);
+    clock.step(1_000);
+    await waitFor(() => has(h.got, 'ADD:web-node1'), { what: 're-list ADD' });
+    await waitFor(() => h.source.idle);
+    await rm(join(dir, 'web.yaml'));
+    clock.step(20_000);
+    await waitFor(() => has(h.got, 'REMOVE:web-node1'), { what: 're-list REMOVE' });
+  });
+});
+
+describe('FileSource empty and missing paths', () => {
+  it('an empty directory sends an empty SET and marks the source seen', async () => {
+    const h = start();
+    await waitFor(() => h.config.seenAllSources());
+    expect(ops(h.got)).toEqual(['ADD:']);
+  });
+
+  it('a missing directory sends an empty SET; creating it later is picked up', async () => {
+    const missing = join(dir, 'manifests');
+    const h = start({ path: missing, checkFrequencyMs: 50 });
+    await waitFor(() => h.config.seenAllSources(), { what: 'seen with missing dir' });
+    expect(ops(h.got)).toEqual(['ADD:']);
+    await mkdir(missing);
+    await writeFile(join(missing, 'web.yaml'), manifest('web'));
+    await waitFor(() => has(h.got, 'ADD:web-node1'), { what: 'ADD after mkdir' });
+  });
+
+  it('a single manifest file path works', async () => {
+    await put('one.yaml', manifest('one'));
+    const h = start({ path: join(dir, 'one.yaml') });
+    await waitFor(() => has(h.got, 'ADD:one-node1'));
+  });
+});
