@@ -35,7 +35,10 @@ export type TaskRequest =
   | { type: 'inspect'; pods: PodRef[] };
 
 export interface RelistSummary {
-  pods: { uid: string; name: string; namespace: string }[];
+  /** Pods the runtime reported. */
+  podCount: number;
+  /** Pods that got a record slot in this relist (first seen), with their names. */
+  newPods: { uid: string; name: string; namespace: string }[];
   runningPods: number;
   containersByState: Record<'created' | 'running' | 'exited' | 'unknown', number>;
   /** Record table slots in use after the relist; diff shards cover [0, slotCount). */

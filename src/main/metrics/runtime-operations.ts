@@ -1,6 +1,6 @@
 import { Counter, Histogram, type Registry } from 'prom-client';
 import type { CriCallObserver } from '../../cri/client.js';
-import { RUNTIME_OPERATION_BUCKETS } from './buckets.js';
+import { RUNTIME_OPERATION_BUCKETS } from '../../common/buckets.js';
 
 /**
  * The upstream runtime operation metrics, labelled by operation_type, fed by

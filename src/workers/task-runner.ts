@@ -1,0 +1,109 @@
+/**
+ * Runs protocol tasks either on a piscina pool or inline on the calling
+ * thread. Both modes call the same task functions (src/workers/tasks.ts);
+ * inline mode (--worker-threads=0) exists for debugging and for benchmarks to
+ * compare against, not as a second implementation.
+ */
+import type { Worker } from 'node:worker_threads';
+import { Piscina } from 'piscina';
+import { WorkerCrashedError } from '../common/errors.js';
+import { deserializeError } from './error-wire.js';
+import type { RequestOf, TaskRequest, TaskResult, TaskResults, TaskType, WorkerInit } from './protocol.js';
+import { createTaskContext, runTask, type TaskContext } from './tasks.js';
+
+export interface TaskRunner {
+  /**
+   * Runs one task. Rejects with the task's own error (a KubeletTsError
+   * subclass, e.g. CriUnavailableError) or with WorkerCrashedError when the
+   * worker died mid-task; both are safe to retry.
+   */
+  run<K extends TaskType>(request: RequestOf<K>): Promise<TaskResults[K]>;
+  /** Worker threads (0 in inline mode). */
+  readonly threads: number;
+  close(): Promise<void>;
+}
+
+function unwrap<K extends TaskType>(result: TaskResult<K>): TaskResults[K] {
+  if (result.ok) return result.value;
+  throw deserializeError(result.error);
+}
+
+export class InlineRunner implements TaskRunner {
+  readonly threads = 0;
+  private readonly ctx: TaskContext;
+
+  constructor(init: WorkerInit) {
+    this.ctx = createTaskContext(init);
+  }
+
+  async run<K extends TaskType>(request: RequestOf<K>): Promise<TaskResults[K]> {
+    return unwrap(await runTask(this.ctx, request as TaskRequest) as TaskResult<K>);
+  }
+
+  async close(): Promise<void> {
+    this.ctx.close();
+  }
+}
+
+export interface PoolOptions {
+  threads: number;
+  /** Tasks are I/O-bound (CRI calls), so each worker runs several at once. */
+  concurrentTasksPerWorker?: number;
+}
+
+/** The worker entry file next to this module: .ts under tsx/vitest, .js from dist. */
+function workerEntry(): { filename: string; execArgv: string[] } {
+  const ts = import.meta.url.endsWith('.ts');
+  return {
+    filename: new URL(ts ? './worker-entry.ts' : './worker-entry.js', import.meta.url).href,
+    execArgv: ts ? ['--import', 'tsx'] : [],
+  };
+}
+
+export class PoolRunner implements TaskRunner {
+  readonly threads: number;
+  private readonly pool: Piscina;
+
+  constructor(init: WorkerInit, options: PoolOptions) {
+    if (!(options.threads >= 1)) throw new RangeError(`PoolRunner needs at least one thread, got ${options.threads}`);
+    this.threads = options.threads;
+    const { filename, execArgv } = workerEntry();
+    this.pool = new Piscina({
+      filename,
+      execArgv,
+      minThreads: options.threads,
+      maxThreads: options.threads,
+      concurrentTasksPerWorker: options.concurrentTasksPerWorker ?? 8,
+      // 'sync' would park an idle worker's event loop, freezing its gRPC channel and timers.
+      atomics: 'disabled',
+      idleTimeout: Number.POSITIVE_INFINITY,
+      workerData: init,
+    });
+  }
+
+  async run<K extends TaskType>(request: RequestOf<K>): Promise<TaskResults[K]> {
+    let result: TaskResult<K>;
+    try {
+      result = (await this.pool.run(request)) as TaskResult<K>;
+    } catch (err) {
+      throw new WorkerCrashedError(
+        `worker thread failed while running task "${request.type}": ${err instanceof Error ? err.message : String(err)}; the pool replaces the worker and the task can be retried`,
+        { cause: err },
+      );
+    }
+    return unwrap(result);
+  }
+
+  /** The live worker threads (for diagnostics and the crash test). */
+  workers(): Worker[] {
+    return this.pool.threads;
+  }
+
+  async close(): Promise<void> {
+    await this.pool.close({ force: true });
+  }
+}
+
+export function createTaskRunner(init: WorkerInit, threads: number): TaskRunner {
+  return threads === 0 ? new InlineRunner(init) : new PoolRunner(init, { threads });
+}

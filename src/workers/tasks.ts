@@ -1,0 +1,107 @@
+/**
+ * The task functions. Each is a plain function of its request plus the
+ * TaskContext (one CRI client and the attached shared-memory views); the pool
+ * worker (worker-entry.ts) and inline mode (task-runner.ts InlineRunner) call
+ * exactly these. Tasks return TaskResult and never throw.
+ */
+import { realClock } from '../common/clock.js';
+import { CriClient } from '../cri/client.js';
+import { CriRuntime } from '../runtime/cri-runtime.js';
+import type { Runtime } from '../runtime/runtime.js';
+import { serializeError } from './error-wire.js';
+import { diffSlots } from './pleg-diff.js';
+import { assertNever, type InspectOutcome, type PodRef, type RelistSummary, type TaskRequest, type TaskResult, type WorkerInit } from './protocol.js';
+import { MetricBlock } from './shared/metric-block.js';
+import { PodStatusCache } from './shared/pod-status-cache.js';
+import { RelistRecordTable } from './shared/relist-records.js';
+import { threadId } from 'node:worker_threads';
+import { sharedRuntimeObserver } from './worker-metrics.js';
+
+export interface TaskContext {
+  runtime: Runtime;
+  cache: PodStatusCache;
+  records: RelistRecordTable;
+  metrics: MetricBlock;
+  close(): void;
+}
+
+export function createTaskContext(init: WorkerInit, runtime?: Runtime): TaskContext {
+  const metrics = MetricBlock.attach(init.metrics);
+  let cri: CriClient | undefined;
+  if (!runtime) {
+    cri = new CriClient({
+      runtimeEndpoint: init.runtimeEndpoint,
+      imageEndpoint: init.imageEndpoint,
+      timeoutMs: init.runtimeRequestTimeoutMs,
+      observer: sharedRuntimeObserver(metrics),
+    });
+    runtime = new CriRuntime(cri, realClock);
+  }
+  return {
+    runtime,
+    cache: PodStatusCache.attach(init.podCache),
+    records: RelistRecordTable.attach(init.relistRecords),
+    metrics,
+    close: () => cri?.close(),
+  };
+}
+
+export async function runTask(ctx: TaskContext, request: TaskRequest): Promise<TaskResult<TaskRequest['type']>> {
+  try {
+    switch (request.type) {
+      case 'ping':
+        return { ok: true, value: { threadId } };
+      case 'relist':
+        return { ok: true, value: await relist(ctx) };
+      case 'relistDiff':
+        return { ok: true, value: { events: diffSlots(ctx.records, request.fromSlot, request.toSlot) } };
+      case 'inspect':
+        return { ok: true, value: { outcomes: await inspect(ctx, request.pods) } };
+      default:
+        return assertNever(request);
+    }
+  } catch (err) {
+    return { ok: false, error: serializeError(err) };
+  }
+}
+
+/**
+ * List, decode and group the runtime's pods, then write their records as the
+ * next generation. A failed list leaves the committed generation untouched.
+ */
+async function relist(ctx: TaskContext): Promise<RelistSummary> {
+  const pods = await ctx.runtime.getPods();
+  const { records } = ctx;
+  records.beginGeneration();
+  const newPods: RelistSummary['newPods'] = [];
+  const containersByState = { created: 0, running: 0, exited: 0, unknown: 0 };
+  let runningPods = 0;
+  try {
+    for (const p of pods) {
+      if (records.slotOf(p.uid) === undefined) newPods.push({ uid: p.uid, name: p.name, namespace: p.namespace });
+      records.putPod(p.uid, p.sandboxes, p.containers);
+      if (p.sandboxes.some((s) => s.state === 'ready')) runningPods++;
+      for (const c of p.containers) containersByState[c.state]++;
+    }
+    records.commitGeneration();
+  } catch (err) {
+    records.abortGeneration();
+    throw err;
+  }
+  return { podCount: pods.length, newPods, runningPods, containersByState, slotCount: records.slotCount() };
+}
+
+/** GetPodStatus for each pod, concurrently, writing each into its cache slot. */
+async function inspect(ctx: TaskContext, pods: PodRef[]): Promise<InspectOutcome[]> {
+  return Promise.all(
+    pods.map(async (p): Promise<InspectOutcome> => {
+      try {
+        const status = await ctx.runtime.getPodStatus(p.uid, p.name, p.namespace);
+        ctx.cache.write(p.slot, status);
+        return { uid: p.uid };
+      } catch (err) {
+        return { uid: p.uid, error: serializeError(err) };
+      }
+    }),
+  );
+}
