@@ -26,6 +26,8 @@ export interface PodRef {
   namespace: string;
   /** Pod status cache slot allocated by the main thread for this uid. */
   slot: number;
+  /** Record keys (from PLEG events) to resolve to full ids from the fetched status. */
+  keys?: string[];
 }
 
 export type TaskRequest =
@@ -49,6 +51,10 @@ export interface InspectOutcome {
   uid: string;
   /** undefined on success; the error otherwise (the pod is reinspected next relist). */
   error?: SerializedError;
+  /** Requested keys that match a sandbox or container in the status → its full id. */
+  ids?: Record<string, string>;
+  /** The status had neither sandboxes nor containers: the pod is gone from the runtime. */
+  empty?: boolean;
 }
 
 export interface TaskResults {

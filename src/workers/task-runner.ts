@@ -10,6 +10,7 @@ import { WorkerCrashedError } from '../common/errors.js';
 import { deserializeError } from './error-wire.js';
 import type { RequestOf, TaskRequest, TaskResult, TaskResults, TaskType, WorkerInit } from './protocol.js';
 import { createTaskContext, runTask, type TaskContext } from './tasks.js';
+import type { Runtime } from '../runtime/runtime.js';
 
 export interface TaskRunner {
   /**
@@ -32,8 +33,9 @@ export class InlineRunner implements TaskRunner {
   readonly threads = 0;
   private readonly ctx: TaskContext;
 
-  constructor(init: WorkerInit) {
-    this.ctx = createTaskContext(init);
+  /** `runtime` replaces the CRI-backed runtime (tests use a fake). */
+  constructor(init: WorkerInit, runtime?: Runtime) {
+    this.ctx = createTaskContext(init, runtime);
   }
 
   async run<K extends TaskType>(request: RequestOf<K>): Promise<TaskResults[K]> {

@@ -14,6 +14,7 @@ import { assertNever, type InspectOutcome, type PodRef, type RelistSummary, type
 import { MetricBlock } from './shared/metric-block.js';
 import { PodStatusCache } from './shared/pod-status-cache.js';
 import { RelistRecordTable } from './shared/relist-records.js';
+import { idKey } from './shared/id-key.js';
 import { threadId } from 'node:worker_threads';
 import { sharedRuntimeObserver } from './worker-metrics.js';
 
@@ -98,7 +99,17 @@ async function inspect(ctx: TaskContext, pods: PodRef[]): Promise<InspectOutcome
       try {
         const status = await ctx.runtime.getPodStatus(p.uid, p.name, p.namespace);
         ctx.cache.write(p.slot, status);
-        return { uid: p.uid };
+        const outcome: InspectOutcome = { uid: p.uid, empty: status.sandboxStatuses.length === 0 && status.containerStatuses.length === 0 };
+        if (p.keys?.length) {
+          const wanted = new Set(p.keys);
+          const ids: Record<string, string> = {};
+          for (const { id } of [...status.sandboxStatuses, ...status.containerStatuses]) {
+            const key = idKey(id);
+            if (wanted.has(key)) ids[key] = id;
+          }
+          outcome.ids = ids;
+        }
+        return outcome;
       } catch (err) {
         return { uid: p.uid, error: serializeError(err) };
       }

@@ -1,0 +1,222 @@
+/**
+ * The generic PLEG (upstream pkg/kubelet/pleg/generic.go), with the work
+ * moved off the main thread: the relist (list + decode + records), the
+ * record diff (sharded by slot range) and pod inspection (parallel, bounded)
+ * run as worker-pool tasks; this class only sequences them, keeps the small
+ * per-pod bookkeeping, and delivers events.
+ *
+ * Upstream semantics kept:
+ * - a failed list does not advance the relist time (health is measured from
+ *   the last successful list);
+ * - pods with events are inspected and their cache entries written before
+ *   their events are sent; a pod whose inspection fails sends nothing now
+ *   and is reinspected on the next relist, where its held events go out;
+ * - the cache's global timestamp advances only after every inspection of
+ *   the relist has finished;
+ * - ContainerChanged events are not delivered; a full channel drops events
+ *   and counts them (kubelet_pleg_discard_events).
+ * `mode: 'serial'` inspects one pod at a time, as upstream does; it is the
+ * same code with a concurrency limit of 1.
+ */
+import type { Logger } from 'pino';
+import type { Clock } from '../../common/clock.js';
+import { formatDuration } from '../config/duration.js';
+import type { PlegEvent } from '../../runtime/pleg-event.js';
+import type { InspectOutcome, PodRef, RelistSummary } from '../../workers/protocol.js';
+import type { PodStatusCache } from '../../workers/shared/pod-status-cache.js';
+import type { TaskRunner } from '../../workers/task-runner.js';
+import { BoundedQueue } from './bounded-queue.js';
+import type { PlegMetrics } from './pleg-metrics.js';
+
+export const RELIST_PERIOD_MS = 1000;
+export const RELIST_THRESHOLD_MS = 3 * 60 * 1000;
+export const PLEG_CHANNEL_CAPACITY = 1000;
+
+export interface GenericPlegOptions {
+  runner: TaskRunner;
+  /** The owner instance (main thread) of the pod status cache. */
+  cache: PodStatusCache;
+  clock: Clock;
+  logger: Logger;
+  metrics: PlegMetrics;
+  mode?: 'parallel' | 'serial';
+  /** Pods inspected at once in parallel mode. */
+  inspectConcurrency?: number;
+  relistPeriodMs?: number;
+  relistThresholdMs?: number;
+  channelCapacity?: number;
+}
+
+export interface PlegHealth {
+  ok: boolean;
+  message: string;
+}
+
+interface PendingPod {
+  events: PlegEvent[];
+}
+
+export class GenericPleg {
+  readonly events: BoundedQueue<PlegEvent>;
+  private readonly o: Required<Omit<GenericPlegOptions, 'logger' | 'metrics' | 'runner' | 'cache' | 'clock'>> & GenericPlegOptions;
+  private readonly names = new Map<string, { name: string; namespace: string }>();
+  private podsToReinspect = new Map<string, PendingPod>();
+  private relistTime: number | undefined;
+  private lastRelistStart: number | undefined;
+  private running: Promise<void> | undefined;
+
+  constructor(options: GenericPlegOptions) {
+    this.o = {
+      mode: 'parallel',
+      inspectConcurrency: 64,
+      relistPeriodMs: RELIST_PERIOD_MS,
+      relistThresholdMs: RELIST_THRESHOLD_MS,
+      channelCapacity: PLEG_CHANNEL_CAPACITY,
+      ...options,
+    };
+    this.events = new BoundedQueue(this.o.channelCapacity);
+  }
+
+  /** Relists every period until the signal aborts (upstream wait.Until: the period runs after each relist ends). */
+  start(signal: AbortSignal): void {
+    if (this.running) return;
+    this.running = (async () => {
+      while (!signal.aborted) {
+        await this.relist();
+        await this.o.clock.sleep(this.o.relistPeriodMs, signal).catch(() => undefined);
+      }
+    })();
+  }
+
+  /** Resolves when the loop started by start() has stopped. */
+  async stopped(): Promise<void> {
+    await this.running;
+  }
+
+  /** upstream GenericPLEG.Healthy */
+  healthy(): PlegHealth {
+    if (this.relistTime === undefined) return { ok: false, message: 'pleg has yet to be successful' };
+    const elapsed = this.o.clock.now() - this.relistTime;
+    if (elapsed > this.o.relistThresholdMs) {
+      return {
+        ok: false,
+        message: `pleg was last seen active ${formatDuration(elapsed)} ago; threshold is ${formatDuration(this.o.relistThresholdMs)}`,
+      };
+    }
+    return { ok: true, message: 'ok' };
+  }
+
+  /** The time of the last successful list, ms (undefined before the first). */
+  lastRelistTime(): number | undefined {
+    return this.relistTime;
+  }
+
+  /** One relist: list, diff, inspect, publish. Never throws. */
+  async relist(): Promise<void> {
+    const { clock, metrics, logger, runner } = this.o;
+    const timestamp = clock.now();
+    if (this.lastRelistStart !== undefined) metrics.relistInterval.observe((timestamp - this.lastRelistStart) / 1000);
+    this.lastRelistStart = timestamp;
+    try {
+      let summary: RelistSummary;
+      try {
+        summary = await runner.run({ type: 'relist' });
+      } catch (err) {
+        logger.error({ err: String(err) }, 'GenericPLEG: Unable to retrieve pods');
+        return;
+      }
+      this.relistTime = timestamp;
+      metrics.lastSeen.set(timestamp / 1000);
+      metrics.runningPods.set(summary.runningPods);
+      for (const [state, n] of Object.entries(summary.containersByState)) metrics.runningContainers.set({ container_state: state }, n);
+      for (const p of summary.newPods) this.names.set(p.uid, { name: p.name, namespace: p.namespace });
+
+      const byPod = new Map<string, PlegEvent[]>();
+      for (const e of await this.diff(summary.slotCount)) {
+        let list = byPod.get(e.id);
+        if (!list) byPod.set(e.id, (list = []));
+        list.push(e);
+      }
+      // Pods that failed inspection last time: retry them with their held events.
+      for (const [uid, pending] of this.podsToReinspect) byPod.set(uid, [...pending.events, ...(byPod.get(uid) ?? [])]);
+      const needsReinspection = new Map<string, PendingPod>();
+      await this.inspectAndPublish(byPod, needsReinspection);
+      this.podsToReinspect = needsReinspection;
+      this.o.cache.setGlobalTimestamp(timestamp);
+    } finally {
+      metrics.relistDuration.observe((clock.now() - timestamp) / 1000);
+    }
+  }
+
+  /** Diffs the committed generation in shards across the pool; a crashed shard is retried once. */
+  private async diff(slotCount: number): Promise<PlegEvent[]> {
+    const shards = Math.max(1, this.o.runner.threads);
+    const size = Math.ceil(slotCount / shards);
+    const runShard = (fromSlot: number) => {
+      const req = { type: 'relistDiff' as const, fromSlot, toSlot: Math.min(slotCount, fromSlot + size) };
+      return this.o.runner.run(req).catch(() => this.o.runner.run(req));
+    };
+    const results = await Promise.all(Array.from({ length: shards }, (_, i) => runShard(i * size)));
+    return results.flatMap((r) => r.events);
+  }
+
+  private async inspectAndPublish(byPod: Map<string, PlegEvent[]>, needsReinspection: Map<string, PendingPod>): Promise<void> {
+    const { cache, logger } = this.o;
+    const refs: PodRef[] = [];
+    for (const [uid, events] of byPod) {
+      const names = this.names.get(uid) ?? { name: '', namespace: '' };
+      let slot: number;
+      try {
+        slot = cache.allocate(uid);
+      } catch (err) {
+        logger.error({ pod: uid, err: String(err) }, 'GenericPLEG: cannot cache pod status; will retry');
+        needsReinspection.set(uid, { events });
+        continue;
+      }
+      const keys = [...new Set(events.map((e) => e.data))];
+      refs.push({ uid, name: names.name, namespace: names.namespace, slot, keys });
+    }
+    const serial = this.o.mode === 'serial';
+    const concurrency = serial ? 1 : Math.max(1, this.o.inspectConcurrency);
+    const batchSize = serial ? 1 : Math.max(1, Math.min(16, Math.ceil(refs.length / Math.max(2, 2 * this.o.runner.threads))));
+    const batches: PodRef[][] = [];
+    for (let i = 0; i < refs.length; i += batchSize) batches.push(refs.slice(i, i + batchSize));
+    let next = 0;
+    const lane = async () => {
+      while (next < batches.length) {
+        const batch = batches[next++];
+        let outcomes: InspectOutcome[];
+        try {
+          outcomes = (await this.o.runner.run({ type: 'inspect', pods: batch })).outcomes;
+        } catch (err) {
+          outcomes = batch.map((p) => ({ uid: p.uid, error: { name: 'Error', code: 'KTS_ERR', message: String(err) } }));
+        }
+        for (const out of outcomes) {
+          const events = byPod.get(out.uid) ?? [];
+          if (out.error) {
+            logger.error({ pod: out.uid, err: out.error.message }, 'PLEG: Ignoring events for pod');
+            needsReinspection.set(out.uid, { events });
+            continue;
+          }
+          if (out.empty) {
+            cache.free(out.uid);
+            this.names.delete(out.uid);
+          }
+          this.publish(events, out.ids);
+        }
+      }
+    };
+    const lanes = Math.max(1, Math.ceil(concurrency / batchSize));
+    await Promise.all(Array.from({ length: Math.min(lanes, batches.length) }, lane));
+  }
+
+  private publish(events: PlegEvent[], ids: Record<string, string> | undefined): void {
+    for (const e of events) {
+      if (e.type === 'ContainerChanged') continue;
+      const full = ids?.[e.data];
+      if (!this.events.offer(full ? { ...e, data: full } : e)) {
+        this.o.metrics.discardEvents.inc();
+      }
+    }
+  }
+}
