@@ -187,6 +187,7 @@ function runCommand(argv: string[], env: ShellEnv, inShell: boolean, lastStatus:
       }
     case 'true':
     case ':':
+    case 'trap': // dispositions are read by sigtermDisposition(); the command itself succeeds
       return done(0);
     case 'false':
       return done(1);
@@ -277,6 +278,25 @@ export const containerShell: ShellEnv = {
  */
 export function planContainer(argv: readonly string[]): Plan {
   return runArgv(argv, containerShell);
+}
+
+/**
+ * What SIGTERM does to a container whose argv is given (containerd + runc,
+ * measured): an untrapped process dies of it (exit 143); `trap "" TERM`
+ * ignores it, so only the SIGKILL after the stop timeout ends it (137);
+ * `trap "exit K" TERM` exits K.
+ */
+export type SigtermDisposition = { kind: 'default' } | { kind: 'ignore' } | { kind: 'exit'; code: number };
+
+const TRAP_RE = /\btrap\s+(?:"([^"]*)"|'([^']*)'|(\S+))\s+((?:SIG)?TERM|15)\b/;
+
+export function sigtermDisposition(argv: readonly string[]): SigtermDisposition {
+  const m = TRAP_RE.exec(argv.join(' '));
+  if (!m) return { kind: 'default' };
+  const action = (m[1] ?? m[2] ?? m[3] ?? '').trim();
+  if (action === '' || action === '-') return action === '' ? { kind: 'ignore' } : { kind: 'default' };
+  const exit = /^exit(?:\s+(\d+))?$/.exec(action);
+  return exit ? { kind: 'exit', code: Number(exit[1] ?? 0) & 255 } : { kind: 'default' };
 }
 
 /** Joins chunks of one stream (for ExecSync replies and tests). */

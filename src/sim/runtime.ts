@@ -23,7 +23,7 @@ import {
   type PodSandboxConfig,
   type PodSandboxFilter,
 } from '../gen/runtime/v1/api.js';
-import { planContainer, type OutputChunk } from './behaviour.js';
+import { planContainer, sigtermDisposition, type OutputChunk } from './behaviour.js';
 import type { EventHub } from './events.js';
 import { execTimeoutError, planExec, type ExecResult } from './exec.js';
 import { newId } from './ids.js';
@@ -35,6 +35,7 @@ import { NanoTime, SimStore, type ContainerRecord, type SandboxRecord } from './
 
 /** Exit code of a process killed by SIGKILL (128 + 9). */
 export const EXIT_SIGKILL = 137;
+export const EXIT_SIGTERM = 143;
 
 export interface SimRuntimeDeps {
   clock: Clock;
@@ -287,23 +288,38 @@ export class SimRuntime {
   }
 
   /**
-   * Containers trap nothing, and PID 1 ignores SIGTERM without a handler, so
-   * a stop ends in SIGKILL (exit 137) after min(timeout, stopDelayMs). The
-   * call returns once the container has exited. Not running: no-op.
+   * StopContainer as containerd does it: timeout 0 kills at once (137);
+   * otherwise SIGTERM, then SIGKILL at the timeout. What SIGTERM does comes
+   * from the command (sigtermDisposition): an untrapped process exits 143
+   * after the simulated shutdown time (stopDelayMs, default 0); one that
+   * ignores TERM is killed at the timeout (137); `trap "exit K" TERM` exits
+   * K. A shutdown slower than the timeout is killed (137). The call returns
+   * once the container has exited. Not running: no-op.
    */
   async stopContainer(id: string, timeoutSec: bigint): Promise<void> {
     const c = this.getContainer(id);
     if (c.state !== ContainerState.CONTAINER_RUNNING && c.state !== ContainerState.CONTAINER_UNKNOWN) return;
     const proc = this.procs.get(c.id);
-    const graceMs = Math.min(Math.max(0, Number(timeoutSec)) * 1000, this.stopDelayMs);
-    if (graceMs === 0 || !proc) {
+    const timeoutMs = Math.max(0, Number(timeoutSec)) * 1000;
+    if (timeoutMs === 0 || !proc) {
       this.exitContainer(c, EXIT_SIGKILL);
       return;
     }
-    const at = this.deps.clock.now() + graceMs;
+    const term = sigtermDisposition([...c.config.command, ...c.config.args]);
+    let afterMs = timeoutMs;
+    let code = EXIT_SIGKILL;
+    if (term.kind !== 'ignore' && this.stopDelayMs < timeoutMs) {
+      afterMs = this.stopDelayMs;
+      code = term.kind === 'exit' ? term.code : EXIT_SIGTERM;
+    }
+    if (afterMs === 0) {
+      this.exitContainer(c, code);
+      return;
+    }
+    const at = this.deps.clock.now() + afterMs;
     if (proc.stopAt === undefined || at < proc.stopAt) {
       proc.stopAt = at;
-      this.procTimer(proc, graceMs, () => this.exitContainer(c, EXIT_SIGKILL));
+      this.procTimer(proc, afterMs, () => this.exitContainer(c, code));
     }
     await new Promise<void>((resolve) => proc.waiters.push(resolve));
   }

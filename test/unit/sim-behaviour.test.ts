@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { collect, parseScript, parseSleepMs, planContainer, ScriptSyntaxError } from '../../src/sim/behaviour.js';
+import { collect, parseScript, parseSleepMs, planContainer, ScriptSyntaxError, sigtermDisposition } from '../../src/sim/behaviour.js';
 import { planExec } from '../../src/sim/exec.js';
 import { faultsFromFlags } from '../../src/sim/cli.js';
 import { parseLatency, sampleLatency, seededRandom } from '../../src/sim/faults.js';
@@ -151,5 +151,17 @@ describe('faults', () => {
         PullImage: { errorRate: 0.5, errorCode: 2 },
       },
     });
+  });
+});
+
+describe('sigtermDisposition (what StopContainer’s SIGTERM does)', () => {
+  it.each([
+    [['sleep', '3600'], { kind: 'default' }],
+    [['sh', '-c', 'trap "" TERM; while true; do sleep 1; done'], { kind: 'ignore' }],
+    [['sh', '-c', "trap '' SIGTERM; sleep 9"], { kind: 'ignore' }],
+    [['sh', '-c', 'trap "exit 3" TERM; sleep 9'], { kind: 'exit', code: 3 }],
+    [['sh', '-c', 'trap - TERM; sleep 9'], { kind: 'default' }],
+  ])('%j → %j', (argv, expected) => {
+    expect(sigtermDisposition(argv)).toEqual(expected);
   });
 });
