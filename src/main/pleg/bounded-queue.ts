@@ -53,8 +53,12 @@ export class BoundedQueue<T> {
       if (this.count > 0) return this.poll();
       if (this.closed || signal?.aborted) return undefined;
       await new Promise<void>((resolve) => {
-        this.waiter = resolve;
-        signal?.addEventListener('abort', () => resolve(), { once: true });
+        const onAbort = () => resolve();
+        this.waiter = () => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve();
+        };
+        signal?.addEventListener('abort', onAbort, { once: true });
       });
     }
   }

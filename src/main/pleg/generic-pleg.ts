@@ -45,6 +45,11 @@ export interface GenericPlegOptions {
   relistPeriodMs?: number;
   relistThresholdMs?: number;
   channelCapacity?: number;
+  /**
+   * Where events go (the syncLoop queue's offerPleg). Must not block; returns
+   * false when full. Default: this PLEG's own `events` queue.
+   */
+  sink?: (event: PlegEvent) => boolean;
 }
 
 export interface PlegHealth {
@@ -58,7 +63,8 @@ interface PendingPod {
 
 export class GenericPleg {
   readonly events: BoundedQueue<PlegEvent>;
-  private readonly o: Required<Omit<GenericPlegOptions, 'logger' | 'metrics' | 'runner' | 'cache' | 'clock'>> & GenericPlegOptions;
+  private readonly o: Required<Omit<GenericPlegOptions, 'logger' | 'metrics' | 'runner' | 'cache' | 'clock' | 'sink'>> & GenericPlegOptions;
+  private readonly sink: (event: PlegEvent) => boolean;
   private readonly names = new Map<string, { name: string; namespace: string }>();
   private podsToReinspect = new Map<string, PendingPod>();
   private relistTime: number | undefined;
@@ -75,6 +81,7 @@ export class GenericPleg {
       ...options,
     };
     this.events = new BoundedQueue(this.o.channelCapacity);
+    this.sink = options.sink ?? ((e) => this.events.offer(e));
   }
 
   /** Relists every period until the signal aborts (upstream wait.Until: the period runs after each relist ends). */
@@ -214,7 +221,7 @@ export class GenericPleg {
     for (const e of events) {
       if (e.type === 'ContainerChanged') continue;
       const full = ids?.[e.data];
-      if (!this.events.offer(full ? { ...e, data: full } : e)) {
+      if (!this.sink(full ? { ...e, data: full } : e)) {
         this.o.metrics.discardEvents.inc();
       }
     }

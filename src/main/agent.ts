@@ -1,0 +1,144 @@
+/**
+ * Starts the node agent from a resolved configuration and wires its parts:
+ * the container runtime (or the embedded simulator), the shared-memory state
+ * and worker pool, the PLEG, the pod sources and their merge, the syncLoop
+ * and the HTTP endpoints. Owns their shutdown order.
+ */
+import { mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { Server } from 'node:http';
+import type { Logger } from 'pino';
+import { collectDefaultMetrics, Registry } from 'prom-client';
+import { realClock, type Clock } from '../common/clock.js';
+import { CriClient } from '../cri/client.js';
+import type { KubeletConfig } from './config/kubelet-config.js';
+import { startEmbeddedSim, type EmbeddedSim } from './embedded-sim.js';
+import { boundPort, startHealthzServer, startMainServer, type HealthCheck } from './http/server.js';
+import { registerMetricBlock } from './metrics/shared-collectors.js';
+import { GenericPleg } from './pleg/generic-pleg.js';
+import { plegMetrics } from './pleg/pleg-metrics.js';
+import { FileSource } from './podconfig/file-source.js';
+import { HttpSource } from './podconfig/http-source.js';
+import { PodConfig } from './podconfig/pod-config.js';
+import { waitForRuntime } from './runtime-readiness.js';
+import { createSharedState } from '../workers/shared-state.js';
+import { createTaskRunner } from '../workers/task-runner.js';
+import { RUNTIME_OPS_DURATION, RUNTIME_OPS_ERRORS, RUNTIME_OPS_TOTAL, sharedRuntimeObserver } from '../workers/worker-metrics.js';
+import { SyncLoop } from './sync-loop/sync-loop.js';
+
+export interface AgentHandle {
+  /** Bound ports (useful when configured as 0). */
+  port: number;
+  healthzPort: number;
+  runtimeEndpoint: string;
+  registry: Registry;
+  stop(): Promise<void>;
+}
+
+export interface AgentOptions {
+  clock?: Clock;
+}
+
+const HELP = {
+  [RUNTIME_OPS_TOTAL]: 'Cumulative number of runtime operations by operation type.',
+  [RUNTIME_OPS_ERRORS]: 'Cumulative number of runtime operation errors by operation type.',
+  [RUNTIME_OPS_DURATION]: 'Duration in seconds of runtime operations. Broken down by operation type.',
+};
+
+export async function startAgent(config: KubeletConfig, logger: Logger, options: AgentOptions = {}): Promise<AgentHandle> {
+  const clock = options.clock ?? realClock;
+  const stops: (() => Promise<void> | void)[] = [];
+  const controller = new AbortController();
+  const signal = controller.signal;
+  const stop = async () => {
+    controller.abort();
+    for (const s of stops.reverse()) await s();
+  };
+  try {
+    const rootDir = resolve(config.rootDir);
+    mkdirSync(rootDir, { recursive: true });
+    mkdirSync(config.podLogsDir, { recursive: true });
+
+    let runtimeEndpoint = config.containerRuntimeEndpoint;
+    let imageEndpoint = config.imageServiceEndpoint;
+    if (runtimeEndpoint === 'sim') {
+      const sim: EmbeddedSim = await startEmbeddedSim(rootDir, clock, logger.child({ component: 'sim' }));
+      stops.push(() => sim.stop());
+      runtimeEndpoint = sim.endpoint;
+      if (imageEndpoint === 'sim') imageEndpoint = sim.endpoint;
+    }
+
+    const registry = new Registry();
+    collectDefaultMetrics({ register: registry });
+    const shared = createSharedState({ maxPods: config.maxPods });
+    registerMetricBlock(registry, shared.metrics, HELP);
+
+    const cri = new CriClient({
+      runtimeEndpoint,
+      imageEndpoint,
+      timeoutMs: config.runtimeRequestTimeout,
+      observer: sharedRuntimeObserver(shared.metrics),
+    });
+    stops.push(() => cri.close());
+    await waitForRuntime(cri, clock, logger.child({ component: 'runtime' }), signal);
+
+    const runner = createTaskRunner(shared.workerInit(runtimeEndpoint, { imageEndpoint, timeoutMs: config.runtimeRequestTimeout }), config.workerThreads);
+    stops.push(() => runner.close());
+    logger.info({ workerThreads: runner.threads, relistMode: config.relistMode }, 'Started the worker pool');
+
+    const pleg = new GenericPleg({
+      runner,
+      cache: shared.cache,
+      clock,
+      logger: logger.child({ component: 'pleg' }),
+      metrics: plegMetrics(registry),
+      mode: config.relistMode,
+    });
+    pleg.start(signal);
+    stops.push(() => pleg.stopped());
+
+    const podConfig = new PodConfig({ clock, logger: logger.child({ component: 'config' }), signal });
+    if (config.staticPodPath) {
+      podConfig.addSource(
+        new FileSource({ path: resolve(config.staticPodPath), nodeName: config.nodeName, clock, logger: logger.child({ component: 'file-source' }), registry, checkFrequencyMs: config.fileCheckFrequency }),
+      );
+    }
+    if (config.staticPodURL) {
+      podConfig.addSource(
+        new HttpSource({ url: config.staticPodURL, headers: config.staticPodURLHeader, nodeName: config.nodeName, clock, logger: logger.child({ component: 'http-source' }), registry, checkFrequencyMs: config.httpCheckFrequency }),
+      );
+    }
+
+    const syncLoop = new SyncLoop({ podConfig, pleg, clock, logger: logger.child({ component: 'kubelet' }) });
+    syncLoop.start(signal);
+    stops.push(() => syncLoop.stopped());
+
+    const checks: HealthCheck[] = [
+      { name: 'ping', check: () => ({ ok: true, message: 'ok' }) },
+      { name: 'syncloop', check: () => syncLoop.healthy() },
+      { name: 'pleg', check: () => pleg.healthy() },
+    ];
+    const healthz: Server = await startHealthzServer(config.healthzBindAddress, config.healthzPort, checks);
+    stops.push(() => new Promise<void>((r) => healthz.close(() => r())));
+    const main: Server = await startMainServer(config.address, config.port, { registry, checks, pods: () => syncLoop.podList() });
+    stops.push(() => new Promise<void>((r) => main.close(() => r())));
+    logger.info({ port: boundPort(main), healthzPort: boundPort(healthz), rootDir, podLogsDir: join(config.podLogsDir) }, 'kubelet-ts is running');
+
+    return { port: boundPort(main), healthzPort: boundPort(healthz), runtimeEndpoint, registry, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+/** The bin's `run`: starts the agent and stops it on SIGINT/SIGTERM. */
+export async function runAgent(config: KubeletConfig, logger: Logger): Promise<number> {
+  const agent = await startAgent(config, logger);
+  await new Promise<void>((resolveSignal) => {
+    process.once('SIGINT', resolveSignal);
+    process.once('SIGTERM', resolveSignal);
+  });
+  logger.info('Shutting down');
+  await agent.stop();
+  return 0;
+}

@@ -1,0 +1,112 @@
+/**
+ * The syncLoop's one input queue (replaces Go's select over channels).
+ * Producers push typed events; one consumer drains them with `for await`.
+ *
+ * - config updates: unbounded, but already coalesced per source by the merge;
+ * - PLEG events: bounded (upstream's 1000-event channel); `offerPleg` never
+ *   blocks and returns false when full, so the PLEG counts the drop;
+ * - ticks (sync, housekeeping): at most one pending of each kind;
+ * - probe results: coalesced per (pod, container, probe), latest wins.
+ * Delivery order when several are pending: config, pleg, probe, sync,
+ * housekeeping.
+ */
+import type { PodUpdate } from '../podconfig/types.js';
+import type { PlegEvent } from '../../runtime/pleg-event.js';
+
+export interface ProbeResult {
+  podUid: string;
+  container: string;
+  probe: 'liveness' | 'readiness' | 'startup';
+  success: boolean;
+}
+
+export type SyncLoopEvent =
+  | { kind: 'config'; update: PodUpdate }
+  | { kind: 'pleg'; event: PlegEvent }
+  | { kind: 'probe'; result: ProbeResult }
+  | { kind: 'sync' }
+  | { kind: 'housekeeping' };
+
+export class SyncLoopQueue {
+  private readonly config: PodUpdate[] = [];
+  private readonly pleg: PlegEvent[] = [];
+  private readonly probes = new Map<string, ProbeResult>();
+  private syncPending = false;
+  private housekeepingPending = false;
+  private wake: (() => void) | undefined;
+
+  constructor(readonly plegCapacity = 1000) {}
+
+  pushConfig(update: PodUpdate): void {
+    this.config.push(update);
+    this.notify();
+  }
+
+  /** Never blocks; false when the PLEG channel is full (the caller counts the discard). */
+  offerPleg(event: PlegEvent): boolean {
+    if (this.pleg.length >= this.plegCapacity) return false;
+    this.pleg.push(event);
+    this.notify();
+    return true;
+  }
+
+  pushProbe(result: ProbeResult): void {
+    this.probes.set(`${result.podUid}/${result.container}/${result.probe}`, result);
+    this.notify();
+  }
+
+  tick(kind: 'sync' | 'housekeeping'): void {
+    if (kind === 'sync') this.syncPending = true;
+    else this.housekeepingPending = true;
+    this.notify();
+  }
+
+  get plegLength(): number {
+    return this.pleg.length;
+  }
+
+  private notify(): void {
+    const w = this.wake;
+    this.wake = undefined;
+    w?.();
+  }
+
+  private next(): SyncLoopEvent | undefined {
+    const update = this.config.shift();
+    if (update) return { kind: 'config', update };
+    const event = this.pleg.shift();
+    if (event) return { kind: 'pleg', event };
+    for (const [key, result] of this.probes) {
+      this.probes.delete(key);
+      return { kind: 'probe', result };
+    }
+    if (this.syncPending) {
+      this.syncPending = false;
+      return { kind: 'sync' };
+    }
+    if (this.housekeepingPending) {
+      this.housekeepingPending = false;
+      return { kind: 'housekeeping' };
+    }
+    return undefined;
+  }
+
+  /** The single consumer's iterator; ends when the signal aborts. */
+  async *drain(signal: AbortSignal): AsyncGenerator<SyncLoopEvent> {
+    while (!signal.aborted) {
+      const e = this.next();
+      if (e) {
+        yield e;
+        continue;
+      }
+      await new Promise<void>((resolve) => {
+        const onAbort = () => resolve();
+        this.wake = () => {
+          signal.removeEventListener('abort', onAbort);
+          resolve();
+        };
+        signal.addEventListener('abort', onAbort, { once: true });
+      });
+    }
+  }
+}
