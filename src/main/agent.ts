@@ -89,6 +89,7 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
     const pleg = new GenericPleg({
       runner,
       cache: shared.cache,
+      records: shared.records,
       clock,
       logger: logger.child({ component: 'pleg' }),
       metrics: plegMetrics(registry),

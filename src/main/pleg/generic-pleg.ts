@@ -24,6 +24,9 @@ import { formatDuration } from '../config/duration.js';
 import type { PlegEvent } from '../../runtime/pleg-event.js';
 import type { InspectOutcome, PodRef, RelistSummary } from '../../workers/protocol.js';
 import type { PodStatusCache } from '../../workers/shared/pod-status-cache.js';
+import type { RelistRecordTable } from '../../workers/shared/relist-records.js';
+import { serializeError } from '../../workers/error-wire.js';
+import { WorkerCrashedError } from '../../common/errors.js';
 import type { TaskRunner } from '../../workers/task-runner.js';
 import { BoundedQueue } from './bounded-queue.js';
 import type { PlegMetrics } from './pleg-metrics.js';
@@ -36,6 +39,8 @@ export interface GenericPlegOptions {
   runner: TaskRunner;
   /** The owner instance (main thread) of the pod status cache. */
   cache: PodStatusCache;
+  /** The relist record table (for recovery when a relist worker dies mid-write). */
+  records: RelistRecordTable;
   clock: Clock;
   logger: Logger;
   metrics: PlegMetrics;
@@ -63,7 +68,7 @@ interface PendingPod {
 
 export class GenericPleg {
   readonly events: BoundedQueue<PlegEvent>;
-  private readonly o: Required<Omit<GenericPlegOptions, 'logger' | 'metrics' | 'runner' | 'cache' | 'clock' | 'sink'>> & GenericPlegOptions;
+  private readonly o: Required<Omit<GenericPlegOptions, 'logger' | 'metrics' | 'runner' | 'cache' | 'records' | 'clock' | 'sink'>> & GenericPlegOptions;
   private readonly sink: (event: PlegEvent) => boolean;
   private readonly names = new Map<string, { name: string; namespace: string }>();
   private podsToReinspect = new Map<string, PendingPod>();
@@ -129,6 +134,7 @@ export class GenericPleg {
       try {
         summary = await runner.run({ type: 'relist' });
       } catch (err) {
+        if (err instanceof WorkerCrashedError) this.o.records.recoverAfterWriterCrash();
         logger.error({ err: String(err) }, 'GenericPLEG: Unable to retrieve pods');
         return;
       }
@@ -196,7 +202,10 @@ export class GenericPleg {
         try {
           outcomes = (await this.o.runner.run({ type: 'inspect', pods: batch })).outcomes;
         } catch (err) {
-          outcomes = batch.map((p) => ({ uid: p.uid, error: { name: 'Error', code: 'KTS_ERR', message: String(err) } }));
+          // Only a dead worker rejects (tasks report their own errors); its
+          // writes may have stopped mid-slot.
+          for (const p of batch) cache.recoverSlotAfterWriterCrash(p.slot);
+          outcomes = batch.map((p) => ({ uid: p.uid, error: serializeError(err) }));
         }
         for (const out of outcomes) {
           const events = byPod.get(out.uid) ?? [];

@@ -277,6 +277,21 @@ export class PodStatusCache {
     Atomics.add(this.i32, H_GENERATION / 4, 1);
   }
 
+  /**
+   * Owner only, and only when the thread that was writing `slot` died (no
+   * writer can be active): if the sequence was left odd, drops the possibly
+   * torn status (the pod reads as "no status yet") and makes it even again.
+   */
+  recoverSlotAfterWriterCrash(slot: number): void {
+    this.requireOwner('recoverSlotAfterWriterCrash');
+    const b = this.base(slot);
+    const seqIndex = (b + S_SEQ) / 4;
+    if ((Atomics.load(this.i32, seqIndex) & 1) === 0) return;
+    this.view.setUint32(b + S_LENGTH, 0, true);
+    this.view.setFloat64(b + S_TIMESTAMP, Number.NaN, true);
+    Atomics.add(this.i32, seqIndex, 1);
+  }
+
   /** Plain (unlocked) uid check; callers hold the slot's write side or re-check the seqlock. */
   private slotHoldsUid(b: number, uidBytes: Uint8Array, uidLen: number): boolean {
     if (this.view.getInt32(b + S_STATE, true) !== SLOT_USED) return false;

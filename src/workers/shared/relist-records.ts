@@ -359,6 +359,17 @@ export class RelistRecordTable {
     Atomics.store(this.i32, H_WRITER, 0);
   }
 
+  /**
+   * Main thread, only when the relist task's thread died mid-generation (so
+   * no writer is running): clears the writer flag and forces every instance
+   * to rebuild its index. The committed "new" generation stays intact, as
+   * after abortGeneration.
+   */
+  recoverAfterWriterCrash(): void {
+    Atomics.add(this.i32, H_EPOCH, 1);
+    Atomics.store(this.i32, H_WRITER, 0);
+  }
+
   /** Writer (commitGeneration calls it). Swaps which generation is "new"; publishes all prior writes. */
   flip(): void {
     Atomics.store(this.i32, H_CURRENT_GEN, this.newGen() === 0 ? 1 : 0);
