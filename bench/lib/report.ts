@@ -1,0 +1,36 @@
+/** Shared benchmark helpers: percentiles, machine info and result files. */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const RESULTS_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', 'results');
+
+export function percentile(values: number[], p: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[i];
+}
+
+export function round(x: number, digits = 2): number {
+  const f = 10 ** digits;
+  return Math.round(x * f) / f;
+}
+
+export function machine(): Record<string, unknown> {
+  return { node: process.version, cpus: cpus().length, cpuModel: cpus()[0]?.model, loadavg: loadavg().map((l) => round(l)), date: new Date().toISOString() };
+}
+
+export function arg(name: string, def: string): string {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 && i + 1 < process.argv.length ? process.argv[i + 1] : def;
+}
+
+/** Writes <name>.json and <name>.md under bench/results. */
+export function writeResults(name: string, json: unknown, markdown: string): void {
+  mkdirSync(RESULTS_DIR, { recursive: true });
+  writeFileSync(join(RESULTS_DIR, `${name}.json`), `${JSON.stringify(json, null, 2)}\n`);
+  writeFileSync(join(RESULTS_DIR, `${name}.md`), markdown.endsWith('\n') ? markdown : `${markdown}\n`);
+  console.log(`wrote ${join(RESULTS_DIR, `${name}.json`)} and .md`);
+}
