@@ -59,6 +59,7 @@ describe('GenericPleg (inline runner, fake runtime)', () => {
     pleg = new GenericPleg({
       runner: new InlineRunner(shared.workerInit('unix:///unused.sock'), runtime),
       cache: shared.cache,
+      records: shared.records,
       clock,
       logger: silentLogger(),
       metrics,

@@ -87,6 +87,7 @@ export function isNodeCriticalPod(pod: Pod): boolean {
  *  node-critical or Guaranteed → -997; BestEffort → 1000;
  *  Burstable → 1000 - 1000*memoryRequest/memoryCapacity (integer division),
  *  clamped to at least 3 (1000 + -997) and, when it comes out 1000, 999.
+ *  A capacity of 0 means unknown: Burstable containers then get 999.
  */
 export function containerOOMScoreAdjust(pod: Pod, container: Container, memoryCapacityBytes: bigint): number {
   if (isNodeCriticalPod(pod)) return GUARANTEED_OOM_SCORE_ADJ;
@@ -95,8 +96,7 @@ export function containerOOMScoreAdjust(pod: Pod, container: Container, memoryCa
   if (qos === 'BestEffort') return BESTEFFORT_OOM_SCORE_ADJ;
   const req = container.resources?.requests?.memory;
   const memoryRequest = req ? value(req) : 0n;
-  const capacity = memoryCapacityBytes > 0n ? memoryCapacityBytes : 1n;
-  const adj = Number(1000n - (1000n * memoryRequest) / capacity);
+  const adj = memoryCapacityBytes > 0n ? Number(1000n - (1000n * memoryRequest) / memoryCapacityBytes) : 1000;
   if (adj < 1000 + GUARANTEED_OOM_SCORE_ADJ) return 1000 + GUARANTEED_OOM_SCORE_ADJ;
   if (adj === BESTEFFORT_OOM_SCORE_ADJ) return adj - 1;
   return adj;

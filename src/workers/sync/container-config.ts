@@ -1,0 +1,329 @@
+/**
+ * The CRI ContainerConfig for one container of a pod (upstream
+ * kuberuntime_container.go generateContainerConfig, kuberuntime_container_linux.go
+ * generateLinuxContainerConfig/calculateLinuxResources, labels.go
+ * newContainerLabels/newContainerAnnotations, kubelet_pods.go
+ * makeEnvironmentVariables, third_party/forked/golang/expansion).
+ *
+ * Pure: node facts (IPs, node name, memory capacity, allocatable) come in via
+ * `opts`; workers have no apiserver, so env sources that need one
+ * (secretKeyRef, configMapKeyRef, envFrom) throw a KubeletTsError that names
+ * the container and variable. Mounts and devices are left empty for the
+ * volume/device layers to fill.
+ */
+import type { Container, EnvVar, Pod } from '../../api/pod.js';
+import { milliValue, parseQuantity, value } from '../../api/quantity.js';
+import { KubeletTsError } from '../../common/errors.js';
+import {
+  ANNOTATION_CONTAINER_HASH,
+  ANNOTATION_RESTART_COUNT,
+  ANNOTATION_TERMINATION_GRACE,
+  LABEL_CONTAINER_NAME,
+  LABEL_POD_NAME,
+  LABEL_POD_NAMESPACE,
+  LABEL_POD_UID,
+} from '../../runtime/types.js';
+import { SecurityProfile_ProfileType, type ContainerConfig, type DeepPartial, type LinuxContainerConfig } from '../../gen/runtime/v1/api.js';
+import { goJSONString, hashContainer } from './container-hash.js';
+import { containerOOMScoreAdjust } from './qos.js';
+import { namespacesForPod, podSupplementalGroups } from './sandbox-config.js';
+
+export const ANNOTATION_DELETION_GRACE = 'io.kubernetes.pod.deletionGracePeriod';
+export const ANNOTATION_TERMINATION_MESSAGE_PATH = 'io.kubernetes.container.terminationMessagePath';
+export const ANNOTATION_TERMINATION_MESSAGE_POLICY = 'io.kubernetes.container.terminationMessagePolicy';
+export const ANNOTATION_PRESTOP_HANDLER = 'io.kubernetes.container.preStopHandler';
+export const ANNOTATION_CONTAINER_PORTS = 'io.kubernetes.container.ports';
+export const ANNOTATION_CONTAINER_TYPE = 'io.kubernetes.container.type';
+
+export const MIN_SHARES = 2;
+export const MAX_SHARES = 262_144;
+export const SHARES_PER_CPU = 1024;
+export const QUOTA_PERIOD_US = 100_000;
+export const MIN_QUOTA_PERIOD_US = 1000;
+
+/** Upstream securitycontext defaultMaskedPaths / defaultReadonlyPaths (procMount Default). */
+export const DEFAULT_MASKED_PATHS: readonly string[] = [
+  '/proc/asound', '/proc/acpi', '/proc/kcore', '/proc/keys', '/proc/latency_stats', '/proc/timer_list',
+  '/proc/timer_stats', '/proc/sched_debug', '/proc/scsi', '/sys/firmware', '/sys/devices/virtual/powercap',
+];
+export const DEFAULT_READONLY_PATHS: readonly string[] = ['/proc/bus', '/proc/fs', '/proc/irq', '/proc/sys', '/proc/sysrq-trigger'];
+
+export interface ContainerConfigOptions {
+  kind: 'init' | 'regular';
+  /** Becomes metadata.attempt, the restartCount annotation and the log file name. */
+  restartCount: number;
+  /** Primary pod IP ('' when unknown) and all pod IPs, for status.podIP(s) env. */
+  podIP: string;
+  podIPs: string[];
+  nodeName: string;
+  hostIP?: string;
+  hostIPs?: string[];
+  /** The resolved image reference (from PullImage/ImageStatus); falls back to the spec image. */
+  imageRef: string;
+  /** Node memory capacity in bytes, for the Burstable OOM score. Unset: Burstable containers get 999. */
+  memoryCapacityBytes?: bigint | number;
+  /** Node allocatable cpu/memory, used by resourceFieldRef on an unset limit (upstream MergeContainerResourceLimits). */
+  nodeAllocatable?: { cpu?: string; memory?: string };
+  /** --cpu-cfs-quota (default true) and its period in µs (default 100000). */
+  cpuCFSQuota?: boolean;
+  cpuCFSQuotaPeriodUs?: number;
+  /** Directory of Localhost seccomp profiles (default /var/lib/kubelet/seccomp). */
+  seccompProfileRoot?: string;
+  /** KubeletConfiguration seccompDefault: RuntimeDefault instead of Unconfined when nothing is set. */
+  seccompDefault?: boolean;
+}
+
+// --- $(VAR) expansion ----------------------------------------------------------
+
+/**
+ * Upstream expansion.Expand: `$(NAME)` becomes lookup(NAME) (an unknown name
+ * stays literally `$(NAME)`), `$$` becomes `$`, and any other `$` is kept.
+ */
+export function expand(input: string, lookup: (name: string) => string | undefined): string {
+  let out = '';
+  let checkpoint = 0;
+  for (let i = 0; i < input.length; i++) {
+    if (input[i] !== '$' || i + 1 >= input.length) continue;
+    out += input.slice(checkpoint, i);
+    const next = input[i + 1];
+    let advance = 1;
+    if (next === '$') out += '$';
+    else if (next === '(') {
+      const close = input.indexOf(')', i + 2);
+      if (close === -1) out += '$(';
+      else {
+        const name = input.slice(i + 2, close);
+        out += lookup(name) ?? `$(${name})`;
+        advance = close - i;
+      }
+    } else out += `$${next}`;
+    i += advance;
+    checkpoint = i + 1;
+  }
+  return out + input.slice(checkpoint);
+}
+
+// --- env -----------------------------------------------------------------------
+
+function envError(pod: Pod, container: Container, what: string): KubeletTsError {
+  return new KubeletTsError(`pod ${pod.metadata.namespace}/${pod.metadata.name} container ${container.name}: ${what}`);
+}
+
+/** fieldRef paths as upstream podFieldSelectorRuntimeValue + fieldpath.ExtractFieldPathAsString. */
+function fieldRefValue(pod: Pod, fieldPath: string, opts: ContainerConfigOptions): string | undefined {
+  const m = pod.metadata;
+  switch (fieldPath) {
+    case 'metadata.name': return m.name ?? '';
+    case 'metadata.namespace': return m.namespace ?? '';
+    case 'metadata.uid': return m.uid ?? '';
+    case 'spec.nodeName': return pod.spec.nodeName || opts.nodeName;
+    case 'spec.serviceAccountName': return pod.spec.serviceAccountName ?? '';
+    case 'status.hostIP': return opts.hostIP ?? opts.hostIPs?.[0] ?? '';
+    case 'status.hostIPs': return (opts.hostIPs ?? (opts.hostIP ? [opts.hostIP] : [])).join(',');
+    case 'status.podIP': return opts.podIP;
+    case 'status.podIPs': return opts.podIPs.join(',');
+    case 'metadata.labels': return formatMap(m.labels ?? {});
+    case 'metadata.annotations': return formatMap(m.annotations ?? {});
+  }
+  const sub = /^metadata\.(labels|annotations)\['(.*)'\]$/.exec(fieldPath);
+  if (sub) return (sub[1] === 'labels' ? m.labels : m.annotations)?.[sub[2]!] ?? '';
+  return undefined;
+}
+
+/** Upstream fieldpath.FormatMap: sorted `key="value"` lines. */
+function formatMap(map: Record<string, string>): string {
+  return Object.keys(map).sort().map((k) => `${k}=${JSON.stringify(map[k])}`).join('\n');
+}
+
+/** Upstream ExtractContainerResourceValue for cpu/memory/ephemeral-storage with divisor (rounded up). */
+function resourceFieldValue(pod: Pod, container: Container, ref: NonNullable<NonNullable<EnvVar['valueFrom']>['resourceFieldRef']>, opts: ContainerConfigOptions): string {
+  const target = ref.containerName ? [...(pod.spec.containers ?? []), ...(pod.spec.initContainers ?? [])].find((c) => c.name === ref.containerName) : container;
+  if (!target) throw envError(pod, container, `resourceFieldRef names unknown container ${JSON.stringify(ref.containerName)}`);
+  const [kind, res] = ref.resource.split('.') as [string, string | undefined];
+  if ((kind !== 'limits' && kind !== 'requests') || !res) throw envError(pod, container, `unsupported resourceFieldRef resource ${JSON.stringify(ref.resource)}`);
+  let q = target.resources?.[kind]?.[res];
+  if (q === undefined && kind === 'limits') q = (opts.nodeAllocatable as Record<string, string> | undefined)?.[res];
+  if (q === undefined && kind === 'limits') throw envError(pod, container, `resourceFieldRef ${ref.resource}: no limit set and node allocatable ${res} not supplied`);
+  const divisor = ref.divisor ?? '1';
+  if (res === 'cpu') {
+    const d = milliValue(divisor);
+    const v = milliValue(q ?? '0');
+    return String((v + d - 1n) / d);
+  }
+  const d = value(divisor);
+  const v = value(q ?? '0');
+  return String((v + d - 1n) / d);
+}
+
+/**
+ * The container's environment in spec order (a repeated name keeps its first
+ * position and its last value). Literal values have `$(VAR)` expanded against
+ * the variables defined before them.
+ */
+export function makeEnvironmentVariables(pod: Pod, container: Container, opts: ContainerConfigOptions): { name: string; value: string }[] {
+  if (Array.isArray(container['envFrom']) && (container['envFrom'] as unknown[]).length > 0) {
+    throw envError(pod, container, 'envFrom (configMapRef/secretRef) needs the apiserver, which worker tasks do not have; use env with literal values or fieldRef');
+  }
+  const vars = new Map<string, string>();
+  for (const e of container.env ?? []) {
+    const from = e.valueFrom;
+    let v: string;
+    if (!from) v = expand(e.value ?? '', (n) => vars.get(n));
+    else if (from.fieldRef) {
+      const f = fieldRefValue(pod, from.fieldRef.fieldPath, opts);
+      if (f === undefined) throw envError(pod, container, `env ${e.name}: unsupported fieldRef fieldPath ${JSON.stringify(from.fieldRef.fieldPath)}`);
+      v = f;
+    } else if (from.resourceFieldRef) v = resourceFieldValue(pod, container, from.resourceFieldRef, opts);
+    else if (from.secretKeyRef || from.configMapKeyRef) {
+      const src = from.secretKeyRef ? `secretKeyRef ${from.secretKeyRef.name ?? ''}/${from.secretKeyRef.key}` : `configMapKeyRef ${from.configMapKeyRef!.name ?? ''}/${from.configMapKeyRef!.key}`;
+      throw envError(pod, container, `env ${e.name}: ${src} needs the apiserver, which worker tasks do not have`);
+    } else v = e.value ?? '';
+    vars.set(e.name, v);
+  }
+  return [...vars].map(([name, v]) => ({ name, value: v }));
+}
+
+// --- labels and annotations ----------------------------------------------------
+
+/** Upstream newContainerLabels. */
+export function containerLabels(pod: Pod, container: Container): Record<string, string> {
+  const m = pod.metadata;
+  return { [LABEL_POD_NAME]: m.name ?? '', [LABEL_POD_NAMESPACE]: m.namespace ?? '', [LABEL_POD_UID]: m.uid ?? '', [LABEL_CONTAINER_NAME]: container.name };
+}
+
+/** Go-ordered JSON of container ports, as upstream marshals []v1.ContainerPort (omitempty fields dropped). */
+function portsJSON(ports: NonNullable<Container['ports']>): string {
+  return `[${ports
+    .map((p) => {
+      const f: string[] = [];
+      if (p.name) f.push(`"name":${goJSONString(p.name)}`);
+      if (p.hostPort) f.push(`"hostPort":${p.hostPort}`);
+      f.push(`"containerPort":${p.containerPort}`);
+      if (p.protocol) f.push(`"protocol":${goJSONString(p.protocol)}`);
+      if (p.hostIP) f.push(`"hostIP":${goJSONString(p.hostIP)}`);
+      return `{${f.join(',')}}`;
+    })
+    .join(',')}]`;
+}
+
+/** Upstream newContainerAnnotations. */
+export function containerAnnotations(pod: Pod, container: Container, restartCount: number, kind: 'init' | 'regular'): Record<string, string> {
+  const a: Record<string, string> = {
+    [ANNOTATION_CONTAINER_HASH]: hashContainer(container),
+    [ANNOTATION_RESTART_COUNT]: String(restartCount),
+    [ANNOTATION_TERMINATION_MESSAGE_PATH]: container.terminationMessagePath ?? '',
+    [ANNOTATION_TERMINATION_MESSAGE_POLICY]: container.terminationMessagePolicy ?? '',
+  };
+  const del = pod.metadata.deletionGracePeriodSeconds;
+  if (del !== undefined && del !== null) a[ANNOTATION_DELETION_GRACE] = String(del);
+  const grace = pod.spec.terminationGracePeriodSeconds;
+  if (grace !== undefined && grace !== null) a[ANNOTATION_TERMINATION_GRACE] = String(grace);
+  if (container.lifecycle?.preStop) a[ANNOTATION_PRESTOP_HANDLER] = JSON.stringify(container.lifecycle.preStop);
+  if (container.ports?.length) a[ANNOTATION_CONTAINER_PORTS] = portsJSON(container.ports);
+  a[ANNOTATION_CONTAINER_TYPE] = kind === 'init' ? 'init' : 'container';
+  return a;
+}
+
+// --- linux: resources and security --------------------------------------------
+
+/** Upstream MilliCPUToShares: 0 → 2 (kernel minimum), else milli*1024/1000 clamped to [2, 262144]. */
+export function milliCPUToShares(milliCPU: number): number {
+  if (milliCPU === 0) return MIN_SHARES;
+  const shares = Math.trunc((milliCPU * SHARES_PER_CPU) / 1000);
+  return Math.min(MAX_SHARES, Math.max(MIN_SHARES, shares));
+}
+
+/** Upstream milliCPUToQuota: 0 → 0 (unlimited), else milli*period/1000, at least 1000 µs. */
+export function milliCPUToQuota(milliCPU: number, periodUs: number): number {
+  if (milliCPU === 0) return 0;
+  return Math.max(MIN_QUOTA_PERIOD_US, Math.trunc((milliCPU * periodUs) / 1000));
+}
+
+function qty(raw: string | undefined, milli: boolean): number {
+  if (raw === undefined) return 0;
+  return Number(milli ? milliValue(parseQuantity(raw)) : value(parseQuantity(raw)));
+}
+
+/** Upstream generateLinuxContainerConfig (hugepages, swap, memory QoS and user namespaces not modelled). */
+export function linuxContainerConfig(pod: Pod, container: Container, opts: ContainerConfigOptions): DeepPartial<LinuxContainerConfig> {
+  const req = container.resources?.requests ?? {};
+  const lim = container.resources?.limits ?? {};
+  const cpuReq = qty(req['cpu'], true);
+  const cpuLim = qty(lim['cpu'], true);
+  const memLim = qty(lim['memory'], false);
+  const period = opts.cpuCFSQuotaPeriodUs ?? QUOTA_PERIOD_US;
+  const capacity = BigInt(opts.memoryCapacityBytes ?? 0);
+  const resources: DeepPartial<NonNullable<LinuxContainerConfig['resources']>> = {
+    // A request defaults to the limit when only the limit is set.
+    cpuShares: BigInt(milliCPUToShares(cpuReq === 0 && cpuLim !== 0 ? cpuLim : cpuReq)),
+    memoryLimitInBytes: BigInt(memLim),
+    oomScoreAdj: BigInt(containerOOMScoreAdjust(pod, container, capacity)),
+  };
+  if (opts.cpuCFSQuota ?? true) {
+    resources.cpuPeriod = BigInt(period);
+    resources.cpuQuota = BigInt(milliCPUToQuota(cpuLim, period));
+  }
+
+  const podSc = pod.spec.securityContext ?? {};
+  const sc = container.securityContext ?? {};
+  const runAsUser = sc.runAsUser ?? podSc.runAsUser;
+  const runAsGroup = sc.runAsGroup ?? podSc.runAsGroup;
+  const seccomp = sc.seccompProfile ?? podSc.seccompProfile;
+  const profileType =
+    seccomp?.type === 'Localhost' ? SecurityProfile_ProfileType.Localhost
+      : seccomp?.type === 'RuntimeDefault' || (!seccomp && opts.seccompDefault) ? SecurityProfile_ProfileType.RuntimeDefault
+        : SecurityProfile_ProfileType.Unconfined;
+  const localhostRef = seccomp?.type === 'Localhost' ? `${opts.seccompProfileRoot ?? '/var/lib/kubelet/seccomp'}/${seccomp.localhostProfile ?? ''}` : '';
+  const unmasked = sc.procMount === 'Unmasked';
+  return {
+    resources,
+    securityContext: {
+      privileged: sc.privileged === true,
+      readonlyRootfs: sc.readOnlyRootFilesystem === true,
+      capabilities: { addCapabilities: [...(sc.capabilities?.add ?? [])], dropCapabilities: [...(sc.capabilities?.drop ?? [])] },
+      namespaceOptions: namespacesForPod(pod),
+      supplementalGroups: podSupplementalGroups(pod),
+      noNewPrivs: sc.allowPrivilegeEscalation === false,
+      maskedPaths: unmasked ? [] : [...DEFAULT_MASKED_PATHS],
+      readonlyPaths: unmasked ? [] : [...DEFAULT_READONLY_PATHS],
+      seccomp: { profileType, localhostRef },
+      ...(runAsUser !== undefined ? { runAsUser: { value: BigInt(runAsUser) } } : {}),
+      ...(runAsGroup !== undefined ? { runAsGroup: { value: BigInt(runAsGroup) } } : {}),
+    },
+  };
+}
+
+// --- the config ------------------------------------------------------------------
+
+/** Upstream buildContainerLogsPath: `<container>/<restartCount>.log`, relative to the sandbox log directory. */
+export function containerLogPath(containerName: string, restartCount: number): string {
+  return `${containerName}/${restartCount}.log`;
+}
+
+/**
+ * Builds the CreateContainer config. `target` is an index into
+ * spec.initContainers (kind 'init') or spec.containers (kind 'regular'), or
+ * the container itself.
+ */
+export function generateContainerConfig(pod: Pod, target: number | Container, opts: ContainerConfigOptions): DeepPartial<ContainerConfig> {
+  const container = typeof target === 'number' ? (opts.kind === 'init' ? pod.spec.initContainers : pod.spec.containers)?.[target] : target;
+  if (!container) throw new RangeError(`pod ${pod.metadata.namespace}/${pod.metadata.name}: no ${opts.kind} container at index ${String(target)}`);
+  const env = makeEnvironmentVariables(pod, container, opts);
+  const all = new Map(env.map((e) => [e.name, e.value]));
+  const lookup = (n: string): string | undefined => all.get(n);
+  return {
+    metadata: { name: container.name, attempt: opts.restartCount },
+    image: { image: opts.imageRef || container.image || '', userSpecifiedImage: container.image ?? '' },
+    command: (container.command ?? []).map((c) => expand(c, lookup)),
+    args: (container.args ?? []).map((a) => expand(a, lookup)),
+    workingDir: container.workingDir ?? '',
+    envs: env.map((e) => ({ key: e.name, value: Buffer.from(e.value, 'utf8') })),
+    labels: containerLabels(pod, container),
+    annotations: containerAnnotations(pod, container, opts.restartCount, opts.kind),
+    logPath: containerLogPath(container.name, opts.restartCount),
+    stdin: container.stdin === true,
+    stdinOnce: container.stdinOnce === true,
+    tty: container.tty === true,
+    linux: linuxContainerConfig(pod, container, opts),
+  };
+}
