@@ -6,6 +6,7 @@
  * termination) and never a task error.
  */
 import type { PlegEvent } from '../runtime/pleg-event.js';
+import type { SyncPodInput, SyncPodResult, TerminatePodInput, TerminatePodResult } from './sync/sync-types.js';
 
 /** Data every worker is started with (piscina workerData). */
 export interface WorkerInit {
@@ -34,7 +35,9 @@ export type TaskRequest =
   | { type: 'ping' }
   | { type: 'relist' }
   | { type: 'relistDiff'; fromSlot: number; toSlot: number }
-  | { type: 'inspect'; pods: PodRef[] };
+  | { type: 'inspect'; pods: PodRef[] }
+  | { type: 'syncPod'; input: SyncPodInput }
+  | { type: 'terminatePod'; input: TerminatePodInput };
 
 export interface RelistSummary {
   /** Pods the runtime reported. */
@@ -62,6 +65,8 @@ export interface TaskResults {
   relist: RelistSummary;
   relistDiff: { events: PlegEvent[] };
   inspect: { outcomes: InspectOutcome[] };
+  syncPod: SyncPodResult;
+  terminatePod: TerminatePodResult;
 }
 
 export type TaskType = TaskRequest['type'];

@@ -4,7 +4,9 @@
  * worker (worker-entry.ts) and inline mode (task-runner.ts InlineRunner) call
  * exactly these. Tasks return TaskResult and never throw.
  */
-import { realClock } from '../common/clock.js';
+import { realClock, type Clock } from '../common/clock.js';
+import { KubeletTsError } from '../common/errors.js';
+import { syncPod, terminatePod, type SyncContext } from './sync/sync-pod.js';
 import { CriClient } from '../cri/client.js';
 import { CriRuntime } from '../runtime/cri-runtime.js';
 import type { Runtime } from '../runtime/runtime.js';
@@ -20,6 +22,9 @@ import { sharedRuntimeObserver } from './worker-metrics.js';
 
 export interface TaskContext {
   runtime: Runtime;
+  /** The CRI client behind `runtime`; undefined when a test injects a fake runtime (sync tasks then fail). */
+  cri: CriClient | undefined;
+  clock: Clock;
   cache: PodStatusCache;
   records: RelistRecordTable;
   metrics: MetricBlock;
@@ -40,6 +45,8 @@ export function createTaskContext(init: WorkerInit, runtime?: Runtime): TaskCont
   }
   return {
     runtime,
+    cri,
+    clock: realClock,
     cache: PodStatusCache.attach(init.podCache),
     records: RelistRecordTable.attach(init.relistRecords),
     metrics,
@@ -58,12 +65,21 @@ export async function runTask(ctx: TaskContext, request: TaskRequest): Promise<T
         return { ok: true, value: { events: diffSlots(ctx.records, request.fromSlot, request.toSlot) } };
       case 'inspect':
         return { ok: true, value: { outcomes: await inspect(ctx, request.pods) } };
+      case 'syncPod':
+        return { ok: true, value: await syncPod(syncContext(ctx), request.input) };
+      case 'terminatePod':
+        return { ok: true, value: await terminatePod(syncContext(ctx), request.input) };
       default:
         return assertNever(request);
     }
   } catch (err) {
     return { ok: false, error: serializeError(err) };
   }
+}
+
+function syncContext(ctx: TaskContext): SyncContext {
+  if (!ctx.cri) throw new KubeletTsError('sync tasks need a CRI client; this task context was built with an injected runtime');
+  return { cri: ctx.cri, runtime: ctx.runtime, cache: ctx.cache, clock: ctx.clock };
 }
 
 /**

@@ -1,0 +1,192 @@
+/**
+ * SyncPod in a worker (upstream kubeGenericRuntimeManager.SyncPod): decide
+ * with computePodActions, then act in numbered steps:
+ *   1. kill the pod (sandbox changed) or 2. the containers that must go;
+ *   3. create the sandbox; 4. start the next init container; 5. start the
+ *   containers, each after its backoff check and image.
+ * Errors of one container do not stop the others; they become the container's
+ * waiting reason and the sync's error (the pod worker retries with backoff).
+ */
+import { mkdirSync } from 'node:fs';
+import type { Container, Pod } from '../../api/pod.js';
+import type { Clock } from '../../common/clock.js';
+import type { CriClient } from '../../cri/client.js';
+import type { Runtime } from '../../runtime/runtime.js';
+import type { PodStatus } from '../../runtime/types.js';
+import type { PodStatusCache } from '../shared/pod-status-cache.js';
+import { doBackOff, type BackoffState } from './backoff.js';
+import { computePodActions, describePodActions } from './compute-pod-actions.js';
+import { generateContainerConfig } from './container-config.js';
+import { ensureImage } from './image-puller.js';
+import { killPod, removePod, stopContainer } from './kill-pod.js';
+import { findContainerStatuses } from './restart-policy.js';
+import { buildPodLogsDirectory, generatePodSandboxConfig } from './sandbox-config.js';
+import type { NodeInfo, PodEvent, SyncPodInput, SyncPodResult, SyncReason, TerminatePodInput, TerminatePodResult } from './sync-types.js';
+
+export interface SyncContext {
+  cri: CriClient;
+  runtime: Runtime;
+  cache: PodStatusCache;
+  clock: Clock;
+}
+
+/** The pod's runtime status: the cached one when new enough, else read from the runtime. */
+export async function currentStatus(ctx: SyncContext, pod: Pod, slot: number, minTimestamp: number): Promise<PodStatus> {
+  const uid = pod.metadata.uid ?? '';
+  if (ctx.cache.isNewerThan(slot, minTimestamp)) {
+    const cached = ctx.cache.read(slot, uid);
+    if (cached) return cached;
+  }
+  return ctx.runtime.getPodStatus(uid, pod.metadata.name ?? '', pod.metadata.namespace ?? '');
+}
+
+function gracePeriodOf(pod: Pod): number {
+  return pod.metadata.deletionGracePeriodSeconds ?? pod.spec.terminationGracePeriodSeconds ?? 30;
+}
+
+interface StartOutcome {
+  reason?: SyncReason;
+  backoff: BackoffState;
+}
+
+async function startContainer(
+  ctx: SyncContext,
+  pod: Pod,
+  container: Container,
+  kind: 'init' | 'regular',
+  status: PodStatus,
+  sandbox: { id: string; config: ReturnType<typeof generatePodSandboxConfig>; ips: string[] },
+  node: NodeInfo,
+  backoff: BackoffState,
+  events: PodEvent[],
+): Promise<StartOutcome> {
+  const now = ctx.clock.now();
+  const back = doBackOff(backoff, pod, container, status, now);
+  if (back.inBackoff) {
+    events.push({ type: 'Warning', reason: 'BackOff', message: back.eventMessage });
+    return { reason: { reason: back.reason, message: back.message }, backoff: back.state };
+  }
+  backoff = back.state;
+  const image = await ensureImage(ctx.cri, pod, container, backoff, now);
+  events.push(...image.events);
+  backoff = image.backoff;
+  if (!image.ok) return { reason: image.reason, backoff };
+  const restartCount = findContainerStatuses(status, container.name).length;
+  let containerId: string;
+  try {
+    const config = generateContainerConfig(pod, container, {
+      kind,
+      restartCount,
+      podIP: sandbox.ips[0] ?? '',
+      podIPs: sandbox.ips,
+      nodeName: node.name,
+      hostIP: node.ip,
+      hostIPs: node.ip ? [node.ip] : [],
+      imageRef: image.imageRef,
+      memoryCapacityBytes: node.memoryCapacityBytes,
+    });
+    containerId = (await ctx.cri.createContainer({ podSandboxId: sandbox.id, config, sandboxConfig: sandbox.config })).containerId;
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    events.push({ type: 'Warning', reason: 'Failed', message: `Error: ${message}` });
+    return { reason: { reason: 'CreateContainerError', message }, backoff };
+  }
+  events.push({ type: 'Normal', reason: 'Created', message: `Created container ${container.name}` });
+  try {
+    await ctx.cri.startContainer({ containerId });
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    events.push({ type: 'Warning', reason: 'Failed', message: `Error: ${message}` });
+    return { reason: { reason: 'RunContainerError', message }, backoff };
+  }
+  events.push({ type: 'Normal', reason: 'Started', message: `Started container ${container.name}` });
+  return { backoff };
+}
+
+export async function syncPod(ctx: SyncContext, input: SyncPodInput): Promise<SyncPodResult> {
+  const { pod, node } = input;
+  let backoff = input.backoff;
+  const events: PodEvent[] = [];
+  const reasons: Record<string, SyncReason> = {};
+  const errors: string[] = [];
+  const status = await currentStatus(ctx, pod, input.slot, input.minTimestamp);
+  const actions = computePodActions(pod, status, { livenessFailed: input.livenessFailed });
+  const plan = describePodActions(actions);
+
+  // Steps 1–2: kill what must not run.
+  if (actions.killPod) {
+    const killed = await killPod(ctx.cri, status, gracePeriodOf(pod));
+    events.push(...killed.events);
+  } else {
+    await Promise.all(
+      actions.containersToKill.map(async (k) => {
+        events.push({ type: 'Normal', reason: 'Killing', message: k.message || `Stopping container ${k.name}` });
+        await stopContainer(ctx.cri, k.id, gracePeriodOf(pod));
+      }),
+    );
+  }
+
+  // Step 3: the sandbox.
+  let sandboxId = actions.sandboxId;
+  const sandboxConfig = generatePodSandboxConfig(pod, actions.attempt, {
+    podLogsDir: node.podLogsDir,
+    clusterDNS: node.clusterDNS,
+    clusterDomain: node.clusterDomain,
+    resolvConf: node.resolvConf,
+  });
+  let ips = status.sandboxStatuses.find((s) => s.id === sandboxId)?.ips ?? status.ips;
+  if (actions.createSandbox) {
+    try {
+      mkdirSync(buildPodLogsDirectory(node.podLogsDir, pod), { recursive: true, mode: 0o755 });
+      sandboxId = (await ctx.cri.runPodSandbox({ config: sandboxConfig })).podSandboxId;
+      const sb = await ctx.cri.podSandboxStatus({ podSandboxId: sandboxId });
+      ips = [sb.status?.network?.ip, ...(sb.status?.network?.additionalIps ?? []).map((i) => i.ip)].filter((x): x is string => !!x);
+    } catch (err) {
+      const message = `Failed to create pod sandbox: ${err instanceof Error ? err.message : String(err)}`;
+      events.push({ type: 'Warning', reason: 'FailedCreatePodSandBox', message });
+      return { plan, reasons, backoff, events, error: message };
+    }
+  }
+  if (!sandboxId) return { plan, reasons, backoff, events };
+  const sandbox = { id: sandboxId, config: sandboxConfig, ips };
+
+  // Step 4: the next init container (one at a time).
+  for (const i of actions.initContainersToStart) {
+    const c = pod.spec.initContainers![i];
+    const out = await startContainer(ctx, pod, c, 'init', status, sandbox, node, backoff, events);
+    backoff = out.backoff;
+    if (out.reason) {
+      reasons[c.name] = out.reason;
+      errors.push(`failed to "StartContainer" for "${c.name}" with ${out.reason.reason}: "${out.reason.message}"`);
+      return { plan, reasons, backoff, events, error: errors.join('; ') };
+    }
+  }
+
+  // Step 5: the containers, concurrently; one failure does not stop the others.
+  const outcomes = await Promise.all(
+    actions.containersToStart.map(async (i) => {
+      const c = (pod.spec.containers ?? [])[i];
+      return { c, out: await startContainer(ctx, pod, c, 'regular', status, sandbox, node, backoff, events) };
+    }),
+  );
+  for (const { c, out } of outcomes) {
+    // Each start only touched its own keys; merge them.
+    backoff = { ...backoff, ...out.backoff };
+    if (out.reason) {
+      reasons[c.name] = out.reason;
+      errors.push(`failed to "StartContainer" for "${c.name}" with ${out.reason.reason}: "${out.reason.message}"`);
+    }
+  }
+  return { plan, reasons, backoff, events, ...(errors.length ? { error: errors.join('; ') } : {}) };
+}
+
+/** syncTerminatingPod (+ removal when the pod is gone from every source). */
+export async function terminatePod(ctx: SyncContext, input: TerminatePodInput): Promise<TerminatePodResult> {
+  const status = await ctx.runtime.getPodStatus(input.pod.metadata.uid ?? '', input.pod.metadata.name ?? '', input.pod.metadata.namespace ?? '');
+  const killed = await killPod(ctx.cri, status, input.gracePeriodSeconds);
+  if (input.remove) {
+    const after = await ctx.runtime.getPodStatus(status.uid, status.name, status.namespace);
+    await removePod(ctx.cri, after);
+  }
+  return { stoppedContainers: killed.stoppedContainers, stoppedSandboxes: killed.stoppedSandboxes, removed: input.remove, events: killed.events };
+}

@@ -1,0 +1,74 @@
+/**
+ * Plain-data inputs and results of the sync tasks (they cross threads by
+ * structured clone). The pod worker on the main thread passes the backoff
+ * state in and stores the one that comes back; workers keep none.
+ */
+import type { Pod } from '../../api/pod.js';
+import type { BackoffState } from './backoff.js';
+
+/** Node facts a sync needs. */
+export interface NodeInfo {
+  name: string;
+  /** Primary node IP ('' when unknown). */
+  ip: string;
+  podLogsDir: string;
+  clusterDNS: string[];
+  clusterDomain: string;
+  /** Contents of resolv.conf ('' = upstream --resolv-conf=""). */
+  resolvConf: string;
+  memoryCapacityBytes: number;
+}
+
+export interface SyncPodInput {
+  pod: Pod;
+  /** Pod status cache slot of this pod (allocated by the main thread). */
+  slot: number;
+  /**
+   * The cached status is used only when it is at least this new (ms): the
+   * start of this pod's previous sync (upstream podCache.GetNewerThan).
+   * Otherwise the task reads the runtime directly.
+   */
+  minTimestamp: number;
+  backoff: BackoffState;
+  node: NodeInfo;
+  /** Container names or ids whose liveness probe failed. */
+  livenessFailed?: string[];
+}
+
+/** A container's waiting reason from the last sync (upstream reasonCache). */
+export interface SyncReason {
+  reason: string;
+  message: string;
+}
+
+export interface PodEvent {
+  type: 'Normal' | 'Warning';
+  reason: string;
+  message: string;
+}
+
+export interface SyncPodResult {
+  /** describePodActions of the plan that was executed. */
+  plan: string;
+  /** Waiting reasons by container name; containers absent here have none. */
+  reasons: Record<string, SyncReason>;
+  backoff: BackoffState;
+  events: PodEvent[];
+  /** Set when any step failed; the pod worker retries after its error backoff. */
+  error?: string;
+}
+
+export interface TerminatePodInput {
+  pod: Pod;
+  slot: number;
+  gracePeriodSeconds: number;
+  /** Also remove the containers and sandboxes (the pod is gone from every source). */
+  remove: boolean;
+}
+
+export interface TerminatePodResult {
+  stoppedContainers: number;
+  stoppedSandboxes: number;
+  removed: boolean;
+  events: PodEvent[];
+}
