@@ -1,7 +1,8 @@
 /**
- * Per-pod bookkeeping of the pod workers (upstream podSyncStatus) and the
- * pure rules on it. Owned by PodWorkers on the main thread; nothing else
- * mutates a PodSyncStatus.
+ * The types and pure rules behind PodWorkers (pod-workers.ts): the per-pod
+ * record (upstream podSyncStatus), the update and syncer seams, the grace
+ * period rule and static-pod start ordering. Owned by PodWorkers on the main
+ * thread; nothing else mutates a PodSyncStatus.
  *
  * Lifecycle invariants (timestamps are set once and never cleared):
  *   syncing      terminatingAt === undefined
@@ -12,8 +13,11 @@
  * gracePeriod is 0 until termination is requested, then >= 1 and only ever
  * decreases.
  */
+import type { Logger } from 'pino';
 import type { Pod, PodStatus as ApiPodStatus } from '../../api/pod.js';
+import type { Clock } from '../../common/clock.js';
 import type { PodStatus as RuntimePodStatus, RuntimePod } from '../../runtime/types.js';
+import { CONFIG_SOURCE_ANNOTATION } from '../podconfig/types.js';
 
 export type SyncPodType = 'create' | 'update' | 'sync' | 'kill';
 
@@ -68,6 +72,8 @@ export interface PodSyncStatus {
   finished: boolean;
   restartRequested: boolean;
   observedRuntime: boolean;
+  /** The running worker loop for this record, if any (at most one). */
+  loop?: Promise<void>;
 }
 
 export function newPodSyncStatus(fullname: string, now: number): PodSyncStatus {
@@ -133,6 +139,10 @@ export function mergeLastUpdate(s: PodSyncStatus, other: UpdatePodOptions): void
 }
 
 /** A placeholder API pod for a runtime-only pod (upstream RunningPod.ToAPIPod). */
+export function isRuntimeStatusTerminal(s: RuntimePodStatus): boolean {
+  return !s.containerStatuses.some((c) => c.state === 'running') && !s.sandboxStatuses.some((sb) => sb.state === 'ready');
+}
+
 export function runtimePodToApiPod(rp: RuntimePod): Pod {
   return { metadata: { uid: rp.uid, name: rp.name, namespace: rp.namespace }, spec: {} };
 }
@@ -144,6 +154,104 @@ export function isTerminalPhase(pod: Pod): boolean {
 
 /** Upstream kubetypes.IsStaticPod: the pod came from a file or HTTP source. */
 export function isStaticPod(pod: Pod): boolean {
-  const source = pod.metadata.annotations?.['kubernetes.io/config.source'];
+  const source = pod.metadata.annotations?.[CONFIG_SOURCE_ANNOTATION];
   return source !== undefined && source !== 'api';
+}
+
+// --- the seams of PodWorkers --------------------------------------------------
+
+export interface SyncContext {
+  /** Aborted when the pod must stop this work (termination or a shorter grace period). */
+  signal: AbortSignal;
+}
+
+/** The work itself, injected (the kubelet dispatches it to the worker pool). A rejection is a sync error. */
+export interface PodSyncer {
+  syncPod(ctx: SyncContext, updateType: SyncPodType, pod: Pod, podStatus?: RuntimePodStatus, mirrorPod?: Pod): Promise<{ terminal: boolean }>;
+  syncTerminatingPod(ctx: SyncContext, pod: Pod, gracePeriodSeconds: number, podStatusFunc?: PodStatusFunc, podStatus?: RuntimePodStatus): Promise<void>;
+  syncTerminatedPod(ctx: SyncContext, pod: Pod, podStatus?: RuntimePodStatus): Promise<void>;
+  /** Kills an orphan known only to the runtime. Absent: syncTerminatingPod on a placeholder pod. */
+  syncTerminatingRuntimePod?(ctx: SyncContext, runningPod: RuntimePod): Promise<void>;
+}
+
+export interface PodWorkersOptions {
+  syncer: PodSyncer;
+  clock: Clock;
+  /** syncFrequency: the resync interval after a successful sync. Default 60 s. */
+  resyncIntervalMs?: number;
+  /** Retry delay after a failed sync. Default 10 s (upstream backOffPeriod). */
+  backOffPeriodMs?: number;
+  /** Jitter source in [0, 1). Default Math.random; tests pass () => 0. */
+  random?: () => number;
+  /** The cached runtime status handed to the syncer (upstream podCache). */
+  podStatus?: (uid: string) => RuntimePodStatus | undefined;
+  logger?: Logger;
+}
+
+/** What syncKnownPods reports per UID (upstream PodWorkerSync). */
+export interface PodWorkerSync {
+  state: PodWorkerState;
+  /** The pod is not in the desired set. */
+  orphan: boolean;
+  /** A config pod (not only a runtime pod) is known. */
+  hasConfig: boolean;
+  static: boolean;
+}
+
+export const DEFAULT_RESYNC_INTERVAL_MS = 60_000;
+export const BACKOFF_PERIOD_MS = 10_000;
+export const TRANSIENT_BACKOFF_MS = 1_000;
+export const JITTER_FACTOR = 0.5;
+/** Sync errors containing this text are retried after TRANSIENT_BACKOFF_MS (upstream NetworkNotReadyErrorMsg). */
+export const NETWORK_NOT_READY_MSG = 'network is not ready';
+
+/** Upstream wait.Jitter: d + rand·factor·d. */
+export function jitter(d: number, factor: number, random: () => number): number {
+  return d + random() * factor * d;
+}
+
+/**
+ * Static pods sharing a full name (a manifest edited in place gets a new UID)
+ * start one at a time, in the order their first updates arrived; the next
+ * may start once the started one is forgotten (upstream
+ * allowStaticPodStart / startedStaticPodsByFullname).
+ */
+export class StaticPodStartOrder {
+  private readonly waiting = new Map<string, string[]>();
+  private readonly started = new Map<string, string>();
+
+  /** Records that `uid` wants to start under `fullname` (idempotent). */
+  enqueue(fullname: string, uid: string): void {
+    const w = this.waiting.get(fullname) ?? [];
+    if (!w.includes(uid)) w.push(uid);
+    this.waiting.set(fullname, w);
+  }
+
+  /** May `uid` start now? `skip(uid)` is true for UIDs that will never start (terminating or gone). */
+  allow(fullname: string, uid: string, skip: (uid: string) => boolean): boolean {
+    const started = this.started.get(fullname);
+    if (started !== undefined) return started === uid;
+    let w = this.waiting.get(fullname) ?? [];
+    for (let i = 0; i < w.length; i++) {
+      if (skip(w[i]!)) continue;
+      if (w[i] !== uid) {
+        this.waiting.set(fullname, w.slice(i));
+        return false;
+      }
+      w = w.slice(i + 1);
+      break;
+    }
+    if (w.length > 0) this.waiting.set(fullname, w);
+    else this.waiting.delete(fullname);
+    this.started.set(fullname, uid);
+    return true;
+  }
+
+  startedUid(fullname: string): string | undefined {
+    return this.started.get(fullname);
+  }
+
+  forget(fullname: string, uid: string): void {
+    if (this.started.get(fullname) === uid) this.started.delete(fullname);
+  }
 }
