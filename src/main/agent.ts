@@ -25,6 +25,19 @@ import { createSharedState } from '../workers/shared-state.js';
 import { createTaskRunner } from '../workers/task-runner.js';
 import { RUNTIME_OPS_DURATION, RUNTIME_OPS_ERRORS, RUNTIME_OPS_TOTAL, sharedRuntimeObserver } from '../workers/worker-metrics.js';
 import { SyncLoop } from './sync-loop/sync-loop.js';
+import { SyncLoopQueue } from './sync-loop/sync-loop-queue.js';
+import { RuntimeState } from './kubelet/runtime-state.js';
+import { nodeResources } from './kubelet/node-resources.js';
+import { PodManager } from './kubelet/pod-manager.js';
+import { PoolSyncer } from './kubelet/pool-syncer.js';
+import { PodHandlers } from './kubelet/handlers.js';
+import { StatusManager } from './status/status-manager.js';
+import { PodWorkers } from './pod-workers/pod-workers.js';
+
+/** containerID prefix as upstream reports it: the runtime's name ("containerd", or ours). */
+function runtimeName(name: string): string {
+  return name || 'containerd';
+}
 
 export interface AgentHandle {
   /** Bound ports (useful when configured as 0). */
@@ -80,23 +93,29 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
       observer: sharedRuntimeObserver(shared.metrics),
     });
     stops.push(() => cri.close());
-    await waitForRuntime(cri, clock, logger.child({ component: 'runtime' }), signal);
+    const runtimeVersion = await waitForRuntime(cri, clock, logger.child({ component: 'runtime' }), signal);
 
     const runner = createTaskRunner(shared.workerInit(runtimeEndpoint, { imageEndpoint, timeoutMs: config.runtimeRequestTimeout }), config.workerThreads);
     stops.push(() => runner.close());
     logger.info({ workerThreads: runner.threads, relistMode: config.relistMode }, 'Started the worker pool');
 
+    const queue = new SyncLoopQueue();
+    const plegMetricSet = plegMetrics(registry);
     const pleg = new GenericPleg({
       runner,
       cache: shared.cache,
       records: shared.records,
       clock,
       logger: logger.child({ component: 'pleg' }),
-      metrics: plegMetrics(registry),
+      metrics: plegMetricSet,
       mode: config.relistMode,
+      sink: (e) => queue.offerPleg(e),
     });
     pleg.start(signal);
     stops.push(() => pleg.stopped());
+
+    const runtimeState = new RuntimeState(cri, pleg, clock, logger.child({ component: 'runtime' }));
+    runtimeState.start(signal);
 
     const podConfig = new PodConfig({ clock, logger: logger.child({ component: 'config' }), signal });
     if (config.staticPodPath) {
@@ -110,9 +129,42 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
       );
     }
 
-    const syncLoop = new SyncLoop({ podConfig, pleg, clock, logger: logger.child({ component: 'kubelet' }) });
+    const node = nodeResources(config);
+    const podManager = new PodManager();
+    const statusManager = new StatusManager();
+    const kubeletLogger = logger.child({ component: 'kubelet' });
+    const syncer = new PoolSyncer({
+      runner,
+      cache: shared.cache,
+      podManager,
+      statusManager,
+      node: node.info,
+      clock,
+      logger: kubeletLogger,
+      networkError: () => runtimeState.networkErrors(),
+      runtimeName: runtimeName(runtimeVersion.runtimeName),
+    });
+    const podWorkers = new PodWorkers({
+      syncer,
+      clock,
+      resyncIntervalMs: config.syncFrequency,
+      podStatus: (uid) => syncer.cachedStatus(uid),
+      logger: kubeletLogger.child({ component: 'pod-workers' }),
+    });
+    const handlers = new PodHandlers({
+      podManager,
+      podWorkers,
+      statusManager,
+      admitNode: { allocatable: node.allocatable },
+      runtimeUids: () => shared.cache.uids(),
+      cachedStatus: (uid) => syncer.cachedStatus(uid),
+      clock,
+      logger: kubeletLogger,
+    });
+    const syncLoop = new SyncLoop({ podConfig, handlers, podWorkers, podManager, statusManager, runtimeState, clock, logger: kubeletLogger, queue });
     syncLoop.start(signal);
     stops.push(() => syncLoop.stopped());
+    stops.push(() => podWorkers.idle());
 
     const checks: HealthCheck[] = [
       { name: 'ping', check: () => ({ ok: true, message: 'ok' }) },

@@ -5,14 +5,15 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../common/clock.js';
 import type { CriClient } from '../cri/client.js';
+import type { VersionResponse } from '../gen/runtime/v1/api.js';
 
-export async function waitForRuntime(cri: CriClient, clock: Clock, logger: Logger, signal: AbortSignal): Promise<void> {
+export async function waitForRuntime(cri: CriClient, clock: Clock, logger: Logger, signal: AbortSignal): Promise<VersionResponse> {
   let delay = 100;
   for (let attempt = 1; ; attempt++) {
     try {
       const v = await cri.version({ version: 'v1' }, { timeoutMs: 10_000, signal });
       logger.info({ endpoint: cri.runtimeEndpoint, runtimeName: v.runtimeName, runtimeVersion: v.runtimeVersion, apiVersion: v.runtimeApiVersion }, 'Connected to the container runtime');
-      return;
+      return v;
     } catch (err) {
       if (signal.aborted) throw err;
       logger.error({ endpoint: cri.runtimeEndpoint, attempt, retryInMs: delay, err: String(err) }, 'Container runtime is not reachable; retrying (check --container-runtime-endpoint and that the runtime is running)');

@@ -91,14 +91,11 @@ export class SyncLoopQueue {
     return undefined;
   }
 
-  /** The single consumer's iterator; ends when the signal aborts. */
-  async *drain(signal: AbortSignal): AsyncGenerator<SyncLoopEvent> {
+  /** The single consumer's next event, waiting for one; undefined once the signal aborts. */
+  async take(signal: AbortSignal): Promise<SyncLoopEvent | undefined> {
     while (!signal.aborted) {
       const e = this.next();
-      if (e) {
-        yield e;
-        continue;
-      }
+      if (e) return e;
       await new Promise<void>((resolve) => {
         const onAbort = () => resolve();
         this.wake = () => {
@@ -108,5 +105,6 @@ export class SyncLoopQueue {
         signal.addEventListener('abort', onAbort, { once: true });
       });
     }
+    return undefined;
   }
 }

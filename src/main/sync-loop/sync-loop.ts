@@ -1,24 +1,35 @@
 /**
  * The main thread's syncLoop (upstream Kubelet.syncLoop/syncLoopIteration):
- * one consumer of one typed queue (SyncLoopQueue). Config updates are
- * dispatched to the handlers by operation, PLEG events to the pod they name,
- * the 1 s sync tick and the 2 s housekeeping tick (only once all sources are
- * ready) to their handlers.
+ * one consumer of one typed queue (SyncLoopQueue). Config updates go to the
+ * handlers by operation, PLEG events to the pod they name, the 1 s sync tick
+ * syncs pods whose resync or error backoff is due, and the 2 s housekeeping
+ * tick runs HandlePodCleanups once all sources are ready. While the runtime
+ * is unhealthy the loop does no work and backs off 100 ms → 5 s.
  */
 import type { Logger } from 'pino';
 import type { Clock } from '../../common/clock.js';
 import type { Pod } from '../../api/pod.js';
-import type { GenericPleg } from '../pleg/generic-pleg.js';
+import type { PodHandlers } from '../kubelet/handlers.js';
+import type { PodManager } from '../kubelet/pod-manager.js';
+import type { RuntimeState } from '../kubelet/runtime-state.js';
+import type { PodWorkers } from '../pod-workers/pod-workers.js';
 import type { PodConfig } from '../podconfig/pod-config.js';
 import type { PodUpdate } from '../podconfig/types.js';
+import type { StatusManager } from '../status/status-manager.js';
 import { SyncLoopQueue, type SyncLoopEvent } from './sync-loop-queue.js';
 
 export const SYNC_TICK_MS = 1000;
 export const HOUSEKEEPING_PERIOD_MS = 2000;
+export const RUNTIME_BACKOFF_MIN_MS = 100;
+export const RUNTIME_BACKOFF_MAX_MS = 5000;
 
 export interface SyncLoopOptions {
   podConfig: PodConfig;
-  pleg: GenericPleg;
+  handlers: PodHandlers;
+  podWorkers: PodWorkers;
+  podManager: PodManager;
+  statusManager: StatusManager;
+  runtimeState: RuntimeState;
   clock: Clock;
   logger: Logger;
   queue?: SyncLoopQueue;
@@ -30,7 +41,6 @@ function podNames(pods: Pod[]): string[] {
 
 export class SyncLoop {
   readonly queue: SyncLoopQueue;
-  private readonly pods = new Map<string, Pod>();
   private lastIteration: number;
   private running: Promise<void> | undefined;
 
@@ -54,10 +64,22 @@ export class SyncLoop {
       for await (const update of podConfig.updates.iterate(signal)) this.queue.pushConfig(update);
     })();
     this.running = (async () => {
-      for await (const event of this.queue.drain(signal)) {
+      let backoff = RUNTIME_BACKOFF_MIN_MS;
+      while (!signal.aborted) {
         this.lastIteration = clock.now();
+        const errs = this.o.runtimeState.runtimeErrors();
+        if (errs.length > 0) {
+          // upstream: while the runtime is unhealthy, skip iterations (nothing is consumed) with backoff.
+          this.o.logger.error({ err: errs.join('; '), retryInMs: backoff }, 'Skipping pod synchronization');
+          await clock.sleep(backoff, signal).catch(() => undefined);
+          backoff = Math.min(backoff * 2, RUNTIME_BACKOFF_MAX_MS);
+          continue;
+        }
+        backoff = RUNTIME_BACKOFF_MIN_MS;
+        const event = await this.queue.take(signal);
+        if (!event) break;
         try {
-          await this.iterate(event);
+          this.iterate(event);
         } catch (err) {
           this.o.logger.error({ err: String(err), event: event.kind }, 'syncLoop iteration failed');
         }
@@ -78,40 +100,47 @@ export class SyncLoop {
       : { ok: true, message: 'ok' };
   }
 
-  /** PodList of the pods this node runs (for /pods). */
+  /** PodList of the pods this node runs, with the status the kubelet computed (for /pods). */
   podList(): { apiVersion: 'v1'; kind: 'PodList'; metadata: Record<string, never>; items: Pod[] } {
-    return { apiVersion: 'v1', kind: 'PodList', metadata: {}, items: [...this.pods.values()] };
+    const items = this.o.podManager.pods().map((p) => ({ ...p, status: this.o.statusManager.getPodStatus(p.metadata.uid ?? '') ?? p.status ?? {} }));
+    return { apiVersion: 'v1', kind: 'PodList', metadata: {}, items };
   }
 
-  private async iterate(event: SyncLoopEvent): Promise<void> {
-    const { logger } = this.o;
+  private iterate(event: SyncLoopEvent): void {
+    const { handlers, logger } = this.o;
     switch (event.kind) {
       case 'config':
         return this.handleConfig(event.update);
       case 'pleg':
         if (logger.isLevelEnabled('debug')) logger.debug({ pod: event.event.id, event: event.event.type, data: event.event.data }, 'SyncLoop (PLEG): event for pod');
-        return;
+        return handlers.handlePlegEvent(event.event);
       case 'probe':
+        // Probe managers arrive in a later issue; a result syncs its pod.
+        return handlers.handlePodSyncs([event.result.podUid]);
       case 'sync':
+        return handlers.handlePodSyncs(this.o.podWorkers.dueForResync());
       case 'housekeeping':
-        return;
+        if (!this.o.podConfig.seenAllSources()) {
+          if (logger.isLevelEnabled('debug')) logger.debug('SyncLoop (housekeeping, skipped): sources aren’t ready yet');
+          return;
+        }
+        return handlers.handlePodCleanups();
     }
   }
 
   private handleConfig(u: PodUpdate): void {
-    const { logger } = this.o;
+    const { handlers, logger } = this.o;
+    logger.info({ source: u.source, pods: podNames(u.pods) }, `SyncLoop ${u.op}`);
     switch (u.op) {
       case 'ADD':
+        return handlers.handlePodAdditions(u.pods);
       case 'UPDATE':
-      case 'RECONCILE':
       case 'DELETE':
-        logger.info({ source: u.source, pods: podNames(u.pods) }, `SyncLoop ${u.op}`);
-        for (const p of u.pods) this.pods.set(p.metadata.uid ?? '', p);
-        return;
+        return handlers.handlePodUpdates(u.pods);
       case 'REMOVE':
-        logger.info({ source: u.source, pods: podNames(u.pods) }, 'SyncLoop REMOVE');
-        for (const p of u.pods) this.pods.delete(p.metadata.uid ?? '');
-        return;
+        return handlers.handlePodRemoves(u.pods);
+      case 'RECONCILE':
+        return handlers.handlePodReconcile(u.pods);
       case 'SET':
         logger.error({ source: u.source }, 'SyncLoop: unexpected SET (the merge emits deltas only)');
         return;

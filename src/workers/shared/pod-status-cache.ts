@@ -292,6 +292,12 @@ export class PodStatusCache {
     Atomics.add(this.i32, seqIndex, 1);
   }
 
+  /** Owner only: the uids that currently hold a slot. */
+  uids(): string[] {
+    this.requireOwner('uids');
+    return [...this.index.keys()];
+  }
+
   /** Plain (unlocked) uid check; callers hold the slot's write side or re-check the seqlock. */
   private slotHoldsUid(b: number, uidBytes: Uint8Array, uidLen: number): boolean {
     if (this.view.getInt32(b + S_STATE, true) !== SLOT_USED) return false;

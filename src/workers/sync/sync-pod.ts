@@ -19,7 +19,7 @@ import { computePodActions, describePodActions } from './compute-pod-actions.js'
 import { generateContainerConfig } from './container-config.js';
 import { ensureImage } from './image-puller.js';
 import { killPod, removePod, stopContainer } from './kill-pod.js';
-import { findContainerStatuses } from './restart-policy.js';
+import { findLatestContainerStatus } from './restart-policy.js';
 import { buildPodLogsDirectory, generatePodSandboxConfig } from './sandbox-config.js';
 import type { NodeInfo, PodEvent, SyncPodInput, SyncPodResult, SyncReason, TerminatePodInput, TerminatePodResult } from './sync-types.js';
 
@@ -71,7 +71,9 @@ async function startContainer(
   events.push(...image.events);
   backoff = image.backoff;
   if (!image.ok) return { reason: image.reason, backoff };
-  const restartCount = findContainerStatuses(status, container.name).length;
+  // upstream: the latest instance's restartCount annotation + 1 (survives garbage collection of old instances).
+  const latest = findLatestContainerStatus(status, container.name);
+  const restartCount = latest ? latest.restartCount + 1 : 0;
   let containerId: string;
   try {
     const config = generateContainerConfig(pod, container, {

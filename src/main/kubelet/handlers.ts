@@ -1,0 +1,131 @@
+/**
+ * The syncLoop's handlers (upstream SyncHandler: HandlePodAdditions,
+ * HandlePodUpdates, HandlePodRemoves, HandlePodReconcile, HandlePodSyncs,
+ * HandlePodCleanups) plus PLEG event dispatch. They update desired state
+ * (PodManager), admit pods, and hand work to the pod workers; they never
+ * block on CRI. Main thread only.
+ */
+import type { Logger } from 'pino';
+import type { Pod } from '../../api/pod.js';
+import type { Clock } from '../../common/clock.js';
+import type { PlegEvent } from '../../runtime/pleg-event.js';
+import type { PodStatus as RuntimePodStatus, RuntimePod } from '../../runtime/types.js';
+import { canAdmitPod, rejectedPodStatus, type AdmitNode } from '../admission/admit.js';
+import type { PodWorkers } from '../pod-workers/pod-workers.js';
+import type { StatusManager } from '../status/status-manager.js';
+import type { PodManager } from './pod-manager.js';
+
+export interface HandlerDeps {
+  podManager: PodManager;
+  podWorkers: PodWorkers;
+  statusManager: StatusManager;
+  admitNode: AdmitNode;
+  /** UIDs the runtime has (pods holding a status cache slot). */
+  runtimeUids(): string[];
+  cachedStatus(uid: string): RuntimePodStatus | undefined;
+  clock: Clock;
+  logger: Logger;
+}
+
+/** Orphan pods are killed quickly (upstream: a 1 s grace override). */
+export const ORPHAN_GRACE_PERIOD_SECONDS = 1;
+
+const byCreation = (a: Pod, b: Pod) => (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? '');
+
+function toRuntimePod(s: RuntimePodStatus): RuntimePod {
+  return {
+    uid: s.uid,
+    name: s.name,
+    namespace: s.namespace,
+    sandboxes: s.sandboxStatuses.map((x) => ({ id: x.id, state: x.state, createdAt: x.createdAt })),
+    containers: s.containerStatuses.map((c) => ({ id: c.id, name: c.name, state: c.state, hash: c.hash, createdAt: c.createdAt })),
+  };
+}
+
+export class PodHandlers {
+  /** Pods admission rejected: they never start, and housekeeping does not restart them. */
+  private readonly rejected = new Set<string>();
+
+  constructor(private readonly d: HandlerDeps) {}
+
+  handlePodAdditions(pods: Pod[]): void {
+    const { podManager, podWorkers, statusManager, clock, logger } = this.d;
+    for (const pod of [...pods].sort(byCreation)) {
+      const uid = pod.metadata.uid ?? '';
+      podManager.addOrUpdate(pod);
+      if (!podWorkers.isPodTerminationRequested(uid)) {
+        const active = podManager.pods().filter((p) => p !== pod && !this.rejected.has(p.metadata.uid ?? '') && !podWorkers.isPodKnownTerminated(p.metadata.uid ?? ''));
+        const verdict = canAdmitPod(pod, active, this.d.admitNode);
+        if (!verdict.admit) {
+          this.rejected.add(uid);
+          statusManager.setPodStatus(pod, rejectedPodStatus(pod, verdict.reason, verdict.message, clock.now()));
+          logger.warn({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, reason: verdict.reason, message: verdict.message }, 'Pod rejected by admission');
+          continue;
+        }
+      }
+      podWorkers.update({ pod, updateType: 'create', startTime: clock.now() });
+    }
+  }
+
+  handlePodUpdates(pods: Pod[]): void {
+    for (const pod of pods) {
+      this.d.podManager.addOrUpdate(pod);
+      if (this.rejected.has(pod.metadata.uid ?? '')) continue;
+      this.d.podWorkers.update({ pod, updateType: 'update', startTime: this.d.clock.now() });
+    }
+  }
+
+  handlePodRemoves(pods: Pod[]): void {
+    for (const pod of pods) {
+      const uid = pod.metadata.uid ?? '';
+      this.d.podManager.remove(pod);
+      if (this.rejected.delete(uid)) {
+        this.d.statusManager.removePodStatus(uid);
+        continue;
+      }
+      this.d.podWorkers.update({ pod, updateType: 'kill', startTime: this.d.clock.now() });
+    }
+  }
+
+  handlePodReconcile(pods: Pod[]): void {
+    for (const pod of pods) this.d.podManager.addOrUpdate(pod);
+  }
+
+  handlePodSyncs(uids: Iterable<string>): void {
+    for (const uid of uids) {
+      const pod = this.d.podManager.get(uid);
+      if (pod && !this.rejected.has(uid)) this.d.podWorkers.update({ pod, updateType: 'sync' });
+    }
+  }
+
+  /** upstream isSyncPodWorthy: every event but ContainerRemoved syncs its pod. */
+  handlePlegEvent(e: PlegEvent): void {
+    if (e.type === 'ContainerRemoved') return;
+    this.handlePodSyncs([e.id]);
+  }
+
+  /** upstream HandlePodCleanups, run by housekeeping once all sources are ready. */
+  handlePodCleanups(): void {
+    const { podManager, podWorkers, statusManager, logger } = this.d;
+    const desired = podManager.pods().filter((p) => !this.rejected.has(p.metadata.uid ?? ''));
+    const workers = podWorkers.syncKnownPods(desired);
+    statusManager.removeOrphanedStatuses((uid) => podManager.get(uid) !== undefined || workers.has(uid));
+
+    // Runtime pods no config knows: kill them.
+    for (const uid of this.d.runtimeUids()) {
+      if (podManager.get(uid) || workers.has(uid)) continue;
+      const status = this.d.cachedStatus(uid);
+      if (!status || (status.sandboxStatuses.length === 0 && status.containerStatuses.length === 0)) continue;
+      logger.info({ podUID: uid, pod: `${status.namespace}/${status.name}` }, 'Clean up orphaned pod known only to the runtime');
+      podWorkers.update({ runningPod: toRuntimePod(status), updateType: 'kill', killPodOptions: { gracePeriodSeconds: ORPHAN_GRACE_PERIOD_SECONDS } });
+    }
+
+    // Desired pods the workers do not know (e.g. a worker was pruned): start them again.
+    for (const pod of desired) {
+      const uid = pod.metadata.uid ?? '';
+      if (workers.has(uid) || podWorkers.isPodKnownTerminated(uid)) continue;
+      logger.info({ pod: `${pod.metadata.namespace}/${pod.metadata.name}` }, 'Pod is desired but has no worker; starting it');
+      podWorkers.update({ pod, updateType: 'create', startTime: this.d.clock.now() });
+    }
+  }
+}

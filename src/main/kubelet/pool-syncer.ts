@@ -1,0 +1,136 @@
+/**
+ * The PodSyncer the pod workers call (upstream Kubelet.SyncPod,
+ * SyncTerminatingPod, SyncTerminatedPod): it decides on the main thread what
+ * only the main thread knows (terminal phase, network readiness, the status
+ * to report) and dispatches the CRI work to the worker pool. Backoff state
+ * and waiting reasons live here, per pod, and travel with each task.
+ */
+import type { Logger } from 'pino';
+import type { Pod, PodStatus as ApiPodStatus } from '../../api/pod.js';
+import type { Clock } from '../../common/clock.js';
+import type { PodStatus as RuntimePodStatus, RuntimePod } from '../../runtime/types.js';
+import type { PodStatusCache } from '../../workers/shared/pod-status-cache.js';
+import type { BackoffState } from '../../workers/sync/backoff.js';
+import type { NodeInfo, PodEvent, SyncReason } from '../../workers/sync/sync-types.js';
+import type { TaskRunner } from '../../workers/task-runner.js';
+import type { PodStatusFunc, PodSyncer, SyncContext, SyncPodType } from '../pod-workers/pod-workers.js';
+import { generateAPIPodStatus } from '../status/generate-pod-status.js';
+import type { StatusManager } from '../status/status-manager.js';
+import type { PodManager } from './pod-manager.js';
+
+export interface PoolSyncerOptions {
+  runner: TaskRunner;
+  cache: PodStatusCache;
+  podManager: PodManager;
+  statusManager: StatusManager;
+  node: NodeInfo;
+  clock: Clock;
+  logger: Logger;
+  /** Network readiness error from the runtime state, if any. */
+  networkError(): string | undefined;
+  runtimeName?: string;
+}
+
+function podRef(pod: Pod): string {
+  return `${pod.metadata.namespace ?? ''}/${pod.metadata.name ?? ''}`;
+}
+
+export class PoolSyncer implements PodSyncer {
+  private readonly backoff = new Map<string, BackoffState>();
+  private readonly reasons = new Map<string, Record<string, SyncReason>>();
+  private readonly lastSyncStart = new Map<string, number>();
+  private readonly events: Logger;
+
+  constructor(private readonly o: PoolSyncerOptions) {
+    this.events = o.logger.child({ component: 'events' });
+  }
+
+  /** Reads the pod's cached runtime status (zero-copy SAB read). */
+  cachedStatus(uid: string): RuntimePodStatus | undefined {
+    const slot = this.o.cache.slotOf(uid);
+    return slot === undefined ? undefined : this.o.cache.read(slot, uid);
+  }
+
+  /** The v1 status from the current cache, recorded in the status manager. */
+  refreshStatus(pod: Pod, podIsTerminal = false): ApiPodStatus {
+    const uid = pod.metadata.uid ?? '';
+    const status = generateAPIPodStatus(pod, this.cachedStatus(uid), {
+      now: this.o.clock.now(),
+      nodeIP: this.o.node.ip || undefined,
+      previous: this.o.statusManager.getPodStatus(uid),
+      reasonCache: new Map(Object.entries(this.reasons.get(uid) ?? {})),
+      podIsTerminal,
+      runtimeName: this.o.runtimeName ?? 'containerd',
+    });
+    this.o.statusManager.setPodStatus(pod, status);
+    return status;
+  }
+
+  private record(pod: Pod, events: PodEvent[]): void {
+    for (const e of events) {
+      const fields = { pod: podRef(pod), podUID: pod.metadata.uid, type: e.type, reason: e.reason };
+      if (e.type === 'Warning') this.events.warn(fields, e.message);
+      else this.events.info(fields, e.message);
+    }
+  }
+
+  async syncPod(ctx: SyncContext, _updateType: SyncPodType, pod: Pod): Promise<{ terminal: boolean }> {
+    const uid = pod.metadata.uid ?? '';
+    const api = this.refreshStatus(pod);
+    if (api.phase === 'Succeeded' || api.phase === 'Failed') return { terminal: true };
+    const networkError = this.o.networkError();
+    if (networkError && !pod.spec.hostNetwork) {
+      this.record(pod, [{ type: 'Warning', reason: 'NetworkNotReady', message: `network is not ready: ${networkError}` }]);
+      throw new Error(`network is not ready: ${networkError}`);
+    }
+    if (ctx.signal.aborted) return { terminal: false };
+    const slot = this.o.cache.allocate(uid);
+    const start = this.o.clock.now();
+    const result = await this.o.runner.run({
+      type: 'syncPod',
+      input: { pod, slot, minTimestamp: this.lastSyncStart.get(uid) ?? 0, backoff: this.backoff.get(uid) ?? {}, node: this.o.node },
+    });
+    this.lastSyncStart.set(uid, start);
+    this.backoff.set(uid, result.backoff);
+    this.reasons.set(uid, result.reasons);
+    this.record(pod, result.events);
+    if (this.o.logger.isLevelEnabled('debug')) this.o.logger.debug({ pod: podRef(pod), plan: result.plan }, 'SyncPod plan');
+    this.refreshStatus(pod);
+    if (result.error) throw new Error(result.error);
+    return { terminal: false };
+  }
+
+  async syncTerminatingPod(_ctx: SyncContext, pod: Pod, gracePeriodSeconds: number, podStatusFunc?: PodStatusFunc): Promise<void> {
+    const uid = pod.metadata.uid ?? '';
+    this.o.logger.info({ pod: podRef(pod), gracePeriod: gracePeriodSeconds }, 'Pod is terminating; stopping its containers');
+    const result = await this.o.runner.run({
+      type: 'terminatePod',
+      input: { pod, slot: this.o.cache.slotOf(uid) ?? -1, gracePeriodSeconds, remove: false },
+    });
+    this.record(pod, result.events);
+    if (podStatusFunc) this.o.statusManager.setPodStatus(pod, podStatusFunc(pod, this.cachedStatus(uid)));
+    else this.refreshStatus(pod, true);
+  }
+
+  async syncTerminatedPod(_ctx: SyncContext, pod: Pod): Promise<void> {
+    const uid = pod.metadata.uid ?? '';
+    const desired = this.o.podManager.get(uid) !== undefined;
+    if (!desired) {
+      // Gone from every source: remove its containers and sandboxes.
+      await this.o.runner.run({ type: 'terminatePod', input: { pod, slot: -1, gracePeriodSeconds: 0, remove: true } });
+      this.o.statusManager.removePodStatus(uid);
+    } else {
+      this.refreshStatus(pod, true);
+    }
+    this.backoff.delete(uid);
+    this.reasons.delete(uid);
+    this.lastSyncStart.delete(uid);
+    this.o.logger.info({ pod: podRef(pod), removed: !desired }, 'Pod is terminated');
+  }
+
+  async syncTerminatingRuntimePod(_ctx: SyncContext, runningPod: RuntimePod): Promise<void> {
+    const pod: Pod = { apiVersion: 'v1', kind: 'Pod', metadata: { uid: runningPod.uid, name: runningPod.name, namespace: runningPod.namespace }, spec: { containers: [] } };
+    this.o.logger.info({ pod: `${runningPod.namespace}/${runningPod.name}`, podUID: runningPod.uid }, 'Killing orphaned pod known only to the runtime');
+    await this.o.runner.run({ type: 'terminatePod', input: { pod, slot: -1, gracePeriodSeconds: 1, remove: true } });
+  }
+}
