@@ -1,0 +1,145 @@
+/**
+ * Runs the kubelet-ts CLI (built dist) as a child process for e2e tests:
+ * free ports, a temp root/log/manifest directory, /pods polling, and clean
+ * shutdown plus removal of every pod the test created (by namespace).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Pod } from '../../src/api/pod.js';
+import { CriClient } from '../../src/cri/client.js';
+import { LABEL_POD_NAMESPACE } from '../../src/runtime/types.js';
+import { pollUntil } from '../helpers/poll.js';
+
+const root = resolve(fileURLToPath(import.meta.url), '../../..');
+
+export async function freePort(): Promise<number> {
+  return new Promise((ok, fail) => {
+    const s = createServer();
+    s.once('error', fail);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => ok(port));
+    });
+  });
+}
+
+export interface ContainerSpec {
+  name: string;
+  command: string[];
+  image?: string;
+  imagePullPolicy?: string;
+}
+
+export function podManifest(name: string, namespace: string, containers: ContainerSpec[], opts: { restartPolicy?: string; initContainers?: ContainerSpec[]; grace?: number } = {}): Record<string, unknown> {
+  const c = (x: ContainerSpec) => ({ name: x.name, image: x.image ?? 'docker.io/kubelet-ts/busybox:1.0', command: x.command, ...(x.imagePullPolicy ? { imagePullPolicy: x.imagePullPolicy } : {}) });
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace },
+    spec: {
+      restartPolicy: opts.restartPolicy ?? 'Always',
+      terminationGracePeriodSeconds: opts.grace ?? 5,
+      ...(opts.initContainers ? { initContainers: opts.initContainers.map(c) } : {}),
+      containers: containers.map(c),
+    },
+  };
+}
+
+export class AgentProcess {
+  readonly dir: string;
+  readonly manifests: string;
+  readonly logs: string[] = [];
+  port = 0;
+  healthzPort = 0;
+  private child: ChildProcess | undefined;
+
+  constructor(readonly endpoint: string, readonly nodeName: string, readonly namespace: string) {
+    this.dir = mkdtempSync(join(tmpdir(), 'kts-e2e-'));
+    this.manifests = join(this.dir, 'manifests');
+    mkdirSync(this.manifests);
+  }
+
+  /** Atomic replace through a dot-file (ignored by the file source), as config managers do. */
+  writeManifest(file: string, pod: Record<string, unknown>): void {
+    const tmp = join(this.manifests, `.${file}.tmp`);
+    writeFileSync(tmp, JSON.stringify(pod));
+    renameSync(tmp, join(this.manifests, `${file}.json`));
+  }
+
+  deleteManifest(file: string): void {
+    rmSync(join(this.manifests, `${file}.json`), { force: true });
+  }
+
+  async start(): Promise<void> {
+    this.port = await freePort();
+    this.healthzPort = await freePort();
+    const child = spawn(
+      process.execPath,
+      [
+        join(root, 'bin/kubelet-ts.js'),
+        `--container-runtime-endpoint=${this.endpoint}`,
+        `--pod-manifest-path=${this.manifests}`,
+        `--root-dir=${join(this.dir, 'root')}`,
+        `--pod-logs-dir=${join(this.dir, 'pod-logs')}`,
+        `--hostname-override=${this.nodeName}`,
+        `--port=${this.port}`,
+        `--healthz-port=${this.healthzPort}`,
+        '--address=127.0.0.1',
+        '--read-only-port=0',
+        '--file-check-frequency=2s',
+        '--v=2',
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    this.child = child;
+    const collect = (b: Buffer) => this.logs.push(...b.toString().split('\n').filter(Boolean));
+    child.stdout!.on('data', collect);
+    child.stderr!.on('data', collect);
+    await pollUntil('the agent to serve /healthz', async () => {
+      if (child.exitCode !== null) throw new Error(`agent exited with ${child.exitCode}:\n${this.tail()}`);
+      const r = await fetch(`http://127.0.0.1:${this.healthzPort}/healthz`).catch(() => undefined);
+      return r?.ok === true;
+    }, { timeoutMs: 60_000 });
+  }
+
+  tail(n = 60): string {
+    return this.logs.slice(-n).join('\n');
+  }
+
+  async pods(): Promise<Pod[]> {
+    const r = await fetch(`http://127.0.0.1:${this.port}/pods`);
+    return ((await r.json()) as { items: Pod[] }).items;
+  }
+
+  async pod(name: string): Promise<Pod | undefined> {
+    return (await this.pods()).find((p) => p.metadata.name === `${name}-${this.nodeName}`);
+  }
+
+  async stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+    const child = this.child;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((r) => child.once('exit', r));
+    child.kill(signal);
+    await exited;
+  }
+
+  /** Stops the agent, removes every pod of the test namespace from the runtime, deletes the temp dir. */
+  async cleanup(): Promise<void> {
+    await this.stop();
+    const cri = new CriClient({ runtimeEndpoint: this.endpoint, timeoutMs: 60_000 });
+    try {
+      const boxes = await cri.listPodSandbox({ filter: { labelSelector: { [LABEL_POD_NAMESPACE]: this.namespace } } });
+      for (const s of boxes.items) {
+        await cri.stopPodSandbox({ podSandboxId: s.id }).catch(() => undefined);
+        await cri.removePodSandbox({ podSandboxId: s.id }).catch(() => undefined);
+      }
+    } finally {
+      cri.close();
+      rmSync(this.dir, { recursive: true, force: true });
+    }
+  }
+}
