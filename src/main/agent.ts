@@ -30,7 +30,9 @@ import { RuntimeState } from './kubelet/runtime-state.js';
 import { nodeResources } from './kubelet/node-resources.js';
 import { PodManager } from './kubelet/pod-manager.js';
 import { PoolSyncer } from './kubelet/pool-syncer.js';
+import { kubeletMetrics } from './kubelet/kubelet-metrics.js';
 import { PodHandlers } from './kubelet/handlers.js';
+import { ContainerDeletor } from './kubelet/container-deletor.js';
 import { StatusManager } from './status/status-manager.js';
 import { PodWorkers } from './pod-workers/pod-workers.js';
 
@@ -143,6 +145,7 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
       logger: kubeletLogger,
       networkError: () => runtimeState.networkErrors(),
       runtimeName: runtimeName(runtimeVersion.runtimeName),
+      metrics: kubeletMetrics(registry),
     });
     const podWorkers = new PodWorkers({
       syncer,
@@ -158,6 +161,7 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
       admitNode: { allocatable: node.allocatable },
       runtimeUids: () => shared.cache.uids(),
       cachedStatus: (uid) => syncer.cachedStatus(uid),
+      containerDeletor: new ContainerDeletor(runner, kubeletLogger),
       clock,
       logger: kubeletLogger,
     });

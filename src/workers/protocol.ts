@@ -37,7 +37,8 @@ export type TaskRequest =
   | { type: 'relistDiff'; fromSlot: number; toSlot: number }
   | { type: 'inspect'; pods: PodRef[] }
   | { type: 'syncPod'; input: SyncPodInput }
-  | { type: 'terminatePod'; input: TerminatePodInput };
+  | { type: 'terminatePod'; input: TerminatePodInput }
+  | { type: 'removeContainers'; ids: string[] };
 
 export interface RelistSummary {
   /** Pods the runtime reported. */
@@ -67,6 +68,7 @@ export interface TaskResults {
   inspect: { outcomes: InspectOutcome[] };
   syncPod: SyncPodResult;
   terminatePod: TerminatePodResult;
+  removeContainers: { removed: number };
 }
 
 export type TaskType = TaskRequest['type'];

@@ -7,6 +7,7 @@
 import { realClock, type Clock } from '../common/clock.js';
 import { KubeletTsError } from '../common/errors.js';
 import { syncPod, terminatePod, type SyncContext } from './sync/sync-pod.js';
+import { removeContainers } from './sync/kill-pod.js';
 import { CriClient } from '../cri/client.js';
 import { CriRuntime } from '../runtime/cri-runtime.js';
 import type { Runtime } from '../runtime/runtime.js';
@@ -69,6 +70,8 @@ export async function runTask(ctx: TaskContext, request: TaskRequest): Promise<T
         return { ok: true, value: await syncPod(syncContext(ctx), request.input) };
       case 'terminatePod':
         return { ok: true, value: await terminatePod(syncContext(ctx), request.input) };
+      case 'removeContainers':
+        return { ok: true, value: { removed: await removeContainers(syncContext(ctx).cri, request.ids) } };
       default:
         return assertNever(request);
     }

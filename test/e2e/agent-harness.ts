@@ -5,7 +5,6 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,19 +12,9 @@ import type { Pod } from '../../src/api/pod.js';
 import { CriClient } from '../../src/cri/client.js';
 import { LABEL_POD_NAMESPACE } from '../../src/runtime/types.js';
 import { pollUntil } from '../helpers/poll.js';
+import { freePort } from '../helpers/ports.js';
 
 const root = resolve(fileURLToPath(import.meta.url), '../../..');
-
-export async function freePort(): Promise<number> {
-  return new Promise((ok, fail) => {
-    const s = createServer();
-    s.once('error', fail);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => ok(port));
-    });
-  });
-}
 
 export interface ContainerSpec {
   name: string;
@@ -57,7 +46,8 @@ export class AgentProcess {
   healthzPort = 0;
   private child: ChildProcess | undefined;
 
-  constructor(readonly endpoint: string, readonly nodeName: string, readonly namespace: string) {
+  /** extraArgs are appended to the CLI flags (later flags win), e.g. ['--max-pods=1100']. */
+  constructor(readonly endpoint: string, readonly nodeName: string, readonly namespace: string, readonly extraArgs: readonly string[] = []) {
     this.dir = mkdtempSync(join(tmpdir(), 'kts-e2e-'));
     this.manifests = join(this.dir, 'manifests');
     mkdirSync(this.manifests);
@@ -92,6 +82,7 @@ export class AgentProcess {
         '--read-only-port=0',
         '--file-check-frequency=2s',
         '--v=2',
+        ...this.extraArgs,
       ],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );

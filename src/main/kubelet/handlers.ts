@@ -14,6 +14,7 @@ import { canAdmitPod, rejectedPodStatus, type AdmitNode } from '../admission/adm
 import type { PodWorkers } from '../pod-workers/pod-workers.js';
 import type { StatusManager } from '../status/status-manager.js';
 import type { PodManager } from './pod-manager.js';
+import type { ContainerDeletor } from './container-deletor.js';
 
 export interface HandlerDeps {
   podManager: PodManager;
@@ -23,6 +24,7 @@ export interface HandlerDeps {
   /** UIDs the runtime has (pods holding a status cache slot). */
   runtimeUids(): string[];
   cachedStatus(uid: string): RuntimePodStatus | undefined;
+  containerDeletor: ContainerDeletor;
   clock: Clock;
   logger: Logger;
 }
@@ -98,10 +100,16 @@ export class PodHandlers {
     }
   }
 
-  /** upstream isSyncPodWorthy: every event but ContainerRemoved syncs its pod. */
+  /**
+   * upstream: every event but ContainerRemoved syncs its pod (isSyncPodWorthy);
+   * a ContainerDied also cleans up the pod's older dead containers.
+   */
   handlePlegEvent(e: PlegEvent): void {
-    if (e.type === 'ContainerRemoved') return;
-    this.handlePodSyncs([e.id]);
+    if (e.type !== 'ContainerRemoved') this.handlePodSyncs([e.id]);
+    if (e.type === 'ContainerDied') {
+      const status = this.d.cachedStatus(e.id);
+      if (status) this.d.containerDeletor.deleteContainersInPod(e.data, status, this.d.podWorkers.shouldPodContentBeRemoved(e.id));
+    }
   }
 
   /** upstream HandlePodCleanups, run by housekeeping once all sources are ready. */

@@ -17,6 +17,7 @@ import type { PodStatusFunc, PodSyncer, SyncContext, SyncPodType } from '../pod-
 import { generateAPIPodStatus } from '../status/generate-pod-status.js';
 import type { StatusManager } from '../status/status-manager.js';
 import type { PodManager } from './pod-manager.js';
+import type { KubeletMetrics } from './kubelet-metrics.js';
 
 export interface PoolSyncerOptions {
   runner: TaskRunner;
@@ -29,6 +30,7 @@ export interface PoolSyncerOptions {
   /** Network readiness error from the runtime state, if any. */
   networkError(): string | undefined;
   runtimeName?: string;
+  metrics?: KubeletMetrics;
 }
 
 function podRef(pod: Pod): string {
@@ -74,7 +76,17 @@ export class PoolSyncer implements PodSyncer {
     }
   }
 
-  async syncPod(ctx: SyncContext, _updateType: SyncPodType, pod: Pod): Promise<{ terminal: boolean }> {
+  async syncPod(ctx: SyncContext, updateType: SyncPodType, pod: Pod): Promise<{ terminal: boolean }> {
+    const started = this.o.clock.now();
+    try {
+      return await this.syncPodOnce(ctx, pod);
+    } finally {
+      // upstream records create/update/sync (a kill goes through termination).
+      if (updateType !== 'kill') this.o.metrics?.podWorkerDuration.observe({ operation_type: updateType }, (this.o.clock.now() - started) / 1000);
+    }
+  }
+
+  private async syncPodOnce(ctx: SyncContext, pod: Pod): Promise<{ terminal: boolean }> {
     const uid = pod.metadata.uid ?? '';
     const api = this.refreshStatus(pod);
     if (api.phase === 'Succeeded' || api.phase === 'Failed') return { terminal: true };

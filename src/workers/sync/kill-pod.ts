@@ -36,8 +36,14 @@ export async function killPod(cri: CriClient, status: PodStatus, gracePeriodSeco
   return { stoppedContainers: running.length, stoppedSandboxes: ready.length, events };
 }
 
+/** Removes the given (dead) containers; ones already gone are not an error. */
+export async function removeContainers(cri: CriClient, ids: string[]): Promise<number> {
+  await Promise.all(ids.map((id) => cri.removeContainer({ containerId: id }).catch(ignoreNotFound)));
+  return ids.length;
+}
+
 /** Removes every sandbox of the pod (which removes its containers) and any container left over. */
 export async function removePod(cri: CriClient, status: PodStatus): Promise<void> {
-  await Promise.all(status.containerStatuses.map((c) => cri.removeContainer({ containerId: c.id }).catch(ignoreNotFound)));
+  await removeContainers(cri, status.containerStatuses.map((c) => c.id));
   await Promise.all(status.sandboxStatuses.map((s) => cri.removePodSandbox({ podSandboxId: s.id }).catch(ignoreNotFound)));
 }
