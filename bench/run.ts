@@ -25,5 +25,5 @@ if (!existsSync(file)) {
   console.error(`benchmark ${name} (${file}) does not exist yet`);
   process.exit(2);
 }
-const r = spawnSync(process.execPath, ['--import', 'tsx', file, ...rest], { stdio: 'inherit' });
+const r = spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', file, ...rest], { stdio: 'inherit' });
 process.exit(r.status ?? 1);

@@ -1,4 +1,6 @@
 #!/usr/bin/env node
 import { main } from '../dist/main/cli.js';
 
-process.exitCode = await main(process.argv.slice(2));
+process.exitCode = await main(process.argv.slice(2), {
+  run: async ({ config }, logger) => (await import('../dist/main/agent.js')).runAgent(config, logger),
+});
