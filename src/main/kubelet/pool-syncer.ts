@@ -40,7 +40,13 @@ function podRef(pod: Pod): string {
 export class PoolSyncer implements PodSyncer {
   private readonly backoff = new Map<string, BackoffState>();
   private readonly reasons = new Map<string, Record<string, SyncReason>>();
-  private readonly lastSyncStart = new Map<string, number>();
+  /**
+   * When each pod's last sync finished (upstream podWorkers lastSyncTime): the
+   * next sync only trusts a cached status observed after it, otherwise the
+   * worker reads the runtime, so a sync never acts on a status older than the
+   * previous sync's own changes.
+   */
+  private readonly lastSyncEnd = new Map<string, number>();
   private readonly events: Logger;
 
   constructor(private readonly o: PoolSyncerOptions) {
@@ -97,12 +103,11 @@ export class PoolSyncer implements PodSyncer {
     }
     if (ctx.signal.aborted) return { terminal: false };
     const slot = this.o.cache.allocate(uid);
-    const start = this.o.clock.now();
     const result = await this.o.runner.run({
       type: 'syncPod',
-      input: { pod, slot, minTimestamp: this.lastSyncStart.get(uid) ?? 0, backoff: this.backoff.get(uid) ?? {}, node: this.o.node },
+      input: { pod, slot, minTimestamp: this.lastSyncEnd.get(uid) ?? 0, backoff: this.backoff.get(uid) ?? {}, node: this.o.node },
     });
-    this.lastSyncStart.set(uid, start);
+    this.lastSyncEnd.set(uid, this.o.clock.now());
     this.backoff.set(uid, result.backoff);
     this.reasons.set(uid, result.reasons);
     this.record(pod, result.events);
@@ -136,7 +141,7 @@ export class PoolSyncer implements PodSyncer {
     }
     this.backoff.delete(uid);
     this.reasons.delete(uid);
-    this.lastSyncStart.delete(uid);
+    this.lastSyncEnd.delete(uid);
     this.o.logger.info({ pod: podRef(pod), removed: !desired }, 'Pod is terminated');
   }
 

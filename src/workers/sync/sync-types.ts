@@ -24,8 +24,8 @@ export interface SyncPodInput {
   /** Pod status cache slot of this pod (allocated by the main thread). */
   slot: number;
   /**
-   * The cached status is used only when it is at least this new (ms): the
-   * start of this pod's previous sync (upstream podCache.GetNewerThan).
+   * The cached status is used only when it is newer than this (ms): the end
+   * of this pod's previous sync (upstream podCache.GetNewerThan(lastSyncTime)).
    * Otherwise the task reads the runtime directly.
    */
   minTimestamp: number;
