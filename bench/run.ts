@@ -13,6 +13,7 @@ const BENCHES: Record<string, string> = {
   merge: 'merge.bench.ts',
   'shared-memory': 'shared-memory.bench.ts',
   pleg: 'pleg.bench.ts',
+  startup: 'startup.bench.ts',
 };
 
 const [name, ...rest] = process.argv.slice(2);

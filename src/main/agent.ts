@@ -146,6 +146,9 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
       networkError: () => runtimeState.networkErrors(),
       runtimeName: runtimeName(runtimeVersion.runtimeName),
       metrics: kubeletMetrics(registry),
+      // PoolRunner runs 8 tasks per worker; leave a quarter of that for PLEG tasks.
+      maxConcurrentSyncs: runner.threads > 0 ? runner.threads * 6 : 16,
+      cacheUnreliable: (uid) => pleg.inspectionFailed(uid),
     });
     const podWorkers = new PodWorkers({
       syncer,

@@ -97,6 +97,11 @@ export class AgentProcess {
     }, { timeoutMs: 60_000 });
   }
 
+  /** The agent's process id while it runs. */
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
   tail(n = 60): string {
     return this.logs.slice(-n).join('\n');
   }

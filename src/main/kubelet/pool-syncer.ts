@@ -18,6 +18,7 @@ import { generateAPIPodStatus } from '../status/generate-pod-status.js';
 import type { StatusManager } from '../status/status-manager.js';
 import type { PodManager } from './pod-manager.js';
 import type { KubeletMetrics } from './kubelet-metrics.js';
+import { Semaphore } from '../../common/semaphore.js';
 
 export interface PoolSyncerOptions {
   runner: TaskRunner;
@@ -31,6 +32,14 @@ export interface PoolSyncerOptions {
   networkError(): string | undefined;
   runtimeName?: string;
   metrics?: KubeletMetrics;
+  /**
+   * Pod sync tasks in flight at once. Keep it below the pool's task capacity
+   * so PLEG relist and inspection tasks never queue behind a burst of syncs
+   * (e.g. a node boot with hundreds of pods).
+   */
+  maxConcurrentSyncs?: number;
+  /** True when the PLEG could not inspect the pod (its cached status may be missing or stale). */
+  cacheUnreliable?(uid: string): boolean;
 }
 
 function podRef(pod: Pod): string {
@@ -49,8 +58,11 @@ export class PoolSyncer implements PodSyncer {
   private readonly lastSyncEnd = new Map<string, number>();
   private readonly events: Logger;
 
+  private readonly slots: Semaphore;
+
   constructor(private readonly o: PoolSyncerOptions) {
     this.events = o.logger.child({ component: 'events' });
+    this.slots = new Semaphore(o.maxConcurrentSyncs ?? 12);
   }
 
   /** Reads the pod's cached runtime status (zero-copy SAB read). */
@@ -103,10 +115,10 @@ export class PoolSyncer implements PodSyncer {
     }
     if (ctx.signal.aborted) return { terminal: false };
     const slot = this.o.cache.allocate(uid);
-    const result = await this.o.runner.run({
+    const result = await this.slots.run(() => this.o.runner.run({
       type: 'syncPod',
-      input: { pod, slot, minTimestamp: this.lastSyncEnd.get(uid) ?? 0, backoff: this.backoff.get(uid) ?? {}, node: this.o.node },
-    });
+      input: { pod, slot, minTimestamp: this.lastSyncEnd.get(uid) ?? 0, cacheUnreliable: this.o.cacheUnreliable?.(uid) ?? false, backoff: this.backoff.get(uid) ?? {}, node: this.o.node },
+    }));
     this.lastSyncEnd.set(uid, this.o.clock.now());
     this.backoff.set(uid, result.backoff);
     this.reasons.set(uid, result.reasons);
@@ -120,10 +132,10 @@ export class PoolSyncer implements PodSyncer {
   async syncTerminatingPod(_ctx: SyncContext, pod: Pod, gracePeriodSeconds: number, podStatusFunc?: PodStatusFunc): Promise<void> {
     const uid = pod.metadata.uid ?? '';
     this.o.logger.info({ pod: podRef(pod), gracePeriod: gracePeriodSeconds }, 'Pod is terminating; stopping its containers');
-    const result = await this.o.runner.run({
+    const result = await this.slots.run(() => this.o.runner.run({
       type: 'terminatePod',
       input: { pod, slot: this.o.cache.slotOf(uid) ?? -1, gracePeriodSeconds, remove: false },
-    });
+    }));
     this.record(pod, result.events);
     if (podStatusFunc) this.o.statusManager.setPodStatus(pod, podStatusFunc(pod, this.cachedStatus(uid)));
     else this.refreshStatus(pod, true);

@@ -118,6 +118,11 @@ export class GenericPleg {
     return { ok: true, message: 'ok' };
   }
 
+  /** True while the pod's last inspection failed: its cache entry must not be trusted. */
+  inspectionFailed(uid: string): boolean {
+    return this.podsToReinspect.has(uid);
+  }
+
   /** The time of the last successful list, ms (undefined before the first). */
   lastRelistTime(): number | undefined {
     return this.relistTime;

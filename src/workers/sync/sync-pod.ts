@@ -31,13 +31,21 @@ export interface SyncContext {
 }
 
 /** The pod's runtime status: the cached one when new enough, else read from the runtime. */
-export async function currentStatus(ctx: SyncContext, pod: Pod, slot: number, minTimestamp: number): Promise<PodStatus> {
+/**
+ * The pod's runtime status as upstream podCache.GetNewerThan gives it: the
+ * cached one when newer than minTimestamp. A pod with no cached status counts
+ * as "no containers" once a relist that started after minTimestamp has
+ * finished (the cache's global timestamp), because every pod the runtime has
+ * is inspected by the relist that first sees it. Otherwise the runtime is read.
+ */
+export async function currentStatus(ctx: SyncContext, pod: Pod, slot: number, minTimestamp: number, cacheUnreliable = false): Promise<PodStatus> {
   const uid = pod.metadata.uid ?? '';
-  if (ctx.cache.isNewerThan(slot, minTimestamp)) {
-    const cached = ctx.cache.read(slot, uid);
-    if (cached) return cached;
+  const name = pod.metadata.name ?? '';
+  const namespace = pod.metadata.namespace ?? '';
+  if (!cacheUnreliable && ctx.cache.isNewerThan(slot, minTimestamp)) {
+    return ctx.cache.read(slot, uid) ?? { uid, name, namespace, ips: [], sandboxStatuses: [], containerStatuses: [], timestamp: ctx.cache.getGlobalTimestamp() };
   }
-  return ctx.runtime.getPodStatus(uid, pod.metadata.name ?? '', pod.metadata.namespace ?? '');
+  return ctx.runtime.getPodStatus(uid, name, namespace);
 }
 
 function gracePeriodOf(pod: Pod): number {
@@ -111,7 +119,7 @@ export async function syncPod(ctx: SyncContext, input: SyncPodInput): Promise<Sy
   const events: PodEvent[] = [];
   const reasons: Record<string, SyncReason> = {};
   const errors: string[] = [];
-  const status = await currentStatus(ctx, pod, input.slot, input.minTimestamp);
+  const status = await currentStatus(ctx, pod, input.slot, input.minTimestamp, input.cacheUnreliable);
   const actions = computePodActions(pod, status, { livenessFailed: input.livenessFailed });
   const plan = describePodActions(actions);
 

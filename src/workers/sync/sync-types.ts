@@ -29,6 +29,8 @@ export interface SyncPodInput {
    * Otherwise the task reads the runtime directly.
    */
   minTimestamp: number;
+  /** The PLEG failed to inspect this pod: ignore the cache and read the runtime. */
+  cacheUnreliable?: boolean;
   backoff: BackoffState;
   node: NodeInfo;
   /** Container names or ids whose liveness probe failed. */
