@@ -20,7 +20,8 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir, availableParallelism } from 'node:os';
 import { join } from 'node:path';
-import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+import { performance } from 'node:perf_hooks';
+import { LagProbe } from './lib/lag.js';
 import { Registry } from 'prom-client';
 import { realClock } from '../src/common/clock.js';
 import { silentLogger } from '../src/common/logger.js';
@@ -68,23 +69,21 @@ async function startSim(dir: string): Promise<{ endpoint: string; stop: () => Pr
 }
 
 async function measure(samples: number, before: (() => Promise<void>) | undefined, op: () => Promise<void>) {
-  const lag = monitorEventLoopDelay({ resolution: 1 });
+  const lag = new LagProbe();
   const times: number[] = [];
-  lag.enable();
   for (let i = 0; i < samples; i++) {
     if (before) {
-      lag.disable();
       await before();
       // The load generator's own garbage (its CRI calls) is not the agent's: collect it first.
       (globalThis as { gc?: () => void }).gc?.();
-      lag.enable();
     }
+    lag.start();
     const t = performance.now();
     await op();
     times.push(performance.now() - t);
+    lag.stop();
   }
-  lag.disable();
-  return { p50Ms: round(percentile(times, 50)), p99Ms: round(percentile(times, 99)), loopLagP99Ms: round(lag.percentile(99) / 1e6), samples };
+  return { p50Ms: round(percentile(times, 50)), p99Ms: round(percentile(times, 99)), loopLagP99Ms: round(lag.percentileMs(99)), samples };
 }
 
 let attempt = 0;
