@@ -46,6 +46,9 @@ import { LABEL_POD_NAME, LABEL_POD_NAMESPACE } from '../src/runtime/types.js';
 import { runRawPod, SIM_BUSYBOX_IMAGE } from '../src/sim/populate.js';
 import { AgentProcess, podManifest } from '../test/e2e/agent-harness.js';
 import { arg, machine, percentile, round, writeResults } from './lib/report.js';
+import { startSimProcess } from './lib/sim-process.js';
+import { containerdPid, cpuStart, setRuntimePid, type CpuWindow } from './lib/cpu.js';
+import { counters, histograms, parseProm, type HistSummary } from './lib/prom.js';
 
 const SCENARIOS = arg('scenarios', 'containerd,sim').split(',').filter(Boolean);
 const CD_PODS = Number(arg('containerd-pods', '100'));
@@ -68,82 +71,6 @@ const ms = (x: number) => round(x, 1);
 const uniq = () => `${Date.now().toString(36)}${Math.floor(Math.random() * 1296).toString(36)}`;
 
 // ---------------------------------------------------------------- CPU accounting (Linux /proc)
-
-const CLK_TCK = 100;
-/** Busy CPU seconds of the whole machine (all cores) since boot. */
-function machineBusyS(): number {
-  try {
-    const f = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
-    // user nice system idle iowait irq softirq steal guest guest_nice: busy = user..softirq minus idle/iowait
-    return (f[0] + f[1] + f[2] + f[5] + f[6]) / CLK_TCK;
-  } catch {
-    return Number.NaN;
-  }
-}
-/** utime+stime (all threads) of a process in seconds; NaN when gone. */
-function procCpuS(pid: number | undefined): number {
-  if (!pid) return Number.NaN;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(f[11]) + Number(f[12])) / CLK_TCK;
-  } catch {
-    return Number.NaN;
-  }
-}
-let runtimePid: number | undefined;
-function containerdPid(): number | undefined {
-  try {
-    return Number(readFileSync('/run/kubelet-ts-containerd/containerd.pid', 'utf8').replace(/\D/g, '')) || undefined;
-  } catch {
-    return undefined;
-  }
-}
-/** pid → [comm, own+reaped-children CPU seconds] for every process. */
-function procSnapshot(): Map<number, [string, number]> {
-  const out = new Map<number, [string, number]>();
-  for (const d of readdirSync('/proc')) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
-      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      out.set(Number(d), [comm, (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) / CLK_TCK]);
-    } catch {
-      // exited meanwhile
-    }
-  }
-  return out;
-}
-/** CPU seconds by command name between two snapshots (processes that lived and died inside the window are missed unless reaped by a survivor). */
-function topComms(a: Map<number, [string, number]>, b: Map<number, [string, number]>, n = 6): Record<string, number> {
-  const by = new Map<string, number>();
-  for (const [pid, [comm, t]] of b) {
-    const d = t - (a.get(pid)?.[1] ?? 0);
-    if (d > 0) by.set(comm, (by.get(comm) ?? 0) + d);
-  }
-  return Object.fromEntries([...by].sort((x, y) => y[1] - x[1]).slice(0, n).map(([k, v]) => [k, round(v, 2)]));
-}
-interface CpuWindow { machineBusyS: number; runtimeS: number; selfS: number; agentS?: number; byCommand?: Record<string, number> }
-function cpuStart(agentPid?: number): () => CpuWindow {
-  const snap = procSnapshot();
-  const m = machineBusyS();
-  const r = procCpuS(runtimePid);
-  const me = process.cpuUsage();
-  const a = procCpuS(agentPid);
-  return () => {
-    const self = process.cpuUsage(me);
-    return {
-      machineBusyS: round(machineBusyS() - m, 2),
-      runtimeS: round(procCpuS(runtimePid) - r, 2),
-      selfS: round((self.user + self.system) / 1e6, 2),
-      ...(agentPid ? { agentS: round(procCpuS(agentPid) - a, 2) } : {}),
-      byCommand: topComms(snap, procSnapshot()),
-    };
-  };
-}
-
-// ---------------------------------------------------------------- CRI helpers
 
 interface CriPodTimes {
   /** pod name (CRI label io.kubernetes.pod.name) → times in ms since the epoch */
@@ -192,79 +119,6 @@ async function removeNamespace(cri: CriClient, namespace: string, concurrency = 
 }
 
 // ---------------------------------------------------------------- metrics parsing
-
-interface Sample { name: string; labels: Record<string, string>; value: number }
-
-function parseProm(text: string): Sample[] {
-  const out: Sample[] = [];
-  for (const line of text.split('\n')) {
-    if (!line || line.startsWith('#')) continue;
-    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})?\s+(\S+)/.exec(line);
-    if (!m) continue;
-    const labels: Record<string, string> = {};
-    if (m[3]) for (const l of m[3].matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) labels[l[1]] = l[2];
-    out.push({ name: m[1], labels, value: Number(m[4]) });
-  }
-  return out;
-}
-
-interface HistSummary { count: number; sumS: number; meanMs: number; p50Ms: number; p99Ms: number }
-
-/** Prometheus histogram_quantile: linear interpolation inside the bucket holding the rank. */
-function bucketQuantile(buckets: { le: number; count: number }[], q: number): number {
-  const sorted = [...buckets].sort((a, b) => a.le - b.le);
-  const total = sorted.at(-1)?.count ?? 0;
-  if (total === 0) return Number.NaN;
-  const rank = q * total;
-  let prevLe = 0;
-  let prevCount = 0;
-  for (const b of sorted) {
-    if (b.count >= rank) {
-      if (!Number.isFinite(b.le)) return prevLe; // in +Inf: the highest finite bound
-      return prevLe + (b.le - prevLe) * ((rank - prevCount) / Math.max(1e-12, b.count - prevCount));
-    }
-    prevLe = b.le;
-    prevCount = b.count;
-  }
-  return prevLe;
-}
-
-/** Histograms `name` grouped by one label. Missing metric → {}. */
-function histograms(samples: Sample[], name: string, by: string, only?: string[]): Record<string, HistSummary> {
-  const groups = new Map<string, { buckets: { le: number; count: number }[]; count: number; sum: number }>();
-  const g = (k: string) => {
-    let v = groups.get(k);
-    if (!v) groups.set(k, (v = { buckets: [], count: 0, sum: 0 }));
-    return v;
-  };
-  for (const s of samples) {
-    const key = s.labels[by] ?? '';
-    if (only && !only.includes(key)) continue;
-    if (s.name === `${name}_bucket`) g(key).buckets.push({ le: s.labels.le === '+Inf' ? Infinity : Number(s.labels.le), count: s.value });
-    else if (s.name === `${name}_count`) g(key).count += s.value;
-    else if (s.name === `${name}_sum`) g(key).sum += s.value;
-  }
-  const out: Record<string, HistSummary> = {};
-  for (const [k, v] of groups) {
-    if (v.count === 0) continue;
-    out[k] = {
-      count: v.count,
-      sumS: round(v.sum, 3),
-      meanMs: v.count ? ms((v.sum / v.count) * 1000) : Number.NaN,
-      p50Ms: ms(bucketQuantile(v.buckets, 0.5) * 1000),
-      p99Ms: ms(bucketQuantile(v.buckets, 0.99) * 1000),
-    };
-  }
-  return out;
-}
-
-function counters(samples: Sample[], name: string, by: string): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const s of samples) if (s.name === name) out[s.labels[by] ?? ''] = (out[s.labels[by] ?? ''] ?? 0) + s.value;
-  return out;
-}
-
-// ---------------------------------------------------------------- raw path
 
 interface RawResult {
   path: string;
@@ -548,26 +402,6 @@ async function scenario(runtime: string, endpoint: string, n: number, concs: num
   }
 }
 
-async function startSim(dir: string): Promise<{ endpoint: string; child: ChildProcess; stop: () => Promise<void> }> {
-  const sock = join(dir, 'cri.sock');
-  const latency = SIM_LATENCY === 'none' ? [] : ['--latency', `default=${SIM_LATENCY}`];
-  const child = spawn(process.execPath, [join(import.meta.dirname, '..', 'bin', 'kubelet-ts-sim.js'), '--listen', `unix://${sock}`, ...latency], { stdio: ['ignore', 'ignore', 'inherit'] });
-  for (let i = 0; !existsSync(sock); i++) {
-    if (i > 600 || child.exitCode !== null) throw new Error('sim did not start');
-    await sleep(50);
-  }
-  return {
-    endpoint: `unix://${sock}`,
-    child,
-    stop: () =>
-      new Promise<void>((r) => {
-        if (child.exitCode !== null || child.signalCode !== null) return r();
-        child.once('exit', () => r());
-        child.kill('SIGTERM');
-      }),
-  };
-}
-
 function markdown(results: ScenarioResult[], meta: Record<string, unknown>): string {
   const L: string[] = [];
   L.push('# Pod startup: agent vs raw CRI', '');
@@ -650,13 +484,13 @@ async function main(): Promise<void> {
   const results: ScenarioResult[] = [];
   const meta = { machine: machine(), command: `node --expose-gc --import tsx bench/startup.bench.ts ${process.argv.slice(2).join(' ')}`.trim(), agentArgs: AGENT_ARGS };
   if (SCENARIOS.includes('containerd')) {
-    runtimePid = containerdPid();
+    setRuntimePid(containerdPid());
     results.push(await scenario('containerd', CD_ENDPOINT, CD_PODS, CD_CONC, 100));
   }
   if (SCENARIOS.includes('sim')) {
     const dir = mkdtempSync(join(tmpdir(), 'kts-startup-sim-'));
-    const sim = await startSim(dir);
-    runtimePid = sim.child.pid;
+    const sim = await startSimProcess(dir, SIM_LATENCY);
+    setRuntimePid(sim.child.pid);
     try {
       results.push(await scenario('sim', sim.endpoint, SIM_PODS, SIM_CONC, 250, `default=${SIM_LATENCY}`));
     } finally {

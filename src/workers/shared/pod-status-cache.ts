@@ -31,6 +31,7 @@
  * `capacityForMaxPods(maxPods)` = 2 × maxPods, so terminating pods that still
  * have runtime state can coexist with newly admitted ones during churn.
  */
+import { rebuildSlotIndex } from './slot-index.js';
 import { CapacityError, KubeletTsError } from '../../common/errors.js';
 import type { PodStatus } from '../../runtime/types.js';
 import { decodePodStatus, encodePodStatus } from './pod-status-codec.js';
@@ -163,13 +164,7 @@ export class PodStatusCache {
   }
 
   private rebuildIndex(): void {
-    this.index.clear();
-    this.freeSlots.length = 0;
-    for (let s = this.capacity - 1; s >= 0; s--) {
-      const uid = this.uidAt(s);
-      if (uid === undefined) this.freeSlots.push(s);
-      else this.index.set(uid, s);
-    }
+    rebuildSlotIndex(this.capacity, (s) => this.uidAt(s), this.index, this.freeSlots);
   }
 
   private base(slot: number): number {

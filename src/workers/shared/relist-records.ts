@@ -27,6 +27,7 @@
  * candidate ids (the new runtime list, the cached PodStatus of the pod).
  */
 import { CapacityError, KubeletTsError } from '../../common/errors.js';
+import { rebuildSlotIndex } from './slot-index.js';
 import type { ContainerState, SandboxState } from '../../runtime/types.js';
 import { idKeyInto, keyString } from './id-key.js';
 
@@ -207,13 +208,7 @@ export class RelistRecordTable {
   }
 
   private rebuildIndex(): void {
-    this.index.clear();
-    this.freeSlots.length = 0;
-    for (let s = this.capacity - 1; s >= 0; s--) {
-      const uid = this.uidAt(s);
-      if (uid === undefined) this.freeSlots.push(s);
-      else this.index.set(uid, s);
-    }
+    rebuildSlotIndex(this.capacity, (s) => this.uidAt(s), this.index, this.freeSlots);
     this.indexedAt = Atomics.load(this.i32, H_EPOCH);
   }
 
