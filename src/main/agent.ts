@@ -149,6 +149,7 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
       // PoolRunner runs 8 tasks per worker; leave a quarter of that for PLEG tasks.
       maxConcurrentSyncs: runner.threads > 0 ? runner.threads * 6 : 16,
       cacheUnreliable: (uid) => pleg.inspectionFailed(uid),
+      releaseCacheSlot: (uid) => pleg.releaseSlotWhenUnused(uid),
     });
     const podWorkers = new PodWorkers({
       syncer,

@@ -241,3 +241,28 @@ describe('GenericPleg (inline runner, fake runtime)', () => {
     expect(text).toMatch(/kubelet_pleg_last_seen_seconds \d+/);
   });
 });
+
+describe('GenericPleg cache slot release', () => {
+  it('frees a released slot at the end of a relist only when the pod holds no runtime state', async () => {
+    const runtime = new FakeRuntime();
+    const shared = createSharedState({ maxPods: 8 });
+    const pleg = new GenericPleg({
+      runner: new InlineRunner(shared.workerInit('unix:///unused.sock'), runtime),
+      cache: shared.cache,
+      records: shared.records,
+      clock: new FakeClock(),
+      logger: silentLogger(),
+      metrics: plegMetrics(new Registry()),
+    });
+    const p = runtimePod('a', [[1, 'running']]);
+    runtime.pods = [p];
+    runtime.statuses = new Map([['a', statusOf(p)]]);
+    await pleg.relist();
+    shared.cache.allocate('never-ran'); // a pod synced but removed before it had a sandbox
+    pleg.releaseSlotWhenUnused('never-ran');
+    pleg.releaseSlotWhenUnused('a'); // still running: must stay
+    await pleg.relist();
+    expect(shared.cache.slotOf('never-ran')).toBeUndefined();
+    expect(shared.cache.slotOf('a')).toBeDefined();
+  });
+});

@@ -40,6 +40,8 @@ export interface PoolSyncerOptions {
   maxConcurrentSyncs?: number;
   /** True when the PLEG could not inspect the pod (its cached status may be missing or stale). */
   cacheUnreliable?(uid: string): boolean;
+  /** The pod left every source and is terminated: its cache slot may go (the PLEG frees it safely). */
+  releaseCacheSlot?(uid: string): void;
 }
 
 function podRef(pod: Pod): string {
@@ -148,6 +150,7 @@ export class PoolSyncer implements PodSyncer {
       // Gone from every source: remove its containers and sandboxes.
       await this.o.runner.run({ type: 'terminatePod', input: { pod, slot: -1, gracePeriodSeconds: 0, remove: true } });
       this.o.statusManager.removePodStatus(uid);
+      this.o.releaseCacheSlot?.(uid);
     } else {
       this.refreshStatus(pod, true);
     }

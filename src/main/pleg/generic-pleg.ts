@@ -72,6 +72,8 @@ export class GenericPleg {
   private readonly sink: (event: PlegEvent) => boolean;
   private readonly names = new Map<string, { name: string; namespace: string }>();
   private podsToReinspect = new Map<string, PendingPod>();
+  /** Pods no longer desired whose cache slot should go once they hold no runtime state. */
+  private readonly slotReleases = new Set<string>();
   private relistTime: number | undefined;
   private lastRelistStart: number | undefined;
   private running: Promise<void> | undefined;
@@ -118,6 +120,26 @@ export class GenericPleg {
     return { ok: true, message: 'ok' };
   }
 
+  /**
+   * Asks for the pod's cache slot to be freed at the end of a relist (when no
+   * inspection can be writing it) if the pod then has no runtime state. Pods
+   * that still have containers are freed when an inspection finds them gone.
+   */
+  releaseSlotWhenUnused(uid: string): void {
+    this.slotReleases.add(uid);
+  }
+
+  private releaseUnusedSlots(): void {
+    const { cache } = this.o;
+    for (const uid of this.slotReleases) {
+      this.slotReleases.delete(uid);
+      const slot = cache.slotOf(uid);
+      if (slot === undefined || this.podsToReinspect.has(uid)) continue;
+      const status = cache.read(slot, uid);
+      if (!status || (status.sandboxStatuses.length === 0 && status.containerStatuses.length === 0)) cache.free(uid);
+    }
+  }
+
   /** True while the pod's last inspection failed: its cache entry must not be trusted. */
   inspectionFailed(uid: string): boolean {
     return this.podsToReinspect.has(uid);
@@ -161,6 +183,7 @@ export class GenericPleg {
       await this.inspectAndPublish(byPod, needsReinspection);
       this.podsToReinspect = needsReinspection;
       this.o.cache.setGlobalTimestamp(timestamp);
+      this.releaseUnusedSlots();
     } finally {
       metrics.relistDuration.observe((clock.now() - timestamp) / 1000);
     }
