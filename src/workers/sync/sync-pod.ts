@@ -172,16 +172,11 @@ export async function syncPod(ctx: SyncContext, input: SyncPodInput): Promise<Sy
     }
   }
 
-  // Step 5: the containers, concurrently; one failure does not stop the others.
-  const outcomes = await Promise.all(
-    actions.containersToStart.map(async (i) => {
-      const c = (pod.spec.containers ?? [])[i];
-      return { c, out: await startContainer(ctx, pod, c, 'regular', status, sandbox, node, backoff, events) };
-    }),
-  );
-  for (const { c, out } of outcomes) {
-    // Each start only touched its own keys; merge them.
-    backoff = { ...backoff, ...out.backoff };
+  // Step 5: the containers, in spec order as upstream starts them; one failure does not stop the others.
+  for (const i of actions.containersToStart) {
+    const c = (pod.spec.containers ?? [])[i];
+    const out = await startContainer(ctx, pod, c, 'regular', status, sandbox, node, backoff, events);
+    backoff = out.backoff;
     if (out.reason) {
       reasons[c.name] = out.reason;
       errors.push(`failed to "StartContainer" for "${c.name}" with ${out.reason.reason}: "${out.reason.message}"`);
