@@ -13,6 +13,7 @@ import { realClock, type Clock } from '../common/clock.js';
 import { CriClient } from '../cri/client.js';
 import type { KubeletConfig } from './config/kubelet-config.js';
 import { startEmbeddedSim, type EmbeddedSim } from './embedded-sim.js';
+import { unsupportedSettings, warnIgnoredSettings } from './unsupported.js';
 import { boundPort, startHealthzServer, startMainServer, type HealthCheck } from './http/server.js';
 import { registerMetricBlock } from './metrics/shared-collectors.js';
 import { GenericPleg } from './pleg/generic-pleg.js';
@@ -194,6 +195,12 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
 
 /** The bin's `run`: starts the agent and stops it on SIGINT/SIGTERM. */
 export async function runAgent(config: KubeletConfig, logger: Logger): Promise<number> {
+  const problems = unsupportedSettings(config);
+  if (problems.length) {
+    for (const p of problems) logger.error(p);
+    return 1;
+  }
+  warnIgnoredSettings(config, logger);
   const agent = await startAgent(config, logger);
   await new Promise<void>((resolveSignal) => {
     process.once('SIGINT', resolveSignal);

@@ -1,0 +1,24 @@
+import { describe, expect, it } from 'vitest';
+import { parseCommandLine } from '../../src/main/cli.js';
+import { unsupportedSettings } from '../../src/main/unsupported.js';
+
+const configOf = (argv: string[]) => {
+  const cl = parseCommandLine(argv);
+  if (cl.kind !== 'run') throw new Error('expected a run command line');
+  return cl.config;
+};
+
+describe('unsupportedSettings', () => {
+  it('accepts a standalone configuration', () => {
+    expect(unsupportedSettings(configOf(['--pod-manifest-path=/tmp/m']))).toEqual([]);
+  });
+  it.each([
+    [['--kubeconfig=/etc/kubernetes/kubelet.conf'], /apiserver pod source.*not implemented/],
+    [['--runonce'], /run-once mode is not implemented/],
+    [['--pleg=evented'], /evented PLEG is not implemented/],
+  ])('refuses %j with a clear message', (argv, message) => {
+    const problems = unsupportedSettings(configOf(argv));
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatch(message);
+  });
+});
