@@ -13,12 +13,16 @@ interface Value {
   value: number;
 }
 
-interface Family {
-  name: string;
-  help: string;
-  type: 'counter' | 'histogram';
-  aggregator: 'sum';
-  get(): Promise<{ name: string; help: string; type: string; aggregator: 'sum'; values: Value[] }>;
+/** Registers a family whose values are computed on each scrape. */
+function registerFamily(registry: Registry, name: string, help: string, type: 'counter' | 'histogram', values: () => Value[]): void {
+  const family = {
+    name,
+    help,
+    type,
+    aggregator: 'sum' as const,
+    get: async () => ({ name, help, type, aggregator: 'sum' as const, values: values() }),
+  };
+  registry.registerMetric(family as never);
 }
 
 /** Registers one family per metric name in the block. `help` maps names to help texts. */
@@ -34,47 +38,29 @@ export function registerMetricBlock(registry: Registry, block: MetricBlock, help
   const histogramNames = new Set((block.spec.histograms ?? []).map((h) => h.name));
 
   for (const name of counterNames) {
-    const family: Family = {
-      name,
-      help: help[name] ?? name,
-      type: 'counter',
-      aggregator: 'sum',
-      get: async () => ({
-        name,
-        help: family.help,
-        type: 'counter',
-        aggregator: 'sum',
-        values: snapshot()
-          .counters.filter((c) => c.name === name)
-          .map((c) => ({ labels: { ...c.labels }, value: c.value })),
-      }),
-    };
-    registry.registerMetric(family as never);
+    registerFamily(registry, name, help[name] ?? name, 'counter', () =>
+      snapshot()
+        .counters.filter((c) => c.name === name)
+        .map((c) => ({ labels: { ...c.labels }, value: c.value })),
+    );
   }
 
   for (const name of histogramNames) {
-    const family: Family = {
-      name,
-      help: help[name] ?? name,
-      type: 'histogram',
-      aggregator: 'sum',
-      get: async () => {
-        const values: Value[] = [];
-        for (const h of snapshot().histograms) {
-          if (h.name !== name) continue;
-          let cumulative = 0;
-          h.buckets.forEach((le, i) => {
-            cumulative += h.counts[i];
-            values.push({ metricName: `${name}_bucket`, labels: { ...h.labels, le }, value: cumulative });
-          });
-          cumulative += h.counts[h.buckets.length];
-          values.push({ metricName: `${name}_bucket`, labels: { ...h.labels, le: '+Inf' }, value: cumulative });
-          values.push({ metricName: `${name}_sum`, labels: { ...h.labels }, value: h.sum });
-          values.push({ metricName: `${name}_count`, labels: { ...h.labels }, value: h.count });
-        }
-        return { name, help: family.help, type: 'histogram', aggregator: 'sum', values };
-      },
-    };
-    registry.registerMetric(family as never);
+    registerFamily(registry, name, help[name] ?? name, 'histogram', () => {
+      const values: Value[] = [];
+      for (const h of snapshot().histograms) {
+        if (h.name !== name) continue;
+        let cumulative = 0;
+        h.buckets.forEach((le, i) => {
+          cumulative += h.counts[i];
+          values.push({ metricName: `${name}_bucket`, labels: { ...h.labels, le }, value: cumulative });
+        });
+        cumulative += h.counts[h.buckets.length];
+        values.push({ metricName: `${name}_bucket`, labels: { ...h.labels, le: '+Inf' }, value: cumulative });
+        values.push({ metricName: `${name}_sum`, labels: { ...h.labels }, value: h.sum });
+        values.push({ metricName: `${name}_count`, labels: { ...h.labels }, value: h.count });
+      }
+      return values;
+    });
   }
 }
