@@ -99,3 +99,12 @@ describe('allocatable', () => {
     expect(allocatable(...args)).toEqual(want);
   });
 });
+
+describe('canAdmitPod accounting of active pods', () => {
+  it('uses an active pod’s current spec after the spec is replaced (the memo is keyed by spec)', () => {
+    const active = pod('a', [req('c', '900m')]);
+    expect(canAdmitPod(pod('b', [req('c', '800m')]), [active], node)).toMatchObject({ admit: false, reason: 'OutOfcpu' });
+    active.spec = { containers: [req('c', '100m')] };
+    expect(canAdmitPod(pod('b', [req('c', '800m')]), [active], node)).toEqual({ admit: true });
+  });
+});

@@ -71,13 +71,26 @@ export function canAdmitPod(pod: Pod, activePods: Pod[], node: AdmitNode): Admit
   return { admit: true };
 }
 
+/**
+ * Requests of already-admitted pods, memoized by spec object: every admission
+ * sums all active pods, so without it a burst of N additions (a node boot)
+ * parses N²/2 quantity sets on the main thread. Specs are replaced, never
+ * mutated in place, when a pod changes (PodStorage assigns a new spec).
+ */
+const activeRequests = new WeakMap<object, CpuMemory>();
+
 /** An admitted pod with a malformed quantity cannot be accounted; it counts as requesting nothing. */
 function requestsOrZero(p: Pod): CpuMemory {
+  const cached = activeRequests.get(p.spec);
+  if (cached) return cached;
+  let r: CpuMemory;
   try {
-    return podRequests(p);
+    r = podRequests(p);
   } catch {
-    return { milliCpu: 0n, memory: 0n };
+    r = { milliCpu: 0n, memory: 0n };
   }
+  activeRequests.set(p.spec, r);
+  return r;
 }
 
 /** The status of a pod the kubelet refused to run (upstream rejectPod): phase Failed, never retried. */
