@@ -106,9 +106,7 @@ const results = {
   node: process.version,
   date: new Date().toISOString(),
   tasks: stats,
-  mergeOnlyUs: Object.fromEntries(
-    stats.slice(1).map((s) => [s.name, s.meanUs === undefined ? null : +(s.meanUs - base).toFixed(1)]),
-  ),
+  mergeOnlyUs: Object.fromEntries(stats.slice(1).map((s) => [s.name, s.meanUs === undefined ? null : +(s.meanUs - base).toFixed(1)])),
   deltasDelivered: deltas,
 };
 console.log('merge cost per update excluding SET construction (µs):', results.mergeOnlyUs);

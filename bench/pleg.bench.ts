@@ -86,10 +86,20 @@ async function churn(cri: CriClient, pods: RawPod[], fraction: number, round_: n
     while (next < chosen.length) {
       const i = chosen[next++];
       const pod = pods[i];
-      const labels = { [LABEL_POD_UID]: uids[i], [LABEL_POD_NAME]: uids[i], [LABEL_POD_NAMESPACE]: 'default', [LABEL_CONTAINER_NAME]: 'c0' };
+      const labels = {
+        [LABEL_POD_UID]: uids[i],
+        [LABEL_POD_NAME]: uids[i],
+        [LABEL_POD_NAMESPACE]: 'default',
+        [LABEL_CONTAINER_NAME]: 'c0',
+      };
       const { containerId } = await cri.createContainer({
         podSandboxId: pod.sandboxId,
-        config: { metadata: { name: 'c0', attempt: thisAttempt }, image: { image: SIM_BUSYBOX_IMAGE }, command: ['sleep', 'infinity'], labels },
+        config: {
+          metadata: { name: 'c0', attempt: thisAttempt },
+          image: { image: SIM_BUSYBOX_IMAGE },
+          command: ['sleep', 'infinity'],
+          labels,
+        },
         sandboxConfig: { metadata: { name: uids[i], namespace: 'default', uid: uids[i] } },
       });
       await cri.startContainer({ containerId });
@@ -132,9 +142,14 @@ async function main(): Promise<void> {
       pods = pods.concat(more);
       console.log(`populated ${pods.length} pods`);
       if (SIZES.includes(size)) {
-        rows.push({ pods: size, scenario: 'steady', mode: 'raw-list', ...(await measure(STEADY, undefined, async () => {
-          await Promise.all([cri.listPodSandbox({}), cri.listContainers({})]);
-        })) });
+        rows.push({
+          pods: size,
+          scenario: 'steady',
+          mode: 'raw-list',
+          ...(await measure(STEADY, undefined, async () => {
+            await Promise.all([cri.listPodSandbox({}), cri.listContainers({})]);
+          })),
+        });
       }
       for (const mode of MODES) {
         const { pleg, runner } = makePleg(mode, sim.endpoint, Math.max(size, 110));
@@ -150,10 +165,14 @@ async function main(): Promise<void> {
               pods: size,
               scenario: `churn ${fraction * 100}%`,
               mode,
-              ...(await measure(CHURN_RELISTS, () => churn(cri, pods, fraction, r++, uids), async () => {
-                await pleg.relist();
-                pleg.events.drain();
-              })),
+              ...(await measure(
+                CHURN_RELISTS,
+                () => churn(cri, pods, fraction, r++, uids),
+                async () => {
+                  await pleg.relist();
+                  pleg.events.drain();
+                },
+              )),
             });
           }
         }
@@ -167,7 +186,8 @@ async function main(): Promise<void> {
     rmSync(dir, { recursive: true, force: true });
   }
 
-  const get = (pods: number, scenario: string, mode: string) => rows.find((r) => r.pods === pods && r.scenario === scenario && r.mode === mode);
+  const get = (pods: number, scenario: string, mode: string) =>
+    rows.find((r) => r.pods === pods && r.scenario === scenario && r.mode === mode);
   const ratios: Record<string, number | null> = {};
   const steady1k = get(1000, 'steady', 'parallel');
   const raw1k = get(1000, 'steady', 'raw-list');

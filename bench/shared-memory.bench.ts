@@ -17,12 +17,27 @@ const NS = 1_700_000_000_000_000_123n;
 const uid = '6f1c2a3e-8a55-4e3e-9f4c-1c7b0f3d2e11';
 const sandboxId = 'c'.repeat(64);
 const status: PodStatus = {
-  uid, name: 'web-0', namespace: 'default', ips: ['10.0.0.7'], timestamp: 1_700_000_000_123,
+  uid,
+  name: 'web-0',
+  namespace: 'default',
+  ips: ['10.0.0.7'],
+  timestamp: 1_700_000_000_123,
   sandboxStatuses: [{ id: sandboxId, state: 'ready', createdAt: NS, attempt: 0, ips: ['10.0.0.7'], hostNetwork: false }],
   containerStatuses: ['app', 'sidecar'].map((name, i) => ({
-    id: String(i + 1).repeat(64), name, state: 'running' as const, createdAt: NS, startedAt: NS + 1n, finishedAt: 0n,
-    exitCode: 0, reason: '', message: '', image: `docker.io/library/${name}:1.0`, imageRef: 'sha256:' + 'b'.repeat(64),
-    restartCount: 0, hash: '5f3e2a1b', sandboxId,
+    id: String(i + 1).repeat(64),
+    name,
+    state: 'running' as const,
+    createdAt: NS,
+    startedAt: NS + 1n,
+    finishedAt: 0n,
+    exitCode: 0,
+    reason: '',
+    message: '',
+    image: `docker.io/library/${name}:1.0`,
+    imageRef: 'sha256:' + 'b'.repeat(64),
+    restartCount: 0,
+    hash: '5f3e2a1b',
+    sandboxId,
   })),
 };
 
@@ -41,13 +56,27 @@ const hist = metrics.histogramId('h');
 let sink: unknown;
 const bench = new Bench({ name: 'shared-memory', time: 1000 });
 bench
-  .add('cache.write (encode + seqlock publish)', () => { cache.write(slot, status); })
-  .add('cache.read (seqlock copy + decode, uid checked)', () => { sink = cache.read(slot, uid); })
-  .add('encodePodStatus (private buffer)', () => { sink = encodePodStatus(status, scratch); })
-  .add('decodePodStatus (private buffer)', () => { sink = decodePodStatus(scratch, encodedLength); })
-  .add('structuredClone (message-copy baseline)', () => { sink = structuredClone(status); })
-  .add('metric inc', () => { metrics.inc(counter); })
-  .add('metric observe', () => { metrics.observe(hist, 0.0123); });
+  .add('cache.write (encode + seqlock publish)', () => {
+    cache.write(slot, status);
+  })
+  .add('cache.read (seqlock copy + decode, uid checked)', () => {
+    sink = cache.read(slot, uid);
+  })
+  .add('encodePodStatus (private buffer)', () => {
+    sink = encodePodStatus(status, scratch);
+  })
+  .add('decodePodStatus (private buffer)', () => {
+    sink = decodePodStatus(scratch, encodedLength);
+  })
+  .add('structuredClone (message-copy baseline)', () => {
+    sink = structuredClone(status);
+  })
+  .add('metric inc', () => {
+    metrics.inc(counter);
+  })
+  .add('metric observe', () => {
+    metrics.observe(hist, 0.0123);
+  });
 
 await bench.run();
 void sink;
@@ -70,9 +99,13 @@ mkdirSync(out, { recursive: true });
 const meta = { node: process.version, encodedBytes: encodedLength, date: new Date().toISOString() };
 writeFileSync(join(out, 'shared-memory.json'), JSON.stringify({ ...meta, results }, null, 2) + '\n');
 const md = [
-  `# shared-memory (${meta.node}, 2-container PodStatus = ${encodedLength} bytes)`, '',
-  '| task | ops/s | mean ns | p50 ns | p99 ns |', '|---|---:|---:|---:|---:|',
-  ...results.map((r) => ('opsPerSec' in r ? `| ${r.name} | ${r.opsPerSec} | ${r.meanNs} | ${r.p50Ns} | ${r.p99Ns} |` : `| ${r.name} | ${r.state} | | | |`)),
+  `# shared-memory (${meta.node}, 2-container PodStatus = ${encodedLength} bytes)`,
+  '',
+  '| task | ops/s | mean ns | p50 ns | p99 ns |',
+  '|---|---:|---:|---:|---:|',
+  ...results.map((r) =>
+    'opsPerSec' in r ? `| ${r.name} | ${r.opsPerSec} | ${r.meanNs} | ${r.p50Ns} | ${r.p99Ns} |` : `| ${r.name} | ${r.state} | | | |`,
+  ),
   '',
 ].join('\n');
 writeFileSync(join(out, 'shared-memory.md'), md);

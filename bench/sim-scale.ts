@@ -230,7 +230,14 @@ async function main(): Promise<void> {
     rmSync(dir, { recursive: true, force: true });
   }
 
-  const env = { node: process.version, cpus: cpus().length, cpuModel: cpus()[0]?.model ?? '', calls: CALLS, concurrency: CONCURRENCY, date: new Date().toISOString() };
+  const env = {
+    node: process.version,
+    cpus: cpus().length,
+    cpuModel: cpus()[0]?.model ?? '',
+    calls: CALLS,
+    concurrency: CONCURRENCY,
+    date: new Date().toISOString(),
+  };
   mkdirSync(join(here, 'results'), { recursive: true });
   writeFileSync(join(here, 'results', 'sim-scale.json'), JSON.stringify({ env, rows }, null, 2) + '\n');
   const f = (d: Dist) => `${d.p50} / ${d.p95} / ${d.p99}`;
@@ -248,7 +255,7 @@ async function main(): Promise<void> {
         `| ${r.sandboxes} | ${r.containers} | ${f(r.listContainers)} | ${f(r.listContainersRaw)} | ${f(r.listPodSandbox)} | ${f(r.listPodSandboxRaw)} | ${r.listContainersBytes} | ${r.listPodSandboxBytes} | ${r.encodeListContainersMs} | ${r.decodeListContainersMs} | ${r.populateSec} |`,
     ),
     '',
-    'The sim caches each item\'s encoding (invalidated on state change), so a list is a buffer concatenation;',
+    "The sim caches each item's encoding (invalidated on state change), so a list is a buffer concatenation;",
     'the "ts-proto encode" column is what encoding the whole response per call would add on the server.',
     '',
   ].join('\n');

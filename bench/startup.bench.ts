@@ -103,7 +103,11 @@ async function criTimes(cri: CriClient, namespace: string): Promise<CriPodTimes>
     const st = statuses[i].status;
     const pod = c.labels[LABEL_POD_NAME];
     if (!st || !pod) return;
-    out[pod] = { sandboxCreated: boxCreated.get(c.podSandboxId) ?? Number.NaN, containerCreated: nsToMs(st.createdAt), containerStarted: nsToMs(st.startedAt) };
+    out[pod] = {
+      sandboxCreated: boxCreated.get(c.podSandboxId) ?? Number.NaN,
+      containerCreated: nsToMs(st.createdAt),
+      containerStarted: nsToMs(st.startedAt),
+    };
   });
   return out;
 }
@@ -235,7 +239,8 @@ async function agentRun(cri: CriClient, endpoint: string, n: number, namespace: 
   const notes: string[] = [];
   const logFile = join(tmpdir(), `kts-startup-agent-${namespace}.log`);
   try {
-    for (let i = 0; i < n; i++) agent.writeManifest(`p-${i}`, podManifest(`p-${i}`, namespace, [{ name: 'c', command: COMMAND, image: IMAGE }]));
+    for (let i = 0; i < n; i++)
+      agent.writeManifest(`p-${i}`, podManifest(`p-${i}`, namespace, [{ name: 'c', command: COMMAND, image: IMAGE }]));
     const cpuNoAgent = cpuStart();
     const spawnWall = Date.now();
     const t0 = performance.now();
@@ -298,7 +303,12 @@ async function agentRun(cri: CriClient, endpoint: string, n: number, namespace: 
       notes.push('kubelet_pod_worker_duration_seconds absent from /metrics (or no observations)');
     }
     const pleg: Record<string, Record<string, HistSummary>> = {};
-    for (const name of ['kubelet_pleg_relist_duration_seconds', 'kubelet_pleg_relist_interval_seconds', 'kubelet_pod_start_duration_seconds', 'kubelet_pod_start_sli_duration_seconds']) {
+    for (const name of [
+      'kubelet_pleg_relist_duration_seconds',
+      'kubelet_pleg_relist_interval_seconds',
+      'kubelet_pod_start_duration_seconds',
+      'kubelet_pod_start_sli_duration_seconds',
+    ]) {
       const h = histograms(samples, name, '__none__');
       if (Object.keys(h).length) pleg[name] = h;
     }
@@ -321,7 +331,17 @@ async function agentRun(cri: CriClient, endpoint: string, n: number, namespace: 
       sandboxToStartedP50Ms: ms(percentile(sandboxToStarted, 50)),
       sandboxToStartedP99Ms: ms(percentile(sandboxToStarted, 99)),
       podWorkerDuration,
-      runtimeOps: histograms(samples, 'kubelet_runtime_operations_duration_seconds', 'operation_type', ['run_podsandbox', 'create_container', 'start_container', 'image_status', 'pull_image', 'container_status', 'podsandbox_status', 'list_containers', 'list_podsandbox']),
+      runtimeOps: histograms(samples, 'kubelet_runtime_operations_duration_seconds', 'operation_type', [
+        'run_podsandbox',
+        'create_container',
+        'start_container',
+        'image_status',
+        'pull_image',
+        'container_status',
+        'podsandbox_status',
+        'list_containers',
+        'list_podsandbox',
+      ]),
       runtimeOpsTotal: counters(samples, 'kubelet_runtime_operations_total', 'operation_type'),
       pleg,
       cpu,
@@ -360,7 +380,14 @@ interface ScenarioResult {
   ratioFromFirstSeenVsRawC8: number;
 }
 
-async function scenario(runtime: string, endpoint: string, n: number, concs: number[], pollIntervalMs: number, simLatency?: string): Promise<ScenarioResult> {
+async function scenario(
+  runtime: string,
+  endpoint: string,
+  n: number,
+  concs: number[],
+  pollIntervalMs: number,
+  simLatency?: string,
+): Promise<ScenarioResult> {
   log(`== ${runtime}: ${n} pods, endpoint ${endpoint}`);
   const cri = new CriClient({ runtimeEndpoint: endpoint, timeoutMs: 120_000 });
   const logRoot = mkdtempSync(join(tmpdir(), 'kts-startup-raw-logs-'));
@@ -383,7 +410,9 @@ async function scenario(runtime: string, endpoint: string, n: number, concs: num
     (globalThis as { gc?: () => void }).gc?.();
     log(`  agent: ${n} pods`);
     const agent = await agentRun(cri, endpoint, n, `su-agent-${uniq()}`, pollIntervalMs);
-    log(`  agent: wall ${agent.wallS} s (from healthz ${agent.wallFromHealthzS} s), per-pod p50 ${agent.perPodP50Ms} ms p99 ${agent.perPodP99Ms} ms`);
+    log(
+      `  agent: wall ${agent.wallS} s (from healthz ${agent.wallFromHealthzS} s), per-pod p50 ${agent.perPodP50Ms} ms p99 ${agent.perPodP99Ms} ms`,
+    );
     const base = raw.find((r) => r.concurrency === 8) ?? raw[0];
     return {
       runtime,
@@ -410,7 +439,7 @@ function markdown(results: ScenarioResult[], meta: Record<string, unknown>): str
     'A batch of pods (1 container `sleep 3600` each) written as static-pod manifests before the agent starts (a node boot), ' +
       'vs the same sandboxes and containers created by a raw CRI script (`runRawPod`: RunPodSandbox + CreateContainer + StartContainer) in the same run. ' +
       'Agent wall = agent spawn → first `/pods` poll showing every pod Running with every container running; raw wall = batch start → last StartContainer returned. ' +
-      'Per-pod: agent = `kubernetes.io/config.seen` → container CRI `started_at`; raw = batch start → that pod\'s StartContainer returned. ' +
+      "Per-pod: agent = `kubernetes.io/config.seen` → container CRI `started_at`; raw = batch start → that pod's StartContainer returned. " +
       '**Headline ratio = agent wall (from spawn) / raw wall at C=8** (the agent has no fixed CRI concurrency: 2 worker threads × ≤8 concurrent pod syncs, each SyncPod sequential; C=8 is the FACTS figure).',
     '',
   );
@@ -425,32 +454,51 @@ function markdown(results: ScenarioResult[], meta: Record<string, unknown>): str
   }
   L.push('');
   L.push('## Agent timeline (s after spawn)', '');
-  L.push('| runtime | pods | /healthz | first config.seen | first sandbox created (CRI) | last container started (CRI) | all Running in /pods | status lag (last started → all Running) | /pods poll (ms) |');
+  L.push(
+    '| runtime | pods | /healthz | first config.seen | first sandbox created (CRI) | last container started (CRI) | all Running in /pods | status lag (last started → all Running) | /pods poll (ms) |',
+  );
   L.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const r of results) {
     const a = r.agent;
-    L.push(`| ${r.runtime} | ${r.pods} | ${a.healthzS} | ${a.firstSeenS} | ${a.firstSandboxS} | ${a.lastStartedS} | ${a.wallS} | ${a.statusLagS} | ${a.pollIntervalMs} |`);
+    L.push(
+      `| ${r.runtime} | ${r.pods} | ${a.healthzS} | ${a.firstSeenS} | ${a.firstSandboxS} | ${a.lastStartedS} | ${a.wallS} | ${a.statusLagS} | ${a.pollIntervalMs} |`,
+    );
   }
   L.push('');
   L.push('## Per-pod breakdown (ms)', '');
-  L.push('| runtime | pods | path | seen→sandbox created p50 / p99 | sandbox created→container started p50 / p99 | one pod\'s own CRI calls p50 / p99 |');
+  L.push(
+    "| runtime | pods | path | seen→sandbox created p50 / p99 | sandbox created→container started p50 / p99 | one pod's own CRI calls p50 / p99 |",
+  );
   L.push('|---|---:|---|---|---|---|');
   for (const r of results) {
     for (const x of r.raw) L.push(`| ${r.runtime} | ${r.pods} | ${x.path} | | | ${x.servicePodP50Ms} / ${x.servicePodP99Ms} |`);
     const a = r.agent;
-    L.push(`| ${r.runtime} | ${r.pods} | agent | ${a.seenToSandboxP50Ms} / ${a.seenToSandboxP99Ms} | ${a.sandboxToStartedP50Ms} / ${a.sandboxToStartedP99Ms} | |`);
+    L.push(
+      `| ${r.runtime} | ${r.pods} | agent | ${a.seenToSandboxP50Ms} / ${a.seenToSandboxP99Ms} | ${a.sandboxToStartedP50Ms} / ${a.sandboxToStartedP99Ms} | |`,
+    );
   }
   L.push('');
   L.push('## CPU seconds during the timed window', '');
-  L.push('Machine = busy CPU-seconds of all cores (/proc/stat; 2 cores ⇒ at most 2 s per s), so it includes other load on the machine. ' +
-    'Runtime = the containerd daemon or the sim process (containerd shims/runc are not in it, but are in Machine). Agent counts from /healthz. Bench = this process (CRI client, /pods polling).', '');
+  L.push(
+    'Machine = busy CPU-seconds of all cores (/proc/stat; 2 cores ⇒ at most 2 s per s), so it includes other load on the machine. ' +
+      'Runtime = the containerd daemon or the sim process (containerd shims/runc are not in it, but are in Machine). Agent counts from /healthz. Bench = this process (CRI client, /pods polling).',
+    '',
+  );
   L.push('| runtime | pods | path | window (s) | machine busy | runtime | agent | bench | top processes (CPU-s, incl. reaped children) |');
   L.push('|---|---:|---|---:|---:|---:|---:|---:|---|');
-  const top = (c: CpuWindow) => Object.entries(c.byCommand ?? {}).map(([k, v]) => `${k} ${v}`).join(', ');
+  const top = (c: CpuWindow) =>
+    Object.entries(c.byCommand ?? {})
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ');
   for (const r of results) {
-    for (const x of r.raw) L.push(`| ${r.runtime} | ${r.pods} | ${x.path} | ${x.wallS} | ${x.cpu.machineBusyS} | ${x.cpu.runtimeS} | | ${x.cpu.selfS} | ${top(x.cpu)} |`);
+    for (const x of r.raw)
+      L.push(
+        `| ${r.runtime} | ${r.pods} | ${x.path} | ${x.wallS} | ${x.cpu.machineBusyS} | ${x.cpu.runtimeS} | | ${x.cpu.selfS} | ${top(x.cpu)} |`,
+      );
     const c = r.agent.cpu;
-    L.push(`| ${r.runtime} | ${r.pods} | agent | ${r.agent.wallS} | ${c.machineBusyS} | ${c.runtimeS} | ${c.agentS} | ${c.selfS} | ${top(c)} |`);
+    L.push(
+      `| ${r.runtime} | ${r.pods} | agent | ${r.agent.wallS} | ${c.machineBusyS} | ${c.runtimeS} | ${c.agentS} | ${c.selfS} | ${top(c)} |`,
+    );
   }
   L.push('');
   L.push('## kubelet_pod_worker_duration_seconds (agent)', '');
@@ -460,19 +508,26 @@ function markdown(results: ScenarioResult[], meta: Record<string, unknown>): str
   for (const r of results) {
     const h = r.agent.podWorkerDuration;
     if (Object.keys(h).length === 0) L.push(`| ${r.runtime} | ${r.pods} | (metric absent) | | | | | |`);
-    for (const [op, s] of Object.entries(h)) L.push(`| ${r.runtime} | ${r.pods} | ${op} | ${s.count} | ${s.sumS} | ${s.meanMs} | ${s.p50Ms} | ${s.p99Ms} |`);
+    for (const [op, s] of Object.entries(h))
+      L.push(`| ${r.runtime} | ${r.pods} | ${op} | ${s.count} | ${s.sumS} | ${s.meanMs} | ${s.p50Ms} | ${s.p99Ms} |`);
   }
   L.push('');
   L.push('## kubelet_runtime_operations_duration_seconds (agent)', '');
   L.push('| runtime | pods | operation_type | count | mean (ms) | p50 (ms) | p99 (ms) |');
   L.push('|---|---:|---|---:|---:|---:|---:|');
   for (const r of results) {
-    for (const [op, s] of Object.entries(r.agent.runtimeOps)) L.push(`| ${r.runtime} | ${r.pods} | ${op} | ${s.count} | ${s.meanMs} | ${s.p50Ms} | ${s.p99Ms} |`);
+    for (const [op, s] of Object.entries(r.agent.runtimeOps))
+      L.push(`| ${r.runtime} | ${r.pods} | ${op} | ${s.count} | ${s.meanMs} | ${s.p50Ms} | ${s.p99Ms} |`);
   }
   L.push('');
   for (const r of results) {
     if (Object.keys(r.agent.pleg).length) {
-      L.push(`PLEG/pod-start histograms (${r.runtime}): ${Object.entries(r.agent.pleg).map(([k, v]) => `${k} ${JSON.stringify(v[''] ?? v)}`).join('; ')}`, '');
+      L.push(
+        `PLEG/pod-start histograms (${r.runtime}): ${Object.entries(r.agent.pleg)
+          .map(([k, v]) => `${k} ${JSON.stringify(v[''] ?? v)}`)
+          .join('; ')}`,
+        '',
+      );
     }
     if (r.agent.notes.length) L.push(`Notes (${r.runtime}): ${r.agent.notes.join('; ')}`, '');
   }
@@ -482,7 +537,11 @@ function markdown(results: ScenarioResult[], meta: Record<string, unknown>): str
 
 async function main(): Promise<void> {
   const results: ScenarioResult[] = [];
-  const meta = { machine: machine(), command: `node --expose-gc --import tsx bench/startup.bench.ts ${process.argv.slice(2).join(' ')}`.trim(), agentArgs: AGENT_ARGS };
+  const meta = {
+    machine: machine(),
+    command: `node --expose-gc --import tsx bench/startup.bench.ts ${process.argv.slice(2).join(' ')}`.trim(),
+    agentArgs: AGENT_ARGS,
+  };
   if (SCENARIOS.includes('containerd')) {
     setRuntimePid(containerdPid());
     results.push(await scenario('containerd', CD_ENDPOINT, CD_PODS, CD_CONC, 100));

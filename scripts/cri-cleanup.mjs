@@ -20,8 +20,7 @@ const require = createRequire(join(root, 'package.json'));
 const grpc = require('@grpc/grpc-js');
 const protoLoader = require('@grpc/proto-loader');
 
-const endpoint =
-  process.argv[2] || process.env.KTS_CRI_ENDPOINT || 'unix:///run/kubelet-ts-containerd/containerd.sock';
+const endpoint = process.argv[2] || process.env.KTS_CRI_ENDPOINT || 'unix:///run/kubelet-ts-containerd/containerd.sock';
 const callTimeoutMs = Number(process.env.KTS_CRI_CALL_TIMEOUT_MS || 60_000);
 const parallel = Math.max(1, Number(process.env.KTS_CRI_CLEANUP_PARALLEL || 8));
 

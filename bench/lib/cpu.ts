@@ -59,9 +59,20 @@ export function topComms(a: Map<number, [string, number]>, b: Map<number, [strin
     const d = t - (a.get(pid)?.[1] ?? 0);
     if (d > 0) by.set(comm, (by.get(comm) ?? 0) + d);
   }
-  return Object.fromEntries([...by].sort((x, y) => y[1] - x[1]).slice(0, n).map(([k, v]) => [k, round(v, 2)]));
+  return Object.fromEntries(
+    [...by]
+      .sort((x, y) => y[1] - x[1])
+      .slice(0, n)
+      .map(([k, v]) => [k, round(v, 2)]),
+  );
 }
-export interface CpuWindow { machineBusyS: number; runtimeS: number; selfS: number; agentS?: number; byCommand?: Record<string, number> }
+export interface CpuWindow {
+  machineBusyS: number;
+  runtimeS: number;
+  selfS: number;
+  agentS?: number;
+  byCommand?: Record<string, number>;
+}
 export function cpuStart(agentPid?: number): () => CpuWindow {
   const snap = procSnapshot();
   const m = machineBusyS();
@@ -81,4 +92,3 @@ export function cpuStart(agentPid?: number): () => CpuWindow {
 }
 
 // ---------------------------------------------------------------- CRI helpers
-

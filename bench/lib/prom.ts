@@ -3,7 +3,11 @@ import { round } from './report.js';
 
 const ms = (x: number) => round(x, 1);
 
-export interface Sample { name: string; labels: Record<string, string>; value: number }
+export interface Sample {
+  name: string;
+  labels: Record<string, string>;
+  value: number;
+}
 
 export function parseProm(text: string): Sample[] {
   const out: Sample[] = [];
@@ -18,7 +22,13 @@ export function parseProm(text: string): Sample[] {
   return out;
 }
 
-export interface HistSummary { count: number; sumS: number; meanMs: number; p50Ms: number; p99Ms: number }
+export interface HistSummary {
+  count: number;
+  sumS: number;
+  meanMs: number;
+  p50Ms: number;
+  p99Ms: number;
+}
 
 /** Prometheus histogram_quantile: linear interpolation inside the bucket holding the rank. */
 export function bucketQuantile(buckets: { le: number; count: number }[], q: number): number {
@@ -75,4 +85,3 @@ export function counters(samples: Sample[], name: string, by: string): Record<st
 }
 
 // ---------------------------------------------------------------- raw path
-

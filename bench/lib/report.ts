@@ -19,7 +19,13 @@ export function round(x: number, digits = 2): number {
 }
 
 export function machine(): Record<string, unknown> {
-  return { node: process.version, cpus: cpus().length, cpuModel: cpus()[0]?.model, loadavg: loadavg().map((l) => round(l)), date: new Date().toISOString() };
+  return {
+    node: process.version,
+    cpus: cpus().length,
+    cpuModel: cpus()[0]?.model,
+    loadavg: loadavg().map((l) => round(l)),
+    date: new Date().toISOString(),
+  };
 }
 
 export function arg(name: string, def: string): string {

@@ -4,12 +4,19 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** latency: a --latency spec applied to every RPC (e.g. lognormal:0.7:5), or 'none'. */
-export async function startSimProcess(dir: string, latency: string): Promise<{ endpoint: string; child: ChildProcess; stop: () => Promise<void> }> {
+export async function startSimProcess(
+  dir: string,
+  latency: string,
+): Promise<{ endpoint: string; child: ChildProcess; stop: () => Promise<void> }> {
   const sock = join(dir, 'cri.sock');
   const flags = latency === 'none' ? [] : ['--latency', `default=${latency}`];
-  const child = spawn(process.execPath, [join(import.meta.dirname, '..', '..', 'bin', 'kubelet-ts-sim.js'), '--listen', `unix://${sock}`, ...flags], {
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    [join(import.meta.dirname, '..', '..', 'bin', 'kubelet-ts-sim.js'), '--listen', `unix://${sock}`, ...flags],
+    {
+      stdio: ['ignore', 'ignore', 'inherit'],
+    },
+  );
   for (let i = 0; !existsSync(sock); i++) {
     if (i > 600 || child.exitCode !== null) throw new Error('kubelet-ts-sim did not start');
     await new Promise((r) => setTimeout(r, 50));

@@ -240,7 +240,10 @@ export const PodListSchema = z.looseObject({
   apiVersion: str.optional(),
   kind: str.optional(),
   metadata: z.looseObject({ resourceVersion: str.optional() }).optional(),
-  items: z.array(PodSchema).nullish().transform((v) => v ?? []),
+  items: z
+    .array(PodSchema)
+    .nullish()
+    .transform((v) => v ?? []),
 });
 export type PodList = z.infer<typeof PodListSchema>;
 

@@ -12,8 +12,13 @@
 
 /** Thrown for a string that is not a Kubernetes quantity. */
 export class QuantityParseError extends Error {
-  constructor(readonly input: string, reason: string) {
-    super(`quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$' (${JSON.stringify(input)}: ${reason})`);
+  constructor(
+    readonly input: string,
+    reason: string,
+  ) {
+    super(
+      `quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$' (${JSON.stringify(input)}: ${reason})`,
+    );
     this.name = 'QuantityParseError';
   }
 }

@@ -62,10 +62,7 @@ export function createLogger(options: LoggerOptions): Logger {
   const verbosity = Math.max(0, Math.floor(options.verbosity));
   const destination = options.destination ?? pino.destination({ dest: 2, sync: true });
   const now = options.now ?? (options.format === 'text' ? preciseNow : undefined);
-  const stream =
-    options.format === 'text'
-      ? klogStream(destination, options.component ?? 'kubelet')
-      : destination;
+  const stream = options.format === 'text' ? klogStream(destination, options.component ?? 'kubelet') : destination;
   const logger = pino(
     {
       level: levelForVerbosity(verbosity),

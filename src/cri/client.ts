@@ -1,20 +1,8 @@
 import * as grpc from '@grpc/grpc-js';
 import * as api from '../gen/runtime/v1/api.js';
-import {
-  CriDeadlineError,
-  CriError,
-  CriInvalidArgumentError,
-  CriNotFoundError,
-  CriUnavailableError,
-} from '../common/errors.js';
+import { CriDeadlineError, CriError, CriInvalidArgumentError, CriNotFoundError, CriUnavailableError } from '../common/errors.js';
 import { parseEndpoint } from './endpoint.js';
-import {
-  IMAGE_OPERATIONS,
-  RUNTIME_OPERATIONS,
-  type ImageMethod,
-  type OperationType,
-  type RuntimeMethod,
-} from './operations.js';
+import { IMAGE_OPERATIONS, RUNTIME_OPERATIONS, type ImageMethod, type OperationType, type RuntimeMethod } from './operations.js';
 
 /** The upstream kubelet's CRI message limit (both directions). */
 export const MAX_MSG_SIZE = 16 * 1024 * 1024;
@@ -143,7 +131,8 @@ export class CriClient {
         ? new grpc.Client(imageTarget.grpcTarget, creds, { ...CHANNEL_OPTIONS, channelOverride: this.runtime.getChannel() })
         : new grpc.Client(imageTarget.grpcTarget, creds, CHANNEL_OPTIONS);
     for (const method of Object.keys(RUNTIME_OPERATIONS) as RuntimeMethod[]) {
-      if (method !== 'getContainerEvents') this.defineUnary(method, this.runtime, api.RuntimeServiceService[method], RUNTIME_OPERATIONS[method]);
+      if (method !== 'getContainerEvents')
+        this.defineUnary(method, this.runtime, api.RuntimeServiceService[method], RUNTIME_OPERATIONS[method]);
     }
     for (const method of Object.keys(IMAGE_OPERATIONS) as ImageMethod[]) {
       this.defineUnary(method, this.image, api.ImageServiceService[method], IMAGE_OPERATIONS[method]);
@@ -224,7 +213,9 @@ export class CriClient {
   waitForReady(timeoutMs: number): Promise<void> {
     return new Promise((resolve, reject) => {
       this.runtime.waitForReady(new Date(Date.now() + timeoutMs), (err) =>
-        err ? reject(mapGrpcError('connect', { code: grpc.status.UNAVAILABLE, details: `${this.runtimeEndpoint}: ${err.message}` })) : resolve(),
+        err
+          ? reject(mapGrpcError('connect', { code: grpc.status.UNAVAILABLE, details: `${this.runtimeEndpoint}: ${err.message}` }))
+          : resolve(),
       );
     });
   }

@@ -23,7 +23,9 @@ const MAX_SOCKET_PATH = 107;
 export function parseEndpoint(endpoint: string): ParsedEndpoint {
   const trimmed = endpoint.trim();
   if (trimmed === '') {
-    throw new EndpointError('container runtime endpoint is empty; set --container-runtime-endpoint (e.g. unix:///run/containerd/containerd.sock)');
+    throw new EndpointError(
+      'container runtime endpoint is empty; set --container-runtime-endpoint (e.g. unix:///run/containerd/containerd.sock)',
+    );
   }
   let socketPath: string;
   if (trimmed.startsWith(UNIX_PREFIX)) {
@@ -42,7 +44,9 @@ export function parseEndpoint(endpoint: string): ParsedEndpoint {
     throw new EndpointError(`container runtime endpoint "${endpoint}": the socket path must be absolute (unix:///path/to.sock)`);
   }
   if (Buffer.byteLength(socketPath) > MAX_SOCKET_PATH) {
-    throw new EndpointError(`container runtime endpoint "${endpoint}": socket path is longer than ${MAX_SOCKET_PATH} bytes, which unix sockets cannot bind or connect to`);
+    throw new EndpointError(
+      `container runtime endpoint "${endpoint}": socket path is longer than ${MAX_SOCKET_PATH} bytes, which unix sockets cannot bind or connect to`,
+    );
   }
   return { endpoint: trimmed, socketPath, grpcTarget: `unix://${socketPath}` };
 }

@@ -37,6 +37,4 @@ export const IMAGE_OPERATIONS = {
 
 export type RuntimeMethod = keyof typeof RUNTIME_OPERATIONS;
 export type ImageMethod = keyof typeof IMAGE_OPERATIONS;
-export type OperationType =
-  | (typeof RUNTIME_OPERATIONS)[RuntimeMethod]
-  | (typeof IMAGE_OPERATIONS)[ImageMethod];
+export type OperationType = (typeof RUNTIME_OPERATIONS)[RuntimeMethod] | (typeof IMAGE_OPERATIONS)[ImageMethod];

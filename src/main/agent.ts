@@ -98,7 +98,10 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
     stops.push(() => cri.close());
     const runtimeVersion = await waitForRuntime(cri, clock, logger.child({ component: 'runtime' }), signal);
 
-    const runner = createTaskRunner(shared.workerInit(runtimeEndpoint, { imageEndpoint, timeoutMs: config.runtimeRequestTimeout }), config.workerThreads);
+    const runner = createTaskRunner(
+      shared.workerInit(runtimeEndpoint, { imageEndpoint, timeoutMs: config.runtimeRequestTimeout }),
+      config.workerThreads,
+    );
     stops.push(() => runner.close());
     logger.info({ workerThreads: runner.threads, relistMode: config.relistMode }, 'Started the worker pool');
 
@@ -123,12 +126,27 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
     const podConfig = new PodConfig({ clock, logger: logger.child({ component: 'config' }), signal });
     if (config.staticPodPath) {
       podConfig.addSource(
-        new FileSource({ path: resolve(config.staticPodPath), nodeName: config.nodeName, clock, logger: logger.child({ component: 'file-source' }), registry, checkFrequencyMs: config.fileCheckFrequency }),
+        new FileSource({
+          path: resolve(config.staticPodPath),
+          nodeName: config.nodeName,
+          clock,
+          logger: logger.child({ component: 'file-source' }),
+          registry,
+          checkFrequencyMs: config.fileCheckFrequency,
+        }),
       );
     }
     if (config.staticPodURL) {
       podConfig.addSource(
-        new HttpSource({ url: config.staticPodURL, headers: config.staticPodURLHeader, nodeName: config.nodeName, clock, logger: logger.child({ component: 'http-source' }), registry, checkFrequencyMs: config.httpCheckFrequency }),
+        new HttpSource({
+          url: config.staticPodURL,
+          headers: config.staticPodURLHeader,
+          nodeName: config.nodeName,
+          clock,
+          logger: logger.child({ component: 'http-source' }),
+          registry,
+          checkFrequencyMs: config.httpCheckFrequency,
+        }),
       );
     }
 
@@ -170,7 +188,17 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
       clock,
       logger: kubeletLogger,
     });
-    const syncLoop = new SyncLoop({ podConfig, handlers, podWorkers, podManager, statusManager, runtimeState, clock, logger: kubeletLogger, queue });
+    const syncLoop = new SyncLoop({
+      podConfig,
+      handlers,
+      podWorkers,
+      podManager,
+      statusManager,
+      runtimeState,
+      clock,
+      logger: kubeletLogger,
+      queue,
+    });
     syncLoop.start(signal);
     stops.push(() => syncLoop.stopped());
     stops.push(() => podWorkers.idle());
@@ -184,7 +212,10 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
     stops.push(() => new Promise<void>((r) => healthz.close(() => r())));
     const main: Server = await startMainServer(config.address, config.port, { registry, checks, pods: () => syncLoop.podList() });
     stops.push(() => new Promise<void>((r) => main.close(() => r())));
-    logger.info({ port: boundPort(main), healthzPort: boundPort(healthz), rootDir, podLogsDir: join(config.podLogsDir) }, 'kubelet-ts is running');
+    logger.info(
+      { port: boundPort(main), healthzPort: boundPort(healthz), rootDir, podLogsDir: join(config.podLogsDir) },
+      'kubelet-ts is running',
+    );
 
     return { port: boundPort(main), healthzPort: boundPort(healthz), runtimeEndpoint, registry, stop };
   } catch (err) {

@@ -15,10 +15,7 @@ import { parseFlags } from './config/flags.js';
 import type { KubeletConfig } from './config/kubelet-config.js';
 import { resolveFromFlags, type ConfigSources, type ResolveEnv, type ResolvedConfig } from './config/load-config.js';
 
-export type CommandLine =
-  | ({ kind: 'run' } & ResolvedConfig)
-  | { kind: 'help'; text: string }
-  | { kind: 'version'; text: string };
+export type CommandLine = ({ kind: 'run' } & ResolvedConfig) | { kind: 'help'; text: string } | { kind: 'version'; text: string };
 
 let cachedVersion: string | undefined;
 

@@ -12,11 +12,17 @@ export async function waitForRuntime(cri: CriClient, clock: Clock, logger: Logge
   for (let attempt = 1; ; attempt++) {
     try {
       const v = await cri.version({ version: 'v1' }, { timeoutMs: 10_000, signal });
-      logger.info({ endpoint: cri.runtimeEndpoint, runtimeName: v.runtimeName, runtimeVersion: v.runtimeVersion, apiVersion: v.runtimeApiVersion }, 'Connected to the container runtime');
+      logger.info(
+        { endpoint: cri.runtimeEndpoint, runtimeName: v.runtimeName, runtimeVersion: v.runtimeVersion, apiVersion: v.runtimeApiVersion },
+        'Connected to the container runtime',
+      );
       return v;
     } catch (err) {
       if (signal.aborted) throw err;
-      logger.error({ endpoint: cri.runtimeEndpoint, attempt, retryInMs: delay, err: String(err) }, 'Container runtime is not reachable; retrying (check --container-runtime-endpoint and that the runtime is running)');
+      logger.error(
+        { endpoint: cri.runtimeEndpoint, attempt, retryInMs: delay, err: String(err) },
+        'Container runtime is not reachable; retrying (check --container-runtime-endpoint and that the runtime is running)',
+      );
       await clock.sleep(delay, signal);
       delay = Math.min(delay * 2, 5000);
     }

@@ -10,7 +10,9 @@ import type { KubeletConfig } from './config/kubelet-config.js';
 export function unsupportedSettings(config: KubeletConfig): string[] {
   const problems: string[] = [];
   if (config.kubeconfig) {
-    problems.push(`--kubeconfig=${config.kubeconfig}: the apiserver pod source, node status and lease are not implemented yet; only standalone mode (static pods) runs`);
+    problems.push(
+      `--kubeconfig=${config.kubeconfig}: the apiserver pod source, node status and lease are not implemented yet; only standalone mode (static pods) runs`,
+    );
   }
   if (config.runonce) problems.push('--runonce: run-once mode is not implemented yet');
   if (config.pleg === 'evented') problems.push('--pleg=evented: the evented PLEG is not implemented yet; use --pleg=generic');

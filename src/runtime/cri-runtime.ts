@@ -29,10 +29,7 @@ export class CriRuntime implements Runtime {
     const sandboxStatuses = (
       await Promise.all(
         boxes.items.map((s) =>
-          this.cri.podSandboxStatus({ podSandboxId: s.id }).then(
-            (r) => (r.status ? toSandboxStatus(r.status) : undefined),
-            ignoreNotFound,
-          ),
+          this.cri.podSandboxStatus({ podSandboxId: s.id }).then((r) => (r.status ? toSandboxStatus(r.status) : undefined), ignoreNotFound),
         ),
       )
     ).filter((s): s is SandboxStatus => s !== undefined);
@@ -40,10 +37,9 @@ export class CriRuntime implements Runtime {
     const containerStatuses = (
       await Promise.all(
         containers.containers.map((c) =>
-          this.cri.containerStatus({ containerId: c.id }).then(
-            (r) => (r.status ? toContainerStatus(r.status, c.podSandboxId) : undefined),
-            ignoreNotFound,
-          ),
+          this.cri
+            .containerStatus({ containerId: c.id })
+            .then((r) => (r.status ? toContainerStatus(r.status, c.podSandboxId) : undefined), ignoreNotFound),
         ),
       )
     ).filter((s): s is ContainerStatus => s !== undefined);

@@ -11,7 +11,10 @@ import { unixPath } from './socket.js';
 
 export class SimControlError extends KubeletTsError {
   override readonly code = 'KTS_ERR_SIM_CONTROL';
-  constructor(message: string, readonly status: number) {
+  constructor(
+    message: string,
+    readonly status: number,
+  ) {
     super(message);
   }
 }
@@ -20,7 +23,10 @@ export class SimControlClient {
   private readonly socketPath: string;
 
   /** `endpoint`: unix:///path/ctl.sock (as passed to --control). */
-  constructor(endpoint: string, private readonly timeoutMs = 10_000) {
+  constructor(
+    endpoint: string,
+    private readonly timeoutMs = 10_000,
+  ) {
     this.socketPath = unixPath(endpoint);
   }
 

@@ -43,7 +43,12 @@ export const CONTROL_ROUTES: Record<string, Route<z.ZodType>> = {
     c.setLatency(b.rpc, b.latency ?? undefined),
   ),
   'POST /error-rate': route(
-    z.object({ rpc: z.string().min(1), errorRate: z.number().min(0).max(1), errorCode: z.number().int().optional(), errorMessage: z.string().optional() }),
+    z.object({
+      rpc: z.string().min(1),
+      errorRate: z.number().min(0).max(1),
+      errorCode: z.number().int().optional(),
+      errorMessage: z.string().optional(),
+    }),
     (c, b) => c.setErrorRate(b.rpc, b.errorRate, b.errorCode, b.errorMessage),
   ),
   'POST /runtime-down': route(z.object({ down: z.boolean(), reason: z.string().optional(), message: z.string().optional() }), (c, b) =>

@@ -84,7 +84,11 @@ export class SimControl {
   }
 
   /** The NetworkReady condition Status reports (containerd: NetworkPluginNotReady when CNI is not initialized). */
-  setNetworkReady(ready: boolean, reason = 'NetworkPluginNotReady', message = 'Network plugin returns error: cni plugin not initialized'): void {
+  setNetworkReady(
+    ready: boolean,
+    reason = 'NetworkPluginNotReady',
+    message = 'Network plugin returns error: cni plugin not initialized',
+  ): void {
     this.p.settings.network = ready ? { ready: true, reason: '', message: '' } : { ready: false, reason, message };
   }
 

@@ -76,14 +76,18 @@ export function parseLatency(text: string): LatencySpec {
   const [kind, a, b] = text.split(':');
   const n = (s: string | undefined) => {
     const v = Number(s);
-    if (s === undefined || s === '' || !Number.isFinite(v)) throw new Error(`bad latency "${text}": expected fixed:MS, uniform:MIN:MAX or lognormal:MEDIAN:P99`);
+    if (s === undefined || s === '' || !Number.isFinite(v))
+      throw new Error(`bad latency "${text}": expected fixed:MS, uniform:MIN:MAX or lognormal:MEDIAN:P99`);
     return v;
   };
   const spec =
-    kind === 'fixed' ? { kind, ms: n(a) } :
-    kind === 'uniform' ? { kind, minMs: n(a), maxMs: n(b) } :
-    kind === 'lognormal' ? { kind, medianMs: n(a), p99Ms: n(b) } :
-    undefined;
+    kind === 'fixed'
+      ? { kind, ms: n(a) }
+      : kind === 'uniform'
+        ? { kind, minMs: n(a), maxMs: n(b) }
+        : kind === 'lognormal'
+          ? { kind, medianMs: n(a), p99Ms: n(b) }
+          : undefined;
   if (!spec) throw new Error(`bad latency "${text}": expected fixed:MS, uniform:MIN:MAX or lognormal:MEDIAN:P99`);
   return latencySchema.parse(spec);
 }

@@ -9,10 +9,7 @@ export function newId(): string {
   return randomBytes(32).toString('hex');
 }
 
-export type PrefixLookup<T> =
-  | { kind: 'found'; value: T }
-  | { kind: 'missing' }
-  | { kind: 'ambiguous' };
+export type PrefixLookup<T> = { kind: 'found'; value: T } | { kind: 'missing' } | { kind: 'ambiguous' };
 
 /** Resolves an exact id or a unique id prefix. An empty string never matches. */
 export function lookupId<T>(map: ReadonlyMap<string, T>, idOrPrefix: string): PrefixLookup<T> {

@@ -5,13 +5,7 @@
  * benchmark compares the agent against.
  */
 import type { CriClient } from '../cri/client.js';
-import {
-  ANNOTATION_RESTART_COUNT,
-  LABEL_CONTAINER_NAME,
-  LABEL_POD_NAME,
-  LABEL_POD_NAMESPACE,
-  LABEL_POD_UID,
-} from '../runtime/types.js';
+import { ANNOTATION_RESTART_COUNT, LABEL_CONTAINER_NAME, LABEL_POD_NAME, LABEL_POD_NAMESPACE, LABEL_POD_UID } from '../runtime/types.js';
 
 export const SIM_BUSYBOX_IMAGE = 'docker.io/kubelet-ts/busybox:1.0';
 

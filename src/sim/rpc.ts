@@ -36,7 +36,11 @@ export function unary<Req, Res>(ctx: RpcContext, rpc: string, fn: Handler<Req, R
       } catch (err) {
         return callback(toServiceError(err));
       }
-      if (out instanceof Promise) out.then((v) => callback(null, v), (err) => callback(toServiceError(err)));
+      if (out instanceof Promise)
+        out.then(
+          (v) => callback(null, v),
+          (err) => callback(toServiceError(err)),
+        );
       else callback(null, out);
     };
     if (d.delayMs > 0) ctx.timer(d.delayMs, run);

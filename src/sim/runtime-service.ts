@@ -74,7 +74,9 @@ class WholeListCache {
   }
 }
 
-function isUnfiltered(f: { id: string; labelSelector: Record<string, string>; state?: unknown; podSandboxId?: string } | undefined): boolean {
+function isUnfiltered(
+  f: { id: string; labelSelector: Record<string, string>; state?: unknown; podSandboxId?: string } | undefined,
+): boolean {
   if (!f) return true;
   if (f.id !== '' || f.state !== undefined || (f.podSandboxId ?? '') !== '') return false;
   for (const _ in f.labelSelector) return false;
@@ -167,7 +169,15 @@ export function createRuntimeService(d: RuntimeServiceDeps): RuntimeServiceServe
       const c = rt.getContainer(req.containerId);
       return {
         status: toContainerStatus(c),
-        info: req.verbose ? { info: JSON.stringify({ sandboxID: c.sandboxId, pid: c.state === ContainerState.CONTAINER_RUNNING ? 1 : 0, config: { command: c.config.command, args: c.config.args } }) } : noInfo(),
+        info: req.verbose
+          ? {
+              info: JSON.stringify({
+                sandboxID: c.sandboxId,
+                pid: c.state === ContainerState.CONTAINER_RUNNING ? 1 : 0,
+                config: { command: c.config.command, args: c.config.args },
+              }),
+            }
+          : noInfo(),
       };
     }),
 
@@ -183,7 +193,9 @@ export function createRuntimeService(d: RuntimeServiceDeps): RuntimeServiceServe
 
     listContainerStats: unary(ctx, 'ListContainerStats', (req) => {
       const f = req.filter;
-      const list = rt.listContainers(f ? { id: f.id, podSandboxId: f.podSandboxId, state: undefined, labelSelector: f.labelSelector } : undefined);
+      const list = rt.listContainers(
+        f ? { id: f.id, podSandboxId: f.podSandboxId, state: undefined, labelSelector: f.labelSelector } : undefined,
+      );
       const t = now();
       return { stats: list.map((c) => containerStats(c, t)) };
     }),
@@ -203,8 +215,11 @@ export function createRuntimeService(d: RuntimeServiceDeps): RuntimeServiceServe
     listPodSandboxStats: unary(ctx, 'ListPodSandboxStats', (req) => {
       const f = req.filter;
       const t = now();
-      const list = rt
-        .listSandboxes(f ? { id: f.id, state: { state: PodSandboxState.SANDBOX_READY }, labelSelector: f.labelSelector } : { id: '', state: { state: PodSandboxState.SANDBOX_READY }, labelSelector: {} });
+      const list = rt.listSandboxes(
+        f
+          ? { id: f.id, state: { state: PodSandboxState.SANDBOX_READY }, labelSelector: f.labelSelector }
+          : { id: '', state: { state: PodSandboxState.SANDBOX_READY }, labelSelector: {} },
+      );
       return { stats: list.map((sb) => sandboxStats(sb, rt.store.containersOf(sb.id), t)) };
     }),
 

@@ -130,7 +130,11 @@ export class SimRuntime {
     const name = [md.name, md.namespace, md.uid, String(md.attempt)].join('_');
     const owner = this.store.reserveSandboxName(name, id);
     if (owner) {
-      throw new CriError(`failed to reserve sandbox name "${name}": name "${name}" is reserved for "${owner}"`, 'RunPodSandbox', status.UNKNOWN);
+      throw new CriError(
+        `failed to reserve sandbox name "${name}": name "${name}" is reserved for "${owner}"`,
+        'RunPodSandbox',
+        status.UNKNOWN,
+      );
     }
     const hostNetwork = config.linux?.securityContext?.namespaceOptions?.network === NamespaceMode.NODE;
     let ip = '';
@@ -224,7 +228,11 @@ export class SimRuntime {
     const name = [md.name, smd.name, smd.namespace, smd.uid, String(md.attempt)].join('_');
     const owner = this.store.reserveContainerName(name, id);
     if (owner) {
-      throw new CriError(`failed to reserve container name "${name}": name "${name}" is reserved for "${owner}"`, 'CreateContainer', status.UNKNOWN);
+      throw new CriError(
+        `failed to reserve container name "${name}": name "${name}" is reserved for "${owner}"`,
+        'CreateContainer',
+        status.UNKNOWN,
+      );
     }
     const logDir = sandboxConfig?.logDirectory || sb.config.logDirectory;
     const logPath = config.logPath ? join(logDir, config.logPath) : '';

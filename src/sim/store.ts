@@ -8,12 +8,7 @@
  * Single-threaded: callers are the gRPC handlers and timers on one event loop.
  */
 import type { Clock } from '../common/clock.js';
-import {
-  ContainerState,
-  PodSandboxState,
-  type ContainerConfig,
-  type PodSandboxConfig,
-} from '../gen/runtime/v1/api.js';
+import { ContainerState, PodSandboxState, type ContainerConfig, type PodSandboxConfig } from '../gen/runtime/v1/api.js';
 import { lookupId, type PrefixLookup } from './ids.js';
 
 export interface SandboxRecord {
@@ -292,10 +287,7 @@ export class SimStore {
     }
     for (const id of smallest(sets)) {
       const s = this.sandboxes.get(id)!;
-      if (
-        (q.state === undefined || s.state === q.state) &&
-        (q.labels === undefined || matchesLabels(s.config.labels, q.labels))
-      ) {
+      if ((q.state === undefined || s.state === q.state) && (q.labels === undefined || matchesLabels(s.config.labels, q.labels))) {
         out.push(s);
       }
     }

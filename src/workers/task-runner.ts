@@ -39,7 +39,7 @@ export class InlineRunner implements TaskRunner {
   }
 
   async run<K extends TaskType>(request: RequestOf<K>): Promise<TaskResults[K]> {
-    return unwrap(await runTask(this.ctx, request as TaskRequest) as TaskResult<K>);
+    return unwrap((await runTask(this.ctx, request as TaskRequest)) as TaskResult<K>);
   }
 
   async close(): Promise<void> {

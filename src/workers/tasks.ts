@@ -13,7 +13,15 @@ import { CriRuntime } from '../runtime/cri-runtime.js';
 import type { Runtime } from '../runtime/runtime.js';
 import { serializeError } from './error-wire.js';
 import { diffSlots } from './pleg-diff.js';
-import { assertNever, type InspectOutcome, type PodRef, type RelistSummary, type TaskRequest, type TaskResult, type WorkerInit } from './protocol.js';
+import {
+  assertNever,
+  type InspectOutcome,
+  type PodRef,
+  type RelistSummary,
+  type TaskRequest,
+  type TaskResult,
+  type WorkerInit,
+} from './protocol.js';
 import { MetricBlock } from './shared/metric-block.js';
 import { PodStatusCache } from './shared/pod-status-cache.js';
 import { RelistRecordTable } from './shared/relist-records.js';

@@ -21,7 +21,11 @@ export function workerMetricSpec(): MetricBlockSpec {
       { name: RUNTIME_OPS_TOTAL, labels: { operation_type: op } },
       { name: RUNTIME_OPS_ERRORS, labels: { operation_type: op } },
     ]),
-    histograms: OPERATIONS.map((op) => ({ name: RUNTIME_OPS_DURATION, buckets: RUNTIME_OPERATION_BUCKETS, labels: { operation_type: op } })),
+    histograms: OPERATIONS.map((op) => ({
+      name: RUNTIME_OPS_DURATION,
+      buckets: RUNTIME_OPERATION_BUCKETS,
+      labels: { operation_type: op },
+    })),
   };
 }
 

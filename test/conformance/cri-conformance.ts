@@ -92,10 +92,14 @@ export function defineCriConformance(runtimeName: string, start: () => Promise<C
     }
 
     async function waitExited(id: string) {
-      return pollUntil(`container ${id} to exit`, async () => {
-        const { status } = await cri.containerStatus({ containerId: id });
-        return status?.state === ContainerState.CONTAINER_EXITED ? status : undefined;
-      }, { timeoutMs: 60_000 });
+      return pollUntil(
+        `container ${id} to exit`,
+        async () => {
+          const { status } = await cri.containerStatus({ containerId: id });
+          return status?.state === ContainerState.CONTAINER_EXITED ? status : undefined;
+        },
+        { timeoutMs: 60_000 },
+      );
     }
 
     it('reports version and readiness', async () => {
@@ -141,7 +145,14 @@ export function defineCriConformance(runtimeName: string, start: () => Promise<C
       expect(status.labels['io.kubernetes.container.name']).toBe('exit3');
       expect(status.annotations['io.kubernetes.container.restartCount']).toBe('0');
       const logFile = join(sb.config.logDirectory!, 'exit3/0.log');
-      const line = await pollUntil('log line', () => existsSync(logFile) && readFileSync(logFile, 'utf8').split('\n').find((l) => l.includes('hello-conformance')));
+      const line = await pollUntil(
+        'log line',
+        () =>
+          existsSync(logFile) &&
+          readFileSync(logFile, 'utf8')
+            .split('\n')
+            .find((l) => l.includes('hello-conformance')),
+      );
       expect(line).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z stdout F hello-conformance$/);
     });
 
@@ -196,7 +207,9 @@ export function defineCriConformance(runtimeName: string, start: () => Promise<C
       expect(byId.containers[0].metadata?.name).toBe('run');
       expect(byId.containers[0].imageRef).not.toBe('');
 
-      const boxes = await cri.listPodSandbox({ filter: { labelSelector: { [SUITE_LABEL]: run }, state: { state: PodSandboxState.SANDBOX_READY } } });
+      const boxes = await cri.listPodSandbox({
+        filter: { labelSelector: { [SUITE_LABEL]: run }, state: { state: PodSandboxState.SANDBOX_READY } },
+      });
       expect(boxes.items.map((s) => s.id)).toEqual(expect.arrayContaining([a.id, b.id]));
       const one = await cri.listPodSandbox({ filter: { id: a.id } });
       expect(one.items.map((s) => s.id)).toEqual([a.id]);

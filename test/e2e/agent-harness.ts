@@ -23,8 +23,18 @@ export interface ContainerSpec {
   imagePullPolicy?: string;
 }
 
-export function podManifest(name: string, namespace: string, containers: ContainerSpec[], opts: { restartPolicy?: string; initContainers?: ContainerSpec[]; grace?: number } = {}): Record<string, unknown> {
-  const c = (x: ContainerSpec) => ({ name: x.name, image: x.image ?? 'docker.io/kubelet-ts/busybox:1.0', command: x.command, ...(x.imagePullPolicy ? { imagePullPolicy: x.imagePullPolicy } : {}) });
+export function podManifest(
+  name: string,
+  namespace: string,
+  containers: ContainerSpec[],
+  opts: { restartPolicy?: string; initContainers?: ContainerSpec[]; grace?: number } = {},
+): Record<string, unknown> {
+  const c = (x: ContainerSpec) => ({
+    name: x.name,
+    image: x.image ?? 'docker.io/kubelet-ts/busybox:1.0',
+    command: x.command,
+    ...(x.imagePullPolicy ? { imagePullPolicy: x.imagePullPolicy } : {}),
+  });
   return {
     apiVersion: 'v1',
     kind: 'Pod',
@@ -47,7 +57,12 @@ export class AgentProcess {
   private child: ChildProcess | undefined;
 
   /** extraArgs are appended to the CLI flags (later flags win), e.g. ['--max-pods=1100']. */
-  constructor(readonly endpoint: string, readonly nodeName: string, readonly namespace: string, readonly extraArgs: readonly string[] = []) {
+  constructor(
+    readonly endpoint: string,
+    readonly nodeName: string,
+    readonly namespace: string,
+    readonly extraArgs: readonly string[] = [],
+  ) {
     this.dir = mkdtempSync(join(tmpdir(), 'kts-e2e-'));
     this.manifests = join(this.dir, 'manifests');
     mkdirSync(this.manifests);
@@ -90,11 +105,15 @@ export class AgentProcess {
     const collect = (b: Buffer) => this.logs.push(...b.toString().split('\n').filter(Boolean));
     child.stdout!.on('data', collect);
     child.stderr!.on('data', collect);
-    await pollUntil('the agent to serve /healthz', async () => {
-      if (child.exitCode !== null) throw new Error(`agent exited with ${child.exitCode}:\n${this.tail()}`);
-      const r = await fetch(`http://127.0.0.1:${this.healthzPort}/healthz`).catch(() => undefined);
-      return r?.ok === true;
-    }, { timeoutMs: 60_000 });
+    await pollUntil(
+      'the agent to serve /healthz',
+      async () => {
+        if (child.exitCode !== null) throw new Error(`agent exited with ${child.exitCode}:\n${this.tail()}`);
+        const r = await fetch(`http://127.0.0.1:${this.healthzPort}/healthz`).catch(() => undefined);
+        return r?.ok === true;
+      },
+      { timeoutMs: 60_000 },
+    );
   }
 
   /** The agent's process id while it runs. */

@@ -28,8 +28,20 @@ describeE2E('agent restart on containerd', () => {
   beforeAll(async () => {
     cri = new CriClient({ runtimeEndpoint: CONTAINERD_ENDPOINT, timeoutMs: 60_000 });
     agent = new AgentProcess(CONTAINERD_ENDPOINT, `node-${run}`, ns);
-    for (let i = 0; i < 5; i++) agent.writeManifest(`keep-${i}`, podManifest(`keep-${i}`, ns, [{ name: 'a', command: ['sleep', '3600'] }, { name: 'b', command: ['sleep', '3600'] }]));
-    agent.writeManifest('with-init', podManifest('with-init', ns, [{ name: 'app', command: ['sleep', '3600'] }], { initContainers: [{ name: 'init', command: ['true'] }] }));
+    for (let i = 0; i < 5; i++)
+      agent.writeManifest(
+        `keep-${i}`,
+        podManifest(`keep-${i}`, ns, [
+          { name: 'a', command: ['sleep', '3600'] },
+          { name: 'b', command: ['sleep', '3600'] },
+        ]),
+      );
+    agent.writeManifest(
+      'with-init',
+      podManifest('with-init', ns, [{ name: 'app', command: ['sleep', '3600'] }], {
+        initContainers: [{ name: 'init', command: ['true'] }],
+      }),
+    );
     await agent.start();
   });
 
@@ -39,25 +51,49 @@ describeE2E('agent restart on containerd', () => {
   });
 
   it('a SIGKILLed agent, started again, duplicates and restarts nothing', async () => {
-    await pollUntil('all pods running', async () => {
-      const pods = await agent.pods();
-      return pods.length === 6 && pods.every((p) => p.status?.phase === 'Running' && p.status.containerStatuses?.every((c) => c.state?.running));
-    }, { timeoutMs: 120_000 }).catch((err: Error) => { throw new Error(`${err.message}\n${agent.tail()}`); });
+    await pollUntil(
+      'all pods running',
+      async () => {
+        const pods = await agent.pods();
+        return (
+          pods.length === 6 &&
+          pods.every((p) => p.status?.phase === 'Running' && p.status.containerStatuses?.every((c) => c.state?.running))
+        );
+      },
+      { timeoutMs: 120_000 },
+    ).catch((err: Error) => {
+      throw new Error(`${err.message}\n${agent.tail()}`);
+    });
     const before = await snapshot();
     expect(before.containers).toHaveLength(12);
     expect(before.sandboxes).toHaveLength(6);
 
     await agent.stop('SIGKILL');
     await agent.start();
-    await pollUntil('the new agent to report all pods running', async () => {
-      const pods = await agent.pods();
-      return pods.length === 6 && pods.every((p) => p.status?.phase === 'Running' && p.status.containerStatuses?.every((c) => c.state?.running && c.restartCount === 0));
-    }, { timeoutMs: 120_000 }).catch((err: Error) => { throw new Error(`${err.message}\n${agent.tail()}`); });
+    await pollUntil(
+      'the new agent to report all pods running',
+      async () => {
+        const pods = await agent.pods();
+        return (
+          pods.length === 6 &&
+          pods.every(
+            (p) => p.status?.phase === 'Running' && p.status.containerStatuses?.every((c) => c.state?.running && c.restartCount === 0),
+          )
+        );
+      },
+      { timeoutMs: 120_000 },
+    ).catch((err: Error) => {
+      throw new Error(`${err.message}\n${agent.tail()}`);
+    });
     // Several relists (and with them housekeeping rounds, every 2 s) must not change anything either.
-    await pollUntil('5 relists by the new agent', async () => {
-      const text = await (await fetch(`http://127.0.0.1:${agent.port}/metrics`)).text();
-      return Number(/^kubelet_pleg_relist_duration_seconds_count (\d+)/m.exec(text)?.[1] ?? 0) >= 5;
-    }, { timeoutMs: 60_000 });
+    await pollUntil(
+      '5 relists by the new agent',
+      async () => {
+        const text = await (await fetch(`http://127.0.0.1:${agent.port}/metrics`)).text();
+        return Number(/^kubelet_pleg_relist_duration_seconds_count (\d+)/m.exec(text)?.[1] ?? 0) >= 5;
+      },
+      { timeoutMs: 60_000 },
+    );
     const after = await pollUntil('a stable runtime view', async () => {
       const a = await snapshot();
       const b = await snapshot();

@@ -23,16 +23,28 @@ describeE2E('static pods on containerd', () => {
 
   const cs = (pod: Pod | undefined, name: string) => pod?.status?.containerStatuses?.find((c) => c.name === name);
   const waitPod = <T>(what: string, name: string, cond: (p: Pod) => T | undefined | false, timeoutMs = 90_000) =>
-    pollUntil(`${what} (${name})`, async () => {
-      const p = await agent.pod(name);
-      return p ? cond(p) : undefined;
-    }, { timeoutMs }).catch((err: Error) => {
+    pollUntil(
+      `${what} (${name})`,
+      async () => {
+        const p = await agent.pod(name);
+        return p ? cond(p) : undefined;
+      },
+      { timeoutMs },
+    ).catch((err: Error) => {
       throw new Error(`${err.message}\n--- agent log tail ---\n${agent.tail()}`);
     });
   const sandboxesOf = async (name: string) =>
-    (await cri.listPodSandbox({ filter: { labelSelector: { [LABEL_POD_NAMESPACE]: ns, 'io.kubernetes.pod.name': `${name}-${agent.nodeName}` } } })).items;
+    (
+      await cri.listPodSandbox({
+        filter: { labelSelector: { [LABEL_POD_NAMESPACE]: ns, 'io.kubernetes.pod.name': `${name}-${agent.nodeName}` } },
+      })
+    ).items;
   const containersOf = async (name: string) =>
-    (await cri.listContainers({ filter: { labelSelector: { [LABEL_POD_NAMESPACE]: ns, 'io.kubernetes.pod.name': `${name}-${agent.nodeName}` } } })).containers;
+    (
+      await cri.listContainers({
+        filter: { labelSelector: { [LABEL_POD_NAMESPACE]: ns, 'io.kubernetes.pod.name': `${name}-${agent.nodeName}` } },
+      })
+    ).containers;
 
   beforeAll(async () => {
     cri = new CriClient({ runtimeEndpoint: CONTAINERD_ENDPOINT, timeoutMs: 60_000 });
@@ -48,11 +60,24 @@ describeE2E('static pods on containerd', () => {
   });
 
   it('runs 20 static pods: Running and ready in /pods, listed by the CRI with proper names', async () => {
-    await pollUntil('20 running, ready pods', async () => {
-      const pods = (await agent.pods()).filter((p) => p.metadata.name?.startsWith('sleep-'));
-      return pods.length === 20 && pods.every((p) => p.status?.phase === 'Running' && p.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
-    }, { timeoutMs: 120_000 }).catch((err: Error) => { throw new Error(`${err.message}\n${agent.tail()}`); });
-    const boxes = (await cri.listPodSandbox({ filter: { labelSelector: { [LABEL_POD_NAMESPACE]: ns }, state: { state: PodSandboxState.SANDBOX_READY } } })).items;
+    await pollUntil(
+      '20 running, ready pods',
+      async () => {
+        const pods = (await agent.pods()).filter((p) => p.metadata.name?.startsWith('sleep-'));
+        return (
+          pods.length === 20 &&
+          pods.every((p) => p.status?.phase === 'Running' && p.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'))
+        );
+      },
+      { timeoutMs: 120_000 },
+    ).catch((err: Error) => {
+      throw new Error(`${err.message}\n${agent.tail()}`);
+    });
+    const boxes = (
+      await cri.listPodSandbox({
+        filter: { labelSelector: { [LABEL_POD_NAMESPACE]: ns }, state: { state: PodSandboxState.SANDBOX_READY } },
+      })
+    ).items;
     const names = boxes.map((b) => b.metadata?.name).filter((n) => n?.startsWith('sleep-'));
     expect(new Set(names).size).toBe(20);
     expect(names).toContain(`sleep-7-${agent.nodeName}`);
@@ -67,10 +92,15 @@ describeE2E('static pods on containerd', () => {
 
   it('restartPolicy Always: a container exiting 1 restarts with growing backoff (CrashLoopBackOff)', async () => {
     agent.writeManifest('crash', podManifest('crash', ns, [{ name: 'crasher', command: ['sh', '-c', 'exit 1'] }]));
-    await waitPod('restartCount >= 2 and CrashLoopBackOff', 'crash', (p) => {
-      const c = cs(p, 'crasher');
-      return (c?.restartCount ?? 0) >= 2 && c?.state?.waiting?.reason === 'CrashLoopBackOff' && c;
-    }, 120_000);
+    await waitPod(
+      'restartCount >= 2 and CrashLoopBackOff',
+      'crash',
+      (p) => {
+        const c = cs(p, 'crasher');
+        return (c?.restartCount ?? 0) >= 2 && c?.state?.waiting?.reason === 'CrashLoopBackOff' && c;
+      },
+      120_000,
+    );
     const p = await agent.pod('crash');
     expect(p?.status?.phase).toBe('Running');
     expect(cs(p, 'crasher')?.lastState?.terminated?.exitCode).toBe(1);
@@ -78,7 +108,10 @@ describeE2E('static pods on containerd', () => {
   });
 
   it('restartPolicy OnFailure: exiting 0 ends Succeeded and is not restarted', async () => {
-    agent.writeManifest('done', podManifest('done', ns, [{ name: 'job', command: ['sh', '-c', 'echo ok; exit 0'] }], { restartPolicy: 'OnFailure' }));
+    agent.writeManifest(
+      'done',
+      podManifest('done', ns, [{ name: 'job', command: ['sh', '-c', 'echo ok; exit 0'] }], { restartPolicy: 'OnFailure' }),
+    );
     await waitPod('phase Succeeded', 'done', (p) => p.status?.phase === 'Succeeded');
     const p = await agent.pod('done');
     expect(cs(p, 'job')?.state?.terminated).toMatchObject({ exitCode: 0, reason: 'Completed' });
@@ -95,9 +128,15 @@ describeE2E('static pods on containerd', () => {
   });
 
   it('init containers run in order before app containers; a failing one blocks them', async () => {
-    agent.writeManifest('init', podManifest('init', ns, [{ name: 'app', command: SLEEP }], {
-      initContainers: [{ name: 'first', command: ['sh', '-c', 'sleep 1'] }, { name: 'second', command: ['true'] }],
-    }));
+    agent.writeManifest(
+      'init',
+      podManifest('init', ns, [{ name: 'app', command: SLEEP }], {
+        initContainers: [
+          { name: 'first', command: ['sh', '-c', 'sleep 1'] },
+          { name: 'second', command: ['true'] },
+        ],
+      }),
+    );
     await waitPod('phase Running after inits', 'init', (p) => p.status?.phase === 'Running' && cs(p, 'app')?.state?.running);
     const byName = new Map((await containersOf('init')).map((c) => [c.metadata?.name, c]));
     const status = async (n: string) => (await cri.containerStatus({ containerId: byName.get(n)!.id })).status!;
@@ -106,10 +145,13 @@ describeE2E('static pods on containerd', () => {
     expect(second.startedAt).toBeGreaterThanOrEqual(first.finishedAt);
     expect(app.startedAt).toBeGreaterThanOrEqual(second.finishedAt);
 
-    agent.writeManifest('initfail', podManifest('initfail', ns, [{ name: 'app', command: SLEEP }], {
-      restartPolicy: 'Never',
-      initContainers: [{ name: 'broken', command: ['sh', '-c', 'exit 3'] }],
-    }));
+    agent.writeManifest(
+      'initfail',
+      podManifest('initfail', ns, [{ name: 'app', command: SLEEP }], {
+        restartPolicy: 'Never',
+        initContainers: [{ name: 'broken', command: ['sh', '-c', 'exit 3'] }],
+      }),
+    );
     await waitPod('phase Failed', 'initfail', (p) => p.status?.phase === 'Failed');
     const names = (await containersOf('initfail')).map((c) => c.metadata?.name);
     expect(names).toEqual(['broken']);
@@ -121,10 +163,16 @@ describeE2E('static pods on containerd', () => {
     await waitPod('first version running', 'edit', (p) => cs(p, 'app')?.state?.running);
     const oldIds = (await containersOf('edit')).map((c) => c.id);
     agent.writeManifest('edit', podManifest('edit', ns, [{ name: 'app', command: ['sh', '-c', 'echo v2; sleep 3600'] }]));
-    await pollUntil('the old container gone and a new one running', async () => {
-      const now = await containersOf('edit');
-      return now.length === 1 && !oldIds.includes(now[0].id) && now[0].state === ContainerState.CONTAINER_RUNNING;
-    }, { timeoutMs: 90_000 }).catch((err: Error) => { throw new Error(`${err.message}\n${agent.tail()}`); });
+    await pollUntil(
+      'the old container gone and a new one running',
+      async () => {
+        const now = await containersOf('edit');
+        return now.length === 1 && !oldIds.includes(now[0].id) && now[0].state === ContainerState.CONTAINER_RUNNING;
+      },
+      { timeoutMs: 90_000 },
+    ).catch((err: Error) => {
+      throw new Error(`${err.message}\n${agent.tail()}`);
+    });
     expect((await containersOf('sleep-3')).map((c) => c.id)).toEqual(otherBefore);
   });
 
@@ -133,14 +181,22 @@ describeE2E('static pods on containerd', () => {
     await waitPod('running', 'gone', (p) => cs(p, 'app')?.state?.running);
     const t0 = Date.now();
     agent.deleteManifest('gone');
-    await pollUntil('the sandbox removed', async () => (await sandboxesOf('gone')).length === 0 && (await containersOf('gone')).length === 0, { timeoutMs: 60_000 })
-      .catch((err: Error) => { throw new Error(`${err.message}\n${agent.tail()}`); });
+    await pollUntil(
+      'the sandbox removed',
+      async () => (await sandboxesOf('gone')).length === 0 && (await containersOf('gone')).length === 0,
+      { timeoutMs: 60_000 },
+    ).catch((err: Error) => {
+      throw new Error(`${err.message}\n${agent.tail()}`);
+    });
     expect(Date.now() - t0).toBeLessThan(5_000 + 20_000);
     expect(await agent.pod('gone')).toBeUndefined();
   });
 
   it('an unpullable image shows ErrImagePull / ImagePullBackOff while the other pods run', async () => {
-    agent.writeManifest('pull', podManifest('pull', ns, [{ name: 'app', command: SLEEP, image: 'docker.io/kubelet-ts-unreachable/none:1.0' }]));
+    agent.writeManifest(
+      'pull',
+      podManifest('pull', ns, [{ name: 'app', command: SLEEP, image: 'docker.io/kubelet-ts-unreachable/none:1.0' }]),
+    );
     await waitPod('an image pull waiting reason', 'pull', (p) => {
       const r = cs(p, 'app')?.state?.waiting?.reason;
       return (r === 'ErrImagePull' || r === 'ImagePullBackOff') && r;

@@ -24,7 +24,14 @@ export class FakeClock implements Clock {
     return new Promise((resolve, reject) => {
       if (signal?.aborted) return reject(signal.reason);
       const cancel = this.setTimer(ms, () => resolve());
-      signal?.addEventListener('abort', () => { cancel(); reject(signal.reason); }, { once: true });
+      signal?.addEventListener(
+        'abort',
+        () => {
+          cancel();
+          reject(signal.reason);
+        },
+        { once: true },
+      );
     });
   }
 

@@ -24,9 +24,7 @@ export class FakeRuntime implements Runtime {
     const err = this.statusErrors.get(uid);
     if (err) throw err;
     const status = this.statuses.get(uid);
-    return status
-      ? structuredClone(status)
-      : { uid, name, namespace, ips: [], sandboxStatuses: [], containerStatuses: [], timestamp: 0 };
+    return status ? structuredClone(status) : { uid, name, namespace, ips: [], sandboxStatuses: [], containerStatuses: [], timestamp: 0 };
   }
 }
 

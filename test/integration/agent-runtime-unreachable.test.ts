@@ -29,7 +29,10 @@ describe('agent start-up with an unreachable runtime', () => {
   it('retries with backoff, naming the endpoint, and starts pods once the runtime is up', async () => {
     const manifests = join(dir, 'manifests');
     mkdirSync(manifests);
-    writeFileSync(join(manifests, 'p.yaml'), 'apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: u}\nspec:\n  containers: [{name: c, image: docker.io/kubelet-ts/busybox:1.0, command: [sleep, infinity]}]\n');
+    writeFileSync(
+      join(manifests, 'p.yaml'),
+      'apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: u}\nspec:\n  containers: [{name: c, image: docker.io/kubelet-ts/busybox:1.0, command: [sleep, infinity]}]\n',
+    );
     const endpoint = `unix://${join(dir, 'late.sock')}`;
     const cl = parseCommandLine([
       `--container-runtime-endpoint=${endpoint}`,
@@ -44,17 +47,27 @@ describe('agent start-up with an unreachable runtime', () => {
     ]);
     if (cl.kind !== 'run') throw new Error('unexpected command line');
     const lines: string[] = [];
-    const sink = new Writable({ write(chunk, _e, cb) { lines.push(...String(chunk).split('\n').filter(Boolean)); cb(); } });
+    const sink = new Writable({
+      write(chunk, _e, cb) {
+        lines.push(...String(chunk).split('\n').filter(Boolean));
+        cb();
+      },
+    });
     const starting = startAgent(cl.config, createLogger({ format: 'json', verbosity: 0, destination: sink }));
     const retries = () => lines.map((l) => JSON.parse(l)).filter((r) => r.msg?.includes('Container runtime is not reachable'));
     await pollUntil('three failed connection attempts', () => retries().length >= 3);
-    expect(retries().slice(0, 3).map((r) => r.retryInMs)).toEqual([100, 200, 400]);
+    expect(
+      retries()
+        .slice(0, 3)
+        .map((r) => r.retryInMs),
+    ).toEqual([100, 200, 400]);
     expect(retries()[0].endpoint).toBe(endpoint);
     expect(retries()[0].err).toMatch(/UNAVAILABLE/);
 
     sim = await startSimRuntime({ listen: endpoint });
     agent = await starting;
-    const pods = async (): Promise<Pod[]> => ((await (await fetch(`http://127.0.0.1:${agent!.port}/pods`)).json()) as { items: Pod[] }).items;
+    const pods = async (): Promise<Pod[]> =>
+      ((await (await fetch(`http://127.0.0.1:${agent!.port}/pods`)).json()) as { items: Pod[] }).items;
     await pollUntil('the pod Running', async () => (await pods())[0]?.status?.phase === 'Running', { timeoutMs: 30_000 });
   });
 });

@@ -18,8 +18,14 @@ import { startSimRuntime, type SimRuntimeHandle } from '../../src/sim/server.js'
 import { pollUntil } from '../helpers/poll.js';
 import { freePort } from '../helpers/ports.js';
 
-const manifest = (name: string, spec: Record<string, unknown>) => JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'it' }, spec });
-const busybox = (name: string, command: string[], extra: Record<string, unknown> = {}) => ({ name, image: 'docker.io/kubelet-ts/busybox:1.0', command, ...extra });
+const manifest = (name: string, spec: Record<string, unknown>) =>
+  JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace: 'it' }, spec });
+const busybox = (name: string, command: string[], extra: Record<string, unknown> = {}) => ({
+  name,
+  image: 'docker.io/kubelet-ts/busybox:1.0',
+  command,
+  ...extra,
+});
 
 describe('agent on the simulated runtime', () => {
   let dir: string;
@@ -53,7 +59,12 @@ describe('agent on the simulated runtime', () => {
       '--worker-threads=1',
     ]);
     if (cl.kind !== 'run') throw new Error('unexpected command line');
-    const sink = new Writable({ write(chunk, _enc, cb) { lines.push(...String(chunk).split('\n').filter(Boolean)); cb(); } });
+    const sink = new Writable({
+      write(chunk, _enc, cb) {
+        lines.push(...String(chunk).split('\n').filter(Boolean));
+        cb();
+      },
+    });
     const logger = createLogger({ format: 'json', verbosity: 2, destination: sink });
     agent = await startAgent(cl.config, logger);
   });
@@ -72,20 +83,37 @@ describe('agent on the simulated runtime', () => {
   it('skips pod synchronization with growing backoff while the runtime is down, then catches up', async () => {
     sim.control.setRuntimeDown(true);
     const from = lines.length;
-    const skips = () => lines.slice(from).filter((l) => l.includes('Skipping pod synchronization')).map((l) => JSON.parse(l).retryInMs as number);
+    const skips = () =>
+      lines
+        .slice(from)
+        .filter((l) => l.includes('Skipping pod synchronization'))
+        .map((l) => JSON.parse(l).retryInMs as number);
     await pollUntil('three skipped iterations', () => skips().length >= 3, { timeoutMs: 30_000 });
     const backoffs = skips();
     expect(backoffs.slice(0, 3)).toEqual([100, 200, 400]);
     write('late', manifest('late', { containers: [busybox('late', ['sleep', 'infinity'])] }));
     await pollUntil('a few more skips', () => skips().length >= 5, { timeoutMs: 30_000 });
-    expect((await cri.listContainers({ filter: { labelSelector: { 'io.kubernetes.container.name': 'late' } } }).catch(() => ({ containers: [] }))).containers).toEqual([]);
+    expect(
+      (
+        await cri
+          .listContainers({ filter: { labelSelector: { 'io.kubernetes.container.name': 'late' } } })
+          .catch(() => ({ containers: [] }))
+      ).containers,
+    ).toEqual([]);
     sim.control.setRuntimeDown(false);
     await pollUntil('late Running after recovery', async () => (await pod('late'))?.status?.phase === 'Running', { timeoutMs: 30_000 });
   });
 
   it('kills and removes a pod that only the runtime knows (orphan)', async () => {
-    const orphan = await runRawPod(cri, { uid: 'orphan-uid', name: 'orphan', namespace: 'it', containers: [{ name: 'x', command: ['sleep', 'infinity'] }] });
-    await pollUntil('the orphan removed', async () => (await cri.listPodSandbox({ filter: { id: orphan.sandboxId } })).items.length === 0, { timeoutMs: 30_000 });
+    const orphan = await runRawPod(cri, {
+      uid: 'orphan-uid',
+      name: 'orphan',
+      namespace: 'it',
+      containers: [{ name: 'x', command: ['sleep', 'infinity'] }],
+    });
+    await pollUntil('the orphan removed', async () => (await cri.listPodSandbox({ filter: { id: orphan.sandboxId } })).items.length === 0, {
+      timeoutMs: 30_000,
+    });
     expect(lines.some((l) => l.includes('Clean up orphaned pod') && l.includes('orphan-uid'))).toBe(true);
   });
 
@@ -103,11 +131,17 @@ describe('agent on the simulated runtime', () => {
 
   it('keeps only the newest dead instance of a crash-looping container', async () => {
     write('crash', manifest('crash', { containers: [busybox('crash', ['sh', '-c', 'exit 1'])] }));
-    await pollUntil('restartCount >= 2', async () => ((await pod('crash'))?.status?.containerStatuses?.[0]?.restartCount ?? 0) >= 2, { timeoutMs: 60_000 });
-    await pollUntil('at most 2 instances (1 dead kept + the current one)', async () => {
-      const cs = (await cri.listContainers({ filter: { labelSelector: { 'io.kubernetes.container.name': 'crash' } } })).containers;
-      return cs.length <= 2;
-    }, { timeoutMs: 30_000 });
+    await pollUntil('restartCount >= 2', async () => ((await pod('crash'))?.status?.containerStatuses?.[0]?.restartCount ?? 0) >= 2, {
+      timeoutMs: 60_000,
+    });
+    await pollUntil(
+      'at most 2 instances (1 dead kept + the current one)',
+      async () => {
+        const cs = (await cri.listContainers({ filter: { labelSelector: { 'io.kubernetes.container.name': 'crash' } } })).containers;
+        return cs.length <= 2;
+      },
+      { timeoutMs: 30_000 },
+    );
     const p = await pod('crash');
     expect(p?.status?.containerStatuses?.[0]?.lastState?.terminated?.exitCode).toBe(1);
   });

@@ -145,7 +145,10 @@ describe('FileSource through PodConfig (fs.watch)', () => {
   });
 
   it('an invalid pod (validation error) is skipped with the field error', async () => {
-    await put('dup.yaml', 'apiVersion: v1\nkind: Pod\nmetadata: {name: dup}\nspec:\n  containers: [{name: a, image: x:1}, {name: a, image: y:1}]\n');
+    await put(
+      'dup.yaml',
+      'apiVersion: v1\nkind: Pod\nmetadata: {name: dup}\nspec:\n  containers: [{name: a, image: x:1}, {name: a, image: y:1}]\n',
+    );
     const h = start();
     await waitFor(() => h.logs.some((l) => l['level'] === 50));
     const msg = (h.logs.find((l) => l['level'] === 50)!['err'] as { message: string }).message;

@@ -39,10 +39,13 @@ async function serve(body: string | Buffer = '', status = 200): Promise<Fixture>
   });
   await new Promise<void>((r) => fx.server.listen(0, '127.0.0.1', r));
   fx.url = `http://127.0.0.1:${(fx.server.address() as AddressInfo).port}/pods`;
-  cleanups.push(() => new Promise<void>((r) => {
-    fx.server.closeAllConnections();
-    fx.server.close(() => r());
-  }));
+  cleanups.push(
+    () =>
+      new Promise<void>((r) => {
+        fx.server.closeAllConnections();
+        fx.server.close(() => r());
+      }),
+  );
   return fx;
 }
 
@@ -59,7 +62,15 @@ function start(url: string, opts: { headers?: Record<string, string | string[]>;
   );
   const registry = new Registry();
   const config = new PodConfig({ clock: realClock, logger });
-  const source = new HttpSource({ url, headers: opts.headers, nodeName: 'node1', clock: realClock, logger, registry, checkFrequencyMs: opts.checkFrequencyMs ?? 20 });
+  const source = new HttpSource({
+    url,
+    headers: opts.headers,
+    nodeName: 'node1',
+    clock: realClock,
+    logger,
+    registry,
+    checkFrequencyMs: opts.checkFrequencyMs ?? 20,
+  });
   const got: PodUpdate[] = [];
   void (async () => {
     for await (const u of config.updates) got.push(u);
@@ -94,7 +105,8 @@ describe('HttpSource', () => {
     const fx = await serve(podList(pod('a'), pod('b')));
     const h = start(fx.url);
     await waitFor(() => ops(h.got).includes('ADD:a-node1,b-node1'));
-    fx.reply.body = 'apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Pod, metadata: {name: a}, spec: {containers: [{name: c, image: "nginx:1.25"}]}}\n';
+    fx.reply.body =
+      'apiVersion: v1\nkind: List\nitems:\n- {apiVersion: v1, kind: Pod, metadata: {name: a}, spec: {containers: [{name: c, image: "nginx:1.25"}]}}\n';
     await waitFor(() => ops(h.got).includes('REMOVE:b-node1'));
     expect(ops(h.got)).toEqual(['ADD:a-node1,b-node1', 'REMOVE:b-node1']);
   });
@@ -112,7 +124,9 @@ describe('HttpSource', () => {
     const h = start(fx.url);
     await waitFor(() => h.config.seenAllSources());
     expect(ops(h.got)).toEqual(['ADD:']);
-    expect(h.logs.some((l) => String((l['err'] as { message?: string } | undefined)?.message).includes('zero-length data received'))).toBe(true);
+    expect(h.logs.some((l) => String((l['err'] as { message?: string } | undefined)?.message).includes('zero-length data received'))).toBe(
+      true,
+    );
     fx.reply.body = JSON.stringify(pod('web'));
     await waitFor(() => ops(h.got).includes('ADD:web-node1'));
     fx.reply.body = '';
@@ -136,7 +150,9 @@ describe('HttpSource', () => {
     const h = start(fx.url);
     await waitFor(() => ops(h.got).includes('ADD:web-node1'));
     fx.reply.body = JSON.stringify(pod('Bad_Name'));
-    await waitFor(() => h.logs.some((l) => String((l['err'] as { message?: string } | undefined)?.message).includes('invalid pod: metadata.name')));
+    await waitFor(() =>
+      h.logs.some((l) => String((l['err'] as { message?: string } | undefined)?.message).includes('invalid pod: metadata.name')),
+    );
     expect(ops(h.got)).toEqual(['ADD:web-node1']);
     expect(h.config.mergedState().map((p) => p.metadata.name)).toEqual(['web-node1']);
   });
@@ -176,7 +192,9 @@ describe('HttpSource through PodConfig.addSource', () => {
     const logger = pino({ level: 'silent' });
     const config = new PodConfig({ clock: realClock, logger });
     cleanups.push(() => config.stop());
-    config.addSource(new HttpSource({ url: fx.url, nodeName: 'node1', clock: realClock, logger, registry: new Registry(), checkFrequencyMs: 20 }));
+    config.addSource(
+      new HttpSource({ url: fx.url, nodeName: 'node1', clock: realClock, logger, registry: new Registry(), checkFrequencyMs: 20 }),
+    );
     const got: PodUpdate[] = [];
     const consumer = (async () => {
       for await (const u of config.updates) got.push(u);

@@ -35,7 +35,14 @@ describe('GenericPleg on the worker pool against kubelet-ts-sim', () => {
     cri = new CriClient({ runtimeEndpoint: sim.endpoint });
     shared = createSharedState({ maxPods: 32 });
     runner = new PoolRunner(shared.workerInit(sim.endpoint, { timeoutMs: 30_000 }), { threads: 2 });
-    pleg = new GenericPleg({ runner, cache: shared.cache, records: shared.records, clock: realClock, logger: silentLogger(), metrics: plegMetrics(new Registry()) });
+    pleg = new GenericPleg({
+      runner,
+      cache: shared.cache,
+      records: shared.records,
+      clock: realClock,
+      logger: silentLogger(),
+      metrics: plegMetrics(new Registry()),
+    });
   });
 
   afterAll(async () => {
@@ -94,7 +101,9 @@ describe('GenericPleg on the worker pool against kubelet-ts-sim', () => {
     expect((err as Error).message).toMatch(/worker thread failed while running task "relist"/);
     sim.control.setLatency('ListContainers', undefined);
     shared.records.recoverAfterWriterCrash();
-    const summary = await pollUntil('a relist on a replacement worker', () => runner.run({ type: 'relist' }).catch(() => undefined), { timeoutMs: 30_000 });
+    const summary = await pollUntil('a relist on a replacement worker', () => runner.run({ type: 'relist' }).catch(() => undefined), {
+      timeoutMs: 30_000,
+    });
     expect(summary.podCount).toBeGreaterThanOrEqual(1);
     expect(runner.workers().length).toBeGreaterThanOrEqual(1);
   });
@@ -112,10 +121,14 @@ describe('GenericPleg on the worker pool against kubelet-ts-sim', () => {
     expect(pleg.lastRelistTime()).toBe(t0);
     sim.control.setLatency('ListPodSandbox', undefined);
     const pod = await runRawPod(cri, { uid: 'pleg-uid-2', name: 'p2', containers: [{ name: 'app', command: ['sleep', 'infinity'] }] });
-    await pollUntil('a successful relist', async () => {
-      await pleg.relist();
-      return pleg.lastRelistTime() !== t0;
-    }, { timeoutMs: 30_000 });
+    await pollUntil(
+      'a successful relist',
+      async () => {
+        await pleg.relist();
+        return pleg.lastRelistTime() !== t0;
+      },
+      { timeoutMs: 30_000 },
+    );
     const events = drain().filter((e) => e.id === 'pleg-uid-2');
     expect(events.map((e) => e.data).sort()).toEqual([pod.sandboxId, pod.containerIds[0]].sort());
   });

@@ -28,7 +28,9 @@ class Cri {
     this.is = new api.ImageServiceClient(endpoint, grpc.credentials.createInsecure(), opts);
   }
   call<K extends Method>(m: K, req: api.DeepPartial<Req<K>> = {} as api.DeepPartial<Req<K>>): Promise<Res<K>> {
-    const path = (api.RuntimeServiceService as Record<string, { path: string }>)[m]?.path ?? (api.ImageServiceService as Record<string, { path: string }>)[m].path;
+    const path =
+      (api.RuntimeServiceService as Record<string, { path: string }>)[m]?.path ??
+      (api.ImageServiceService as Record<string, { path: string }>)[m].path;
     const codec = (api as unknown as Record<string, Codec>)[`${path.split('/').pop()}Request`];
     const client = m in api.RuntimeServiceService ? this.rs : this.is;
     return new Promise((resolve, reject) =>
@@ -51,7 +53,8 @@ async function waitFor<T>(fn: () => Promise<T> | T, ok: (v: T) => boolean, what:
   for (;;) {
     const v = await fn();
     if (ok(v)) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? String(x) : x))}`);
+    if (Date.now() > end)
+      throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? String(x) : x))}`);
     await new Promise((r) => setTimeout(r, 10));
   }
 }
@@ -89,22 +92,29 @@ describe('kubelet-ts-sim over gRPC', () => {
     const { podSandboxId } = await cri.call('runPodSandbox', { config });
     return { id: podSandboxId, config };
   };
-  const runContainer = async (
-    sandboxId: string,
-    command: string[],
-    over: api.DeepPartial<api.ContainerConfig> = {},
-    start = true,
-  ) => {
+  const runContainer = async (sandboxId: string, command: string[], over: api.DeepPartial<api.ContainerConfig> = {}, start = true) => {
     const name = `c${++seq}`;
     const { containerId } = await cri.call('createContainer', {
       podSandboxId: sandboxId,
-      config: { metadata: { name, attempt: 0 }, image: { image: BUSYBOX }, command, logPath: `${name}/0.log`, labels: { 'io.kubernetes.container.name': name }, ...over },
+      config: {
+        metadata: { name, attempt: 0 },
+        image: { image: BUSYBOX },
+        command,
+        logPath: `${name}/0.log`,
+        labels: { 'io.kubernetes.container.name': name },
+        ...over,
+      },
     });
     if (start) await cri.call('startContainer', { containerId });
     return { id: containerId, name, log: join(logDir, name, '0.log') };
   };
   const status = async (id: string) => (await cri.call('containerStatus', { containerId: id })).status!;
-  const waitExited = (id: string) => waitFor(() => status(id), (s) => s.state === CS.CONTAINER_EXITED, `container ${id} to exit`);
+  const waitExited = (id: string) =>
+    waitFor(
+      () => status(id),
+      (s) => s.state === CS.CONTAINER_EXITED,
+      `container ${id} to exit`,
+    );
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'kts-'));
@@ -138,7 +148,13 @@ describe('kubelet-ts-sim over gRPC', () => {
       const { id, config } = await runPod();
       expect(id).toMatch(/^[0-9a-f]{64}$/);
       const res = await cri.call('podSandboxStatus', { podSandboxId: id });
-      expect(res.status).toMatchObject({ id, state: PS.SANDBOX_READY, labels: config.labels, annotations: config.annotations, metadata: config.metadata });
+      expect(res.status).toMatchObject({
+        id,
+        state: PS.SANDBOX_READY,
+        labels: config.labels,
+        annotations: config.annotations,
+        metadata: config.metadata,
+      });
       expect(res.status!.network!.ip).toMatch(/^10\.244\.\d+\.\d+$/);
       expect(res.status!.createdAt).toBeGreaterThan(1_600_000_000_000_000_000n);
     });
@@ -160,7 +176,8 @@ describe('kubelet-ts-sim over gRPC', () => {
       const a = await runPod({ labels: { tier: 'a' } });
       const b = await runPod({ labels: { tier: 'b' } });
       await cri.call('stopPodSandbox', { podSandboxId: b.id });
-      const ids = async (filter: api.DeepPartial<api.PodSandboxFilter>) => (await cri.call('listPodSandbox', { filter })).items.map((s) => s.id);
+      const ids = async (filter: api.DeepPartial<api.PodSandboxFilter>) =>
+        (await cri.call('listPodSandbox', { filter })).items.map((s) => s.id);
       expect(await ids({ id: a.id })).toEqual([a.id]);
       expect(await ids({ id: a.id.slice(0, 12) })).toEqual([a.id]);
       expect(await ids({ labelSelector: { tier: 'b' } })).toEqual([b.id]);
@@ -206,7 +223,12 @@ describe('kubelet-ts-sim over gRPC', () => {
     });
 
     it('creates, starts, lists and reports a container', async () => {
-      const c = await runContainer(pod, ['sleep', '3600'], { labels: { role: 'web' }, annotations: { 'io.kubernetes.container.hash': 'abc' } }, false);
+      const c = await runContainer(
+        pod,
+        ['sleep', '3600'],
+        { labels: { role: 'web' }, annotations: { 'io.kubernetes.container.hash': 'abc' } },
+        false,
+      );
       expect((await status(c.id)).state).toBe(CS.CONTAINER_CREATED);
       await cri.call('startContainer', { containerId: c.id });
       const s = await status(c.id);
@@ -227,7 +249,13 @@ describe('kubelet-ts-sim over gRPC', () => {
 
       const listed = await cri.call('listContainers', { filter: { id: c.id.slice(0, 10) } });
       expect(listed.containers).toHaveLength(1);
-      expect(listed.containers[0]).toMatchObject({ id: c.id, podSandboxId: pod, state: CS.CONTAINER_RUNNING, imageRef: s.imageId, labels: { role: 'web' } });
+      expect(listed.containers[0]).toMatchObject({
+        id: c.id,
+        podSandboxId: pod,
+        state: CS.CONTAINER_RUNNING,
+        imageRef: s.imageId,
+        labels: { role: 'web' },
+      });
 
       const err = await rejects(cri.call('startContainer', { containerId: c.id }));
       expect(err.code).toBe(grpc.status.UNKNOWN);
@@ -257,10 +285,14 @@ describe('kubelet-ts-sim over gRPC', () => {
       expect(err.details).toBe('an error occurred when try to find container "missing": not found');
       err = await rejects(cri.call('stopContainer', { containerId: 'missing', timeout: 1n }));
       expect(err.code).toBe(grpc.status.NOT_FOUND);
-      err = await rejects(cri.call('createContainer', { podSandboxId: 'missing', config: { metadata: { name: 'x' }, image: { image: BUSYBOX } } }));
+      err = await rejects(
+        cri.call('createContainer', { podSandboxId: 'missing', config: { metadata: { name: 'x' }, image: { image: BUSYBOX } } }),
+      );
       expect(err.code).toBe(grpc.status.NOT_FOUND);
       expect(err.details).toBe('failed to find sandbox id "missing": not found');
-      err = await rejects(cri.call('createContainer', { podSandboxId: pod, config: { metadata: { name: 'x' }, image: { image: 'quay.io/none:1' } } }));
+      err = await rejects(
+        cri.call('createContainer', { podSandboxId: pod, config: { metadata: { name: 'x' }, image: { image: 'quay.io/none:1' } } }),
+      );
       expect(err.code).toBe(grpc.status.NOT_FOUND);
       expect(err.details).toBe('failed to resolve image "quay.io/none:1": not found');
       await cri.call('removeContainer', { containerId: 'missing' });
@@ -268,7 +300,8 @@ describe('kubelet-ts-sim over gRPC', () => {
 
     it('refuses a duplicate container name until the first is removed', async () => {
       const c = await runContainer(pod, ['sleep', '3600'], {}, false);
-      const again = () => cri.call('createContainer', { podSandboxId: pod, config: { metadata: { name: c.name }, image: { image: BUSYBOX } } });
+      const again = () =>
+        cri.call('createContainer', { podSandboxId: pod, config: { metadata: { name: c.name }, image: { image: BUSYBOX } } });
       const err = await rejects(again());
       expect(err.details).toMatch(/failed to reserve container name/);
       await cri.call('removeContainer', { containerId: c.id });
@@ -301,7 +334,9 @@ describe('kubelet-ts-sim over gRPC', () => {
       await cri.call('stopPodSandbox', { podSandboxId: p });
       const err = await rejects(cri.call('startContainer', { containerId: c.id }));
       expect(err.details).toBe(`sandbox container "${p}" is not running`);
-      const err2 = await rejects(cri.call('createContainer', { podSandboxId: p, config: { metadata: { name: 'late' }, image: { image: BUSYBOX } } }));
+      const err2 = await rejects(
+        cri.call('createContainer', { podSandboxId: p, config: { metadata: { name: 'late' }, image: { image: BUSYBOX } } }),
+      );
       expect(err2.code).toBe(grpc.status.NOT_FOUND);
     });
   });
@@ -482,7 +517,12 @@ describe('kubelet-ts-sim over gRPC', () => {
     it('runtime down: Status NotReady, everything else UNAVAILABLE, then recovery', async () => {
       sim.control.setRuntimeDown(true, 'ContainerdDown', 'containerd is restarting');
       const st = await cri.call('status', {});
-      expect(st.status!.conditions[0]).toMatchObject({ type: 'RuntimeReady', status: false, reason: 'ContainerdDown', message: 'containerd is restarting' });
+      expect(st.status!.conditions[0]).toMatchObject({
+        type: 'RuntimeReady',
+        status: false,
+        reason: 'ContainerdDown',
+        message: 'containerd is restarting',
+      });
       for (const p of [cri.call('listContainers', {}), cri.call('version', {}), cri.call('listImages', {})]) {
         expect((await rejects(p)).code).toBe(grpc.status.UNAVAILABLE);
       }
@@ -506,14 +546,22 @@ describe('kubelet-ts-sim over gRPC', () => {
         s.on('data', (ev: api.ContainerEventResponse) => got[i].push(ev));
         s.on('error', () => {});
       });
-      await waitFor(() => sim.control.stats().events.subscribers, (n) => n === 2, 'two subscribers');
+      await waitFor(
+        () => sim.control.stats().events.subscribers,
+        (n) => n === 2,
+        'two subscribers',
+      );
       const { id: pod } = await runPod();
       const c = await runContainer(pod, ['sh', '-c', 'exit 2']);
       await waitExited(c.id);
       await cri.call('removeContainer', { containerId: c.id });
       const forC = (i: number) => got[i].filter((e) => e.containerId === c.id);
       for (const i of [0, 1]) {
-        await waitFor(() => forC(i).length, (n) => n === 4, `four events on stream ${i}`);
+        await waitFor(
+          () => forC(i).length,
+          (n) => n === 4,
+          `four events on stream ${i}`,
+        );
         expect(forC(i).map((e) => e.containerEventType)).toEqual([
           ET.CONTAINER_CREATED_EVENT,
           ET.CONTAINER_STARTED_EVENT,
@@ -525,13 +573,24 @@ describe('kubelet-ts-sim over gRPC', () => {
       expect(stopped.podSandboxStatus!.id).toBe(pod);
       expect(stopped.containersStatuses.find((s) => s.id === c.id)).toMatchObject({ state: CS.CONTAINER_EXITED, exitCode: 2 });
       expect(forC(0)[3].containersStatuses.find((s) => s.id === c.id)).toBeUndefined();
-      expect(got[0].filter((e) => e.containerId === pod).map((e) => e.containerEventType)).toEqual([ET.CONTAINER_CREATED_EVENT, ET.CONTAINER_STARTED_EVENT]);
+      expect(got[0].filter((e) => e.containerId === pod).map((e) => e.containerEventType)).toEqual([
+        ET.CONTAINER_CREATED_EVENT,
+        ET.CONTAINER_STARTED_EVENT,
+      ]);
       expect(forC(0)[1].createdAt).toBeGreaterThan(forC(0)[0].createdAt);
 
       streams[0].cancel();
-      await waitFor(() => sim.control.stats().events.subscribers, (n) => n === 1, 'one subscriber after cancel');
+      await waitFor(
+        () => sim.control.stats().events.subscribers,
+        (n) => n === 1,
+        'one subscriber after cancel',
+      );
       sim.control.setRuntimeDown(true);
-      await waitFor(() => sim.control.stats().events.subscribers, (n) => n === 0, 'streams closed on runtime down');
+      await waitFor(
+        () => sim.control.stats().events.subscribers,
+        (n) => n === 0,
+        'streams closed on runtime down',
+      );
       sim.control.setRuntimeDown(false);
     });
   });
@@ -589,7 +648,10 @@ describe('kubelet-ts-sim on a fake clock', () => {
   it('sleep N exits exactly when the clock passes N s; stop waits min(timeout, stop delay)', async () => {
     const { podSandboxId } = await cri.call('runPodSandbox', { config: sandboxConfig() });
     const mk = async (cmd: string[]) => {
-      const { containerId } = await cri.call('createContainer', { podSandboxId, config: { metadata: { name: `f${++seq}` }, image: { image: BUSYBOX }, command: cmd } });
+      const { containerId } = await cri.call('createContainer', {
+        podSandboxId,
+        config: { metadata: { name: `f${++seq}` }, image: { image: BUSYBOX }, command: cmd },
+      });
       await cri.call('startContainer', { containerId });
       return containerId;
     };
@@ -602,7 +664,11 @@ describe('kubelet-ts-sim on a fake clock', () => {
 
     const server = await mk(['sleep', 'infinity']);
     const stopping = cri.call('stopContainer', { containerId: server, timeout: 3n });
-    await waitFor(() => clock.pendingTimers(), (n) => n > 0, 'the stop timer');
+    await waitFor(
+      () => clock.pendingTimers(),
+      (n) => n > 0,
+      'the stop timer',
+    );
     clock.step(2999);
     expect((await st(server)).state).toBe(CS.CONTAINER_RUNNING);
     clock.step(1);

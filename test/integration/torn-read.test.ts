@@ -11,22 +11,25 @@ const READS_ON_MAIN = 60_000; // 200k reads in total
 // the worker registers tsx itself through its API, then imports the .ts script.
 const workerUrl = new URL('./fixtures/torn-read-worker.ts', import.meta.url).href;
 const tsxApi = import.meta.resolve('tsx/esm/api');
-const bootstrap =
-  `import(${JSON.stringify(tsxApi)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(workerUrl)}); })`;
+const bootstrap = `import(${JSON.stringify(tsxApi)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(workerUrl)}); })`;
 const workers: Worker[] = [];
 
 function start(data: object): { ready: Promise<void>; done: Promise<Record<string, unknown>> } {
   const worker = new Worker(bootstrap, { eval: true, workerData: data });
   workers.push(worker);
   let failed: (err: Error) => void = () => undefined;
-  const failure = new Promise<never>((_, reject) => { failed = reject; });
+  const failure = new Promise<never>((_, reject) => {
+    failed = reject;
+  });
   failure.catch(() => undefined);
   worker.once('error', (err) => failed(err));
   worker.once('exit', (code) => failed(new Error(`worker exited with code ${code} before reporting`)));
   const message = (type: string) =>
     Promise.race([
       new Promise<Record<string, unknown>>((resolve) => {
-        worker.on('message', (m: { type: string }) => { if (m.type === type) resolve(m as Record<string, unknown>); });
+        worker.on('message', (m: { type: string }) => {
+          if (m.type === type) resolve(m as Record<string, unknown>);
+        });
       }),
       failure,
     ]);
@@ -50,7 +53,8 @@ describe('pod status cache under concurrent writers', () => {
     const common = { cache: cache.buffer, control: control.buffer, uids };
 
     const writers = [0, 1].map((w) =>
-      start({ ...common, role: 'writer', slots: uids.map((_, s) => s).filter((s) => s % 2 === w), reads: 0 }));
+      start({ ...common, role: 'writer', slots: uids.map((_, s) => s).filter((s) => s % 2 === w), reads: 0 }),
+    );
     const readers = [0, 1].map(() => start({ ...common, role: 'reader', slots: [], reads: READS_PER_WORKER }));
     await Promise.all([...writers, ...readers].map((w) => w.ready));
     Atomics.store(control, CONTROL_START, 1);
@@ -64,8 +68,10 @@ describe('pod status cache under concurrent writers', () => {
       const s = cache.read(slot, uids[slot]);
       expect(s).toBeDefined();
       const problem = checkStatus(s!, uids[slot]);
-      if (problem !== undefined) { mainTorn++; if (mainErrors.length < 5) mainErrors.push(problem); }
-      else mainDistinct.add(slot * 1e9 + s!.timestamp);
+      if (problem !== undefined) {
+        mainTorn++;
+        if (mainErrors.length < 5) mainErrors.push(problem);
+      } else mainDistinct.add(slot * 1e9 + s!.timestamp);
     }
 
     const readerResults = await Promise.all(readers.map((r) => r.done));

@@ -30,7 +30,9 @@ describe('wire compatibility with the upstream cri-api proto', () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'kts-wire-'));
     const sock = join(dir, 'cri.sock');
-    sim = spawn(process.execPath, [join(root, 'bin/kubelet-ts-sim.js'), '--listen', `unix://${sock}`], { stdio: ['ignore', 'ignore', 'inherit'] });
+    sim = spawn(process.execPath, [join(root, 'bin/kubelet-ts-sim.js'), '--listen', `unix://${sock}`], {
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
     await pollUntil('the simulator socket', () => existsSync(sock), { timeoutMs: 30_000 });
     const def = protoLoader.loadSync(upstreamProto, { keepCase: true, longs: String, enums: String, defaults: true });
     const pkg = grpc.loadPackageDefinition(def) as any;

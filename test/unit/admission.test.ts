@@ -41,9 +41,18 @@ describe('canAdmitPod', () => {
       'OutOfmemory',
       pod('a', [req('c', '100m', '1Gi')]),
       [pod('b', [req('c', undefined, '1Mi')])],
-      { admit: false, reason: 'OutOfmemory', message: "Node didn't have enough resource: memory, requested: 1073741824, used: 1048576, capacity: 1073741824" },
+      {
+        admit: false,
+        reason: 'OutOfmemory',
+        message: "Node didn't have enough resource: memory, requested: 1073741824, used: 1048576, capacity: 1073741824",
+      },
     ],
-    ['terminal pods do not count', pod('a', [req('c', '1')]), [pod('b', [req('c', '1')], (p) => (p.status = { phase: 'Succeeded' }))], { admit: true }],
+    [
+      'terminal pods do not count',
+      pod('a', [req('c', '1')]),
+      [pod('b', [req('c', '1')], (p) => (p.status = { phase: 'Succeeded' }))],
+      { admit: true },
+    ],
     ['the pod itself does not count', pod('a', [req('c', '1')]), [pod('a', [req('c', '1')])], { admit: true }],
   ])('%s', (_n, p, active, want) => {
     expect(canAdmitPod(p, active, node)).toEqual(want);
@@ -52,7 +61,11 @@ describe('canAdmitPod', () => {
   it('init containers: the largest init container wins over the regular sum', () => {
     const p = pod('a', [req('c1', '200m'), req('c2', '200m')], (x) => (x.spec.initContainers = [req('i1', '1500m'), req('i2', '100m')]));
     expect(podRequests(p).milliCpu).toBe(1500n);
-    expect(canAdmitPod(p, [], node)).toMatchObject({ admit: false, reason: 'OutOfcpu', message: expect.stringContaining('requested: 1500') });
+    expect(canAdmitPod(p, [], node)).toMatchObject({
+      admit: false,
+      reason: 'OutOfcpu',
+      message: expect.stringContaining('requested: 1500'),
+    });
     const small = pod('a', [req('c1', '600m')], (x) => (x.spec.initContainers = [req('i1', '300m')]));
     expect(podRequests(small).milliCpu).toBe(600n);
   });
@@ -68,7 +81,11 @@ describe('canAdmitPod', () => {
   it.each<[string, Pod, string]>([
     ['an unparseable quantity', pod('a', [req('c', 'lots')]), 'spec.containers[0].resources.requests[cpu]: Invalid value: "lots"'],
     ['a negative request', pod('a', [req('c', undefined, '-1Mi')]), 'must be greater than or equal to 0'],
-    ['duplicate container names', pod('a', [{ name: 'c' }], (p) => (p.spec.initContainers = [{ name: 'c' }])), 'spec.containers[0].name: Duplicate value: "c"'],
+    [
+      'duplicate container names',
+      pod('a', [{ name: 'c' }], (p) => (p.spec.initContainers = [{ name: 'c' }])),
+      'spec.containers[0].name: Duplicate value: "c"',
+    ],
   ])('rejects %s as FailedValidation', (_n, p, text) => {
     const r = canAdmitPod(p, [], node);
     expect(r).toMatchObject({ admit: false, reason: 'FailedValidation' });
@@ -80,7 +97,11 @@ describe('rejectedPodStatus', () => {
   it('is Failed with the reason and the upstream message prefix', () => {
     const now = Date.UTC(2024, 4, 6, 7, 8, 9, 500);
     expect(rejectedPodStatus(pod('a', [req('c', '2', '1Gi')]), 'OutOfcpu', 'no cpu', now)).toEqual({
-      phase: 'Failed', reason: 'OutOfcpu', message: 'Pod was rejected: no cpu', qosClass: 'Burstable', startTime: '2024-05-06T07:08:09Z',
+      phase: 'Failed',
+      reason: 'OutOfcpu',
+      message: 'Pod was rejected: no cpu',
+      qosClass: 'Burstable',
+      startTime: '2024-05-06T07:08:09Z',
     });
   });
 });
@@ -94,7 +115,14 @@ describe('allocatable', () => {
       { cpu: '3400m', memory: String(8 * 2 ** 30 - 2 ** 30 - 512 * 2 ** 20 - 100 * 2 ** 20), pods: 110 },
     ],
     ['percentage eviction threshold', [{ cpu: '1', memory: '1000', pods: 10 }, {}, {}, '5%'], { cpu: '1000m', memory: '950', pods: 10 }],
-    ['never negative', [{ cpu: '1', memory: '1Mi', pods: 10 }, { cpu: '2', memory: '2Mi' }], { cpu: '0m', memory: '0', pods: 10 }],
+    [
+      'never negative',
+      [
+        { cpu: '1', memory: '1Mi', pods: 10 },
+        { cpu: '2', memory: '2Mi' },
+      ],
+      { cpu: '0m', memory: '0', pods: 10 },
+    ],
   ])('%s', (_n, args, want) => {
     expect(allocatable(...args)).toEqual(want);
   });

@@ -67,21 +67,51 @@ describe('backoff state', () => {
 });
 
 describe('formatGoDuration', () => {
-  it.each([[0, '0s'], [500, '500ms'], [10_000, '10s'], [80_000, '1m20s'], [300_000, '5m0s'], [1_500, '1.5s'], [3_600_000, '1h0m0s']])('%d → %s', (ms, s) => {
+  it.each([
+    [0, '0s'],
+    [500, '500ms'],
+    [10_000, '10s'],
+    [80_000, '1m20s'],
+    [300_000, '5m0s'],
+    [1_500, '1.5s'],
+    [3_600_000, '1h0m0s'],
+  ])('%d → %s', (ms, s) => {
     expect(formatGoDuration(ms)).toBe(s);
   });
 });
 
 describe('doBackOff', () => {
-  const pod = PodSchema.parse({ metadata: { name: 'web', namespace: 'default', uid: 'u1' }, spec: { containers: [{ name: 'app', image: 'busybox' }] } });
+  const pod = PodSchema.parse({
+    metadata: { name: 'web', namespace: 'default', uid: 'u1' },
+    spec: { containers: [{ name: 'app', image: 'busybox' }] },
+  });
   const c = pod.spec.containers![0]!;
   const finishedAt = BigInt(T0) * 1_000_000n;
   const status: PodStatus = {
-    uid: 'u1', name: 'web', namespace: 'default', ips: [], sandboxStatuses: [], timestamp: T0,
-    containerStatuses: [{
-      id: 'c1', name: 'app', state: 'exited', createdAt: 1n, startedAt: 1n, finishedAt, exitCode: 1, reason: 'Error',
-      message: '', image: 'busybox', imageRef: 'busybox', restartCount: 0, hash: '', sandboxId: 's',
-    }],
+    uid: 'u1',
+    name: 'web',
+    namespace: 'default',
+    ips: [],
+    sandboxStatuses: [],
+    timestamp: T0,
+    containerStatuses: [
+      {
+        id: 'c1',
+        name: 'app',
+        state: 'exited',
+        createdAt: 1n,
+        startedAt: 1n,
+        finishedAt,
+        exitCode: 1,
+        reason: 'Error',
+        message: '',
+        image: 'busybox',
+        imageRef: 'busybox',
+        restartCount: 0,
+        hash: '',
+        sandboxId: 's',
+      },
+    ],
   };
 
   it('uses upstream GetStableKey: name_namespace_uid_container_hash', () => {

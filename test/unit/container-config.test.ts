@@ -71,8 +71,16 @@ const envOf = (pod: Pod, o: ContainerConfigOptions = opts): Record<string, strin
 describe('generateContainerConfig: env', () => {
   it('resolves fieldRefs', () => {
     expect(envOf(basePod())).toMatchObject({
-      POD_NAME: 'web', POD_NS: 'shop', POD_UID: 'uid-1', NODE: 'node-a', SA: 'sa',
-      POD_IP: '10.0.0.5', POD_IPS: '10.0.0.5,fd00::5', HOST_IP: '192.168.1.10', APP: 'web', OWNER: 'team-a',
+      POD_NAME: 'web',
+      POD_NS: 'shop',
+      POD_UID: 'uid-1',
+      NODE: 'node-a',
+      SA: 'sa',
+      POD_IP: '10.0.0.5',
+      POD_IPS: '10.0.0.5,fd00::5',
+      HOST_IP: '192.168.1.10',
+      APP: 'web',
+      OWNER: 'team-a',
     });
   });
   it('expands $(VAR) against earlier variables only; unknown references stay literal', () => {
@@ -84,7 +92,11 @@ describe('generateContainerConfig: env', () => {
     expect(envOf(basePod())).toMatchObject({ CPU_LIMIT_M: '500', MEM_REQ_MI: '1024' });
   });
   it('keeps spec order in the CRI env list', () => {
-    expect(generateContainerConfig(basePod(), 0, opts).envs!.map((e) => e.key).slice(0, 3)).toEqual(['POD_NAME', 'POD_NS', 'POD_UID']);
+    expect(
+      generateContainerConfig(basePod(), 0, opts)
+        .envs!.map((e) => e.key)
+        .slice(0, 3),
+    ).toEqual(['POD_NAME', 'POD_NS', 'POD_UID']);
   });
   it.each([
     ['secretKeyRef', { secretKeyRef: { name: 's', key: 'k' } }, /container app: env SECRET: secretKeyRef s\/k needs the apiserver/],
@@ -132,7 +144,10 @@ describe('generateContainerConfig: identity and layout', () => {
   });
   it('labels and annotations follow the upstream contract', () => {
     expect(cfg.labels).toEqual({
-      'io.kubernetes.pod.name': 'web', 'io.kubernetes.pod.namespace': 'shop', 'io.kubernetes.pod.uid': 'uid-1', 'io.kubernetes.container.name': 'app',
+      'io.kubernetes.pod.name': 'web',
+      'io.kubernetes.pod.namespace': 'shop',
+      'io.kubernetes.pod.uid': 'uid-1',
+      'io.kubernetes.container.name': 'app',
     });
     expect(cfg.annotations).toEqual({
       'io.kubernetes.container.hash': hashContainer(basePod().spec.containers![0]!),
@@ -189,10 +204,21 @@ describe('generateContainerConfig: linux resources (upstream numbers)', () => {
     expect(r.cpuShares).toBe(1024n);
     expect(r.cpuQuota).toBeUndefined();
   });
-  it.each([[0, 2], [1, 2], [100, 102], [1000, 1024], [300_000, 262_144]])('milliCPUToShares(%d) = %d', (m, s) => {
+  it.each([
+    [0, 2],
+    [1, 2],
+    [100, 102],
+    [1000, 1024],
+    [300_000, 262_144],
+  ])('milliCPUToShares(%d) = %d', (m, s) => {
     expect(milliCPUToShares(m)).toBe(s);
   });
-  it.each([[0, 0], [5, 1000], [500, 50_000], [2000, 200_000]])('milliCPUToQuota(%d) = %d', (m, q) => {
+  it.each([
+    [0, 0],
+    [5, 1000],
+    [500, 50_000],
+    [2000, 200_000],
+  ])('milliCPUToQuota(%d) = %d', (m, q) => {
     expect(milliCPUToQuota(m, 100_000)).toBe(q);
   });
 });
@@ -202,8 +228,12 @@ describe('generateContainerConfig: security context', () => {
     const p = basePod();
     p.spec.hostNetwork = true;
     p.spec.containers![0]!.securityContext = {
-      privileged: true, readOnlyRootFilesystem: true, runAsGroup: 7, allowPrivilegeEscalation: false,
-      capabilities: { add: ['NET_ADMIN'], drop: ['ALL'] }, seccompProfile: { type: 'RuntimeDefault' },
+      privileged: true,
+      readOnlyRootFilesystem: true,
+      runAsGroup: 7,
+      allowPrivilegeEscalation: false,
+      capabilities: { add: ['NET_ADMIN'], drop: ['ALL'] },
+      seccompProfile: { type: 'RuntimeDefault' },
     };
     const sc = generateContainerConfig(p, 0, opts).linux!.securityContext!;
     expect(sc).toMatchObject({
@@ -224,7 +254,8 @@ describe('generateContainerConfig: security context', () => {
     expect(generateContainerConfig(p, 0, opts).linux!.securityContext!.seccomp!.profileType).toBe(SecurityProfile_ProfileType.Unconfined);
     p.spec.securityContext!.seccompProfile = { type: 'Localhost', localhostProfile: 'prof.json' };
     expect(generateContainerConfig(p, 0, opts).linux!.securityContext!.seccomp).toEqual({
-      profileType: SecurityProfile_ProfileType.Localhost, localhostRef: '/var/lib/kubelet/seccomp/prof.json',
+      profileType: SecurityProfile_ProfileType.Localhost,
+      localhostRef: '/var/lib/kubelet/seccomp/prof.json',
     });
   });
   it('procMount Unmasked clears masked and readonly paths', () => {

@@ -3,14 +3,38 @@ import { containersToDeleteInPod } from '../../src/main/kubelet/container-deleto
 import type { ContainerStatus, PodStatus } from '../../src/runtime/types.js';
 
 function c(id: string, name: string, state: ContainerStatus['state'], createdAt: number): ContainerStatus {
-  return { id, name, state, createdAt: BigInt(createdAt), startedAt: 0n, finishedAt: 0n, exitCode: 0, reason: '', message: '', image: '', imageRef: '', restartCount: 0, hash: '', sandboxId: 's' };
+  return {
+    id,
+    name,
+    state,
+    createdAt: BigInt(createdAt),
+    startedAt: 0n,
+    finishedAt: 0n,
+    exitCode: 0,
+    reason: '',
+    message: '',
+    image: '',
+    imageRef: '',
+    restartCount: 0,
+    hash: '',
+    sandboxId: 's',
+  };
 }
 
 const status: PodStatus = {
-  uid: 'u', name: 'p', namespace: 'n', ips: [], sandboxStatuses: [], timestamp: 0,
+  uid: 'u',
+  name: 'p',
+  namespace: 'n',
+  ips: [],
+  sandboxStatuses: [],
+  timestamp: 0,
   containerStatuses: [
-    c('a1', 'a', 'exited', 1), c('a2', 'a', 'exited', 2), c('a3', 'a', 'exited', 3), c('a4', 'a', 'running', 4),
-    c('b1', 'b', 'exited', 1), c('b2', 'b', 'exited', 2),
+    c('a1', 'a', 'exited', 1),
+    c('a2', 'a', 'exited', 2),
+    c('a3', 'a', 'exited', 3),
+    c('a4', 'a', 'running', 4),
+    c('b1', 'b', 'exited', 1),
+    c('b2', 'b', 'exited', 2),
   ],
 };
 

@@ -22,7 +22,10 @@ describe('mapGrpcError', () => {
 
 describe('error codes', () => {
   it('every exported error class has its own listed code', () => {
-    const classes = Object.entries(errors).filter(([, v]) => typeof v === 'function') as [string, new (...a: any[]) => errors.KubeletTsError][];
+    const classes = Object.entries(errors).filter(([, v]) => typeof v === 'function') as [
+      string,
+      new (...a: any[]) => errors.KubeletTsError,
+    ][];
     const seen = new Set<string>();
     for (const [name, cls] of classes) {
       const instance = new cls('m', 'op', 0);

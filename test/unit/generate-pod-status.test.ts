@@ -9,7 +9,13 @@ const NS = (ms: number) => BigInt(ms) * 1_000_000n;
 function basePod(mutate: (p: Pod) => void = () => {}): Pod {
   const p: Pod = {
     metadata: { uid: 'u1', name: 'web', namespace: 'default' },
-    spec: { containers: [{ name: 'app', image: 'busybox' }, { name: 'side', image: 'busybox' }], restartPolicy: 'Always' },
+    spec: {
+      containers: [
+        { name: 'app', image: 'busybox' },
+        { name: 'side', image: 'busybox' },
+      ],
+      restartPolicy: 'Always',
+    },
   };
   mutate(p);
   return p;
@@ -19,17 +25,33 @@ let seq = 0;
 function ctr(name: string, state: ContainerStatus['state'], over: Partial<ContainerStatus> = {}): ContainerStatus {
   seq++;
   return {
-    id: `${name}-${seq}`, name, state, createdAt: NS(T0 - 10_000 + seq), startedAt: NS(T0 - 5000), finishedAt: state === 'exited' ? NS(T0 - 1000) : 0n,
-    exitCode: 0, reason: '', message: '', image: 'docker.io/library/busybox:latest', imageRef: 'sha256:abc', restartCount: 0, hash: '', sandboxId: 'sb1',
+    id: `${name}-${seq}`,
+    name,
+    state,
+    createdAt: NS(T0 - 10_000 + seq),
+    startedAt: NS(T0 - 5000),
+    finishedAt: state === 'exited' ? NS(T0 - 1000) : 0n,
+    exitCode: 0,
+    reason: '',
+    message: '',
+    image: 'docker.io/library/busybox:latest',
+    imageRef: 'sha256:abc',
+    restartCount: 0,
+    hash: '',
+    sandboxId: 'sb1',
     ...over,
   };
 }
 
 function runtime(containers: ContainerStatus[], mutate: (r: RuntimePodStatus) => void = () => {}): RuntimePodStatus {
   const r: RuntimePodStatus = {
-    uid: 'u1', name: 'web', namespace: 'default', ips: ['10.0.0.5', 'fd00::5'],
+    uid: 'u1',
+    name: 'web',
+    namespace: 'default',
+    ips: ['10.0.0.5', 'fd00::5'],
     sandboxStatuses: [{ id: 'sb1', state: 'ready', createdAt: NS(T0 - 20_000), attempt: 0, ips: ['10.0.0.5'], hostNetwork: false }],
-    containerStatuses: containers, timestamp: T0,
+    containerStatuses: containers,
+    timestamp: T0,
   };
   mutate(r);
   return r;
@@ -47,12 +69,37 @@ describe('generateAPIPodStatus: phase', () => {
     ['all running → Running', () => {}, () => [ctr('app', 'running'), ctr('side', 'running')], 'Running'],
     ['nothing created yet → Pending', () => {}, () => [], 'Pending'],
     ['one created, one running → Pending', () => {}, () => [ctr('app', 'running'), ctr('side', 'created')], 'Pending'],
-    ['Never + exit 1 → Failed', (p) => (p.spec.restartPolicy = 'Never'), () => [ctr('app', 'exited', exited(0)), ctr('side', 'exited', exited(1))], 'Failed'],
-    ['Never + all exit 0 → Succeeded', (p) => (p.spec.restartPolicy = 'Never'), () => [ctr('app', 'exited', exited(0)), ctr('side', 'exited', exited(0))], 'Succeeded'],
-    ['OnFailure + exit 0 → Succeeded', (p) => (p.spec.restartPolicy = 'OnFailure'), () => [ctr('app', 'exited', exited(0)), ctr('side', 'exited', exited(0))], 'Succeeded'],
-    ['OnFailure + exit 1 → Running (restarting)', (p) => (p.spec.restartPolicy = 'OnFailure'), () => [ctr('app', 'exited', exited(0)), ctr('side', 'exited', exited(1))], 'Running'],
+    [
+      'Never + exit 1 → Failed',
+      (p) => (p.spec.restartPolicy = 'Never'),
+      () => [ctr('app', 'exited', exited(0)), ctr('side', 'exited', exited(1))],
+      'Failed',
+    ],
+    [
+      'Never + all exit 0 → Succeeded',
+      (p) => (p.spec.restartPolicy = 'Never'),
+      () => [ctr('app', 'exited', exited(0)), ctr('side', 'exited', exited(0))],
+      'Succeeded',
+    ],
+    [
+      'OnFailure + exit 0 → Succeeded',
+      (p) => (p.spec.restartPolicy = 'OnFailure'),
+      () => [ctr('app', 'exited', exited(0)), ctr('side', 'exited', exited(0))],
+      'Succeeded',
+    ],
+    [
+      'OnFailure + exit 1 → Running (restarting)',
+      (p) => (p.spec.restartPolicy = 'OnFailure'),
+      () => [ctr('app', 'exited', exited(0)), ctr('side', 'exited', exited(1))],
+      'Running',
+    ],
     ['Always + exited → Running', () => {}, () => [ctr('app', 'exited', exited(0)), ctr('side', 'exited', exited(2))], 'Running'],
-    ['Never + one exited, one running → Running', (p) => (p.spec.restartPolicy = 'Never'), () => [ctr('app', 'exited', exited(1)), ctr('side', 'running')], 'Running'],
+    [
+      'Never + one exited, one running → Running',
+      (p) => (p.spec.restartPolicy = 'Never'),
+      () => [ctr('app', 'exited', exited(1)), ctr('side', 'running')],
+      'Running',
+    ],
   ])('%s', (_n, mutate, containers, phase) => {
     expect(gen(basePod(mutate), runtime(containers())).phase).toBe(phase);
   });
@@ -68,7 +115,11 @@ describe('generateAPIPodStatus: phase', () => {
     expect(s.phase).toBe('Pending');
     expect(cs(s, 'app').state).toEqual({ waiting: { reason: 'PodInitializing' } });
     expect(cs(s, 'init').state?.running?.startedAt).toBe(rfc3339(T0 - 5000));
-    expect(cond(s, 'Initialized')).toMatchObject({ status: 'False', reason: 'ContainersNotInitialized', message: 'containers with incomplete status: [init]' });
+    expect(cond(s, 'Initialized')).toMatchObject({
+      status: 'False',
+      reason: 'ContainersNotInitialized',
+      message: 'containers with incomplete status: [init]',
+    });
   });
 
   it('init container failed with restartPolicy Never → Failed', () => {
@@ -88,7 +139,9 @@ describe('generateAPIPodStatus: phase', () => {
   });
 
   it('a terminal previous phase never goes back', () => {
-    const s = gen(basePod(), runtime([ctr('app', 'running'), ctr('side', 'running')]), { previous: { phase: 'Failed', reason: 'Evicted', message: 'x' } });
+    const s = gen(basePod(), runtime([ctr('app', 'running'), ctr('side', 'running')]), {
+      previous: { phase: 'Failed', reason: 'Evicted', message: 'x' },
+    });
     expect(s).toMatchObject({ phase: 'Failed', reason: 'Evicted', message: 'x' });
   });
 });
@@ -98,8 +151,14 @@ describe('generateAPIPodStatus: container statuses', () => {
     const s = gen(basePod(), runtime([ctr('side', 'running', { id: 'bbb' }), ctr('app', 'running', { id: 'aaa', restartCount: 2 })]));
     expect(s.containerStatuses!.map((c) => c.name)).toEqual(['app', 'side']);
     expect(cs(s, 'app')).toEqual({
-      name: 'app', ready: true, started: true, restartCount: 2, image: 'docker.io/library/busybox:latest', imageID: 'sha256:abc',
-      containerID: 'containerd://aaa', state: { running: { startedAt: '2024-01-02T03:04:00Z' } },
+      name: 'app',
+      ready: true,
+      started: true,
+      restartCount: 2,
+      image: 'docker.io/library/busybox:latest',
+      imageID: 'sha256:abc',
+      containerID: 'containerd://aaa',
+      state: { running: { startedAt: '2024-01-02T03:04:00Z' } },
     });
   });
 
@@ -127,7 +186,8 @@ describe('generateAPIPodStatus: container statuses', () => {
       reasonCache: new Map([['app', { reason: 'CrashLoopBackOff', message: 'back-off 40s restarting failed container' }]]),
     });
     expect(cs(s, 'app')).toMatchObject({
-      restartCount: 3, ready: false,
+      restartCount: 3,
+      ready: false,
       state: { waiting: { reason: 'CrashLoopBackOff' } },
       lastState: { terminated: { exitCode: 1, reason: 'Error', finishedAt: rfc3339(T0 - 1000) } },
     });
@@ -137,7 +197,9 @@ describe('generateAPIPodStatus: container statuses', () => {
 
   it('reason cache is ignored for a container that will not restart', () => {
     const pod = basePod((p) => (p.spec.restartPolicy = 'Never'));
-    const s = gen(pod, runtime([ctr('app', 'exited', { exitCode: 1 })]), { reasonCache: new Map([['app', { reason: 'CrashLoopBackOff' }]]) });
+    const s = gen(pod, runtime([ctr('app', 'exited', { exitCode: 1 })]), {
+      reasonCache: new Map([['app', { reason: 'CrashLoopBackOff' }]]),
+    });
     expect(cs(s, 'app').state?.terminated?.reason).toBe('Error');
   });
 
@@ -166,14 +228,22 @@ describe('generateAPIPodStatus: conditions, IPs, times', () => {
   it('ready pod: all kubelet conditions True, in upstream order', () => {
     const s = gen(basePod(), running());
     expect(s.conditions!.map((c) => [c.type, c.status])).toEqual([
-      ['PodReadyToStartContainers', 'True'], ['Initialized', 'True'], ['Ready', 'True'], ['ContainersReady', 'True'], ['PodScheduled', 'True'],
+      ['PodReadyToStartContainers', 'True'],
+      ['Initialized', 'True'],
+      ['Ready', 'True'],
+      ['ContainersReady', 'True'],
+      ['PodScheduled', 'True'],
     ]);
     expect(s.conditions!.every((c) => c.lastTransitionTime === '2024-01-02T03:04:05Z')).toBe(true);
   });
 
   it('unready containers: Ready and ContainersReady False with the upstream message', () => {
     const s = gen(basePod(), runtime([ctr('app', 'running')]));
-    expect(cond(s, 'ContainersReady')).toMatchObject({ status: 'False', reason: 'ContainersNotReady', message: 'containers with unready status: [side]' });
+    expect(cond(s, 'ContainersReady')).toMatchObject({
+      status: 'False',
+      reason: 'ContainersNotReady',
+      message: 'containers with unready status: [side]',
+    });
     expect(cond(s, 'Ready')).toMatchObject({ status: 'False', reason: 'ContainersNotReady' });
   });
 
@@ -194,7 +264,12 @@ describe('generateAPIPodStatus: conditions, IPs, times', () => {
   it('readiness gates and foreign conditions', () => {
     const pod = basePod((p) => {
       p.spec['readinessGates'] = [{ conditionType: 'example.com/lb' }];
-      p.status = { conditions: [{ type: 'example.com/lb', status: 'False' }, { type: 'Ready', status: 'True' }] };
+      p.status = {
+        conditions: [
+          { type: 'example.com/lb', status: 'False' },
+          { type: 'Ready', status: 'True' },
+        ],
+      };
     });
     const s = gen(pod, running());
     expect(s.conditions!.filter((c) => c.type === 'Ready')).toHaveLength(1);
@@ -204,7 +279,12 @@ describe('generateAPIPodStatus: conditions, IPs, times', () => {
 
   it('podIPs from the runtime, hostIP from the node, qosClass, startTime preserved', () => {
     const s = gen(basePod(), running());
-    expect(s).toMatchObject({ podIP: '10.0.0.5', podIPs: [{ ip: '10.0.0.5' }, { ip: 'fd00::5' }], hostIP: '192.168.1.10', qosClass: 'BestEffort' });
+    expect(s).toMatchObject({
+      podIP: '10.0.0.5',
+      podIPs: [{ ip: '10.0.0.5' }, { ip: 'fd00::5' }],
+      hostIP: '192.168.1.10',
+      qosClass: 'BestEffort',
+    });
     expect(s['hostIPs']).toEqual([{ ip: '192.168.1.10' }]);
     expect(s.startTime).toBe('2024-01-02T03:04:05Z');
     expect(gen(basePod(), running(), { previous: { startTime: '2020-01-01T00:00:00Z' } }).startTime).toBe('2020-01-01T00:00:00Z');
@@ -212,7 +292,11 @@ describe('generateAPIPodStatus: conditions, IPs, times', () => {
 
   it('host-network pods take the node IPs', () => {
     const pod = basePod((p) => (p.spec.hostNetwork = true));
-    const s = gen(pod, runtime([], (r) => (r.ips = [])), { nodeIPs: ['192.168.1.10', 'fd00::10'] });
+    const s = gen(
+      pod,
+      runtime([], (r) => (r.ips = [])),
+      { nodeIPs: ['192.168.1.10', 'fd00::10'] },
+    );
     expect(s.podIPs).toEqual([{ ip: '192.168.1.10' }, { ip: 'fd00::10' }]);
   });
 });

@@ -30,10 +30,29 @@ function statusOf(p: RuntimePod): PodStatus {
     name: p.name,
     namespace: p.namespace,
     ips: ['10.0.0.1'],
-    sandboxStatuses: p.sandboxes.map((s) => ({ id: s.id, state: s.state, createdAt: s.createdAt, attempt: 0, ips: ['10.0.0.1'], hostNetwork: false })),
+    sandboxStatuses: p.sandboxes.map((s) => ({
+      id: s.id,
+      state: s.state,
+      createdAt: s.createdAt,
+      attempt: 0,
+      ips: ['10.0.0.1'],
+      hostNetwork: false,
+    })),
     containerStatuses: p.containers.map((c) => ({
-      id: c.id, name: c.name, state: c.state, createdAt: c.createdAt, startedAt: 0n, finishedAt: 0n, exitCode: 0,
-      reason: '', message: '', image: 'img', imageRef: 'ref', restartCount: 0, hash: c.hash, sandboxId: p.sandboxes[0].id,
+      id: c.id,
+      name: c.name,
+      state: c.state,
+      createdAt: c.createdAt,
+      startedAt: 0n,
+      finishedAt: 0n,
+      exitCode: 0,
+      reason: '',
+      message: '',
+      image: 'img',
+      imageRef: 'ref',
+      restartCount: 0,
+      hash: c.hash,
+      sandboxId: p.sandboxes[0].id,
     })),
     timestamp: 0,
   };
@@ -119,7 +138,12 @@ describe('GenericPleg (inline runner, fake runtime)', () => {
     setPods(runtimePod('a', [[1, 'running']]));
     await pleg.relist();
     drain();
-    setPods(runtimePod('a', [[1, 'exited'], [2, 'running']]));
+    setPods(
+      runtimePod('a', [
+        [1, 'exited'],
+        [2, 'running'],
+      ]),
+    );
     await pleg.relist();
     expect(simple(drain())).toEqual([`a:ContainerDied:${hexId(1).slice(0, 16)}`, `a:ContainerStarted:${hexId(2).slice(0, 16)}`].sort());
   });
@@ -174,7 +198,14 @@ describe('GenericPleg (inline runner, fake runtime)', () => {
 
   it('drops events on a full channel and counts them, without blocking', async () => {
     makePleg({ channelCapacity: 3 });
-    setPods(runtimePod('a', [[1, 'running'], [2, 'running'], [3, 'running']]), runtimePod('b', [[4, 'running']]));
+    setPods(
+      runtimePod('a', [
+        [1, 'running'],
+        [2, 'running'],
+        [3, 'running'],
+      ]),
+      runtimePod('b', [[4, 'running']]),
+    );
     await pleg.relist(); // 4 containers + 2 sandboxes = 6 events
     expect(pleg.events.length).toBe(3);
     const discarded = (await registry.getSingleMetric('kubelet_pleg_discard_events')!.get()).values[0].value;
@@ -228,7 +259,13 @@ describe('GenericPleg (inline runner, fake runtime)', () => {
   });
 
   it('records relist metrics and running pod/container gauges', async () => {
-    setPods(runtimePod('a', [[1, 'running'], [2, 'exited']]), runtimePod('b', [[3, 'running']], 'notready'));
+    setPods(
+      runtimePod('a', [
+        [1, 'running'],
+        [2, 'exited'],
+      ]),
+      runtimePod('b', [[3, 'running']], 'notready'),
+    );
     await pleg.relist();
     clock.step(1000);
     await pleg.relist();

@@ -3,11 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/common/errors.js';
 import { main, parseCommandLine } from '../../src/main/cli.js';
 import { FLAG_SPECS, parseColonMultimap, parseFlags } from '../../src/main/config/flags.js';
-import {
-  DEFAULT_EVICTION_HARD,
-  defaultWorkerThreads,
-  type KubeletConfig,
-} from '../../src/main/config/kubelet-config.js';
+import { DEFAULT_EVICTION_HARD, defaultWorkerThreads, type KubeletConfig } from '../../src/main/config/kubelet-config.js';
 import { resolveConfig, type ResolveEnv } from '../../src/main/config/load-config.js';
 
 const FILE = '/etc/kubelet-ts/config.yaml';
@@ -109,16 +105,40 @@ describe('defaults', () => {
 
 describe('config file', () => {
   it.each<[string, string, Partial<KubeletConfig>]>([
-    ['durations parse to ms', 'syncFrequency: 30s\nfileCheckFrequency: 1m30s\nhttpCheckFrequency: 0.5s', { syncFrequency: 30_000, fileCheckFrequency: 90_000, httpCheckFrequency: 500 }],
+    [
+      'durations parse to ms',
+      'syncFrequency: 30s\nfileCheckFrequency: 1m30s\nhttpCheckFrequency: 0.5s',
+      { syncFrequency: 30_000, fileCheckFrequency: 90_000, httpCheckFrequency: 500 },
+    ],
     ['zero means default (upstream)', 'syncFrequency: 0s\nmaxPods: 0\nport: 0', { syncFrequency: 60_000, maxPods: 110, port: 10250 }],
-    ['report frequency follows an explicit update frequency', 'nodeStatusUpdateFrequency: 20s', { nodeStatusUpdateFrequency: 20_000, nodeStatusReportFrequency: 20_000 }],
-    ['maxParallelImagePulls > 1 turns serializeImagePulls off', 'maxParallelImagePulls: 5', { maxParallelImagePulls: 5, serializeImagePulls: false }],
-    ['evictionHard replaces the defaults', "evictionHard:\n  memory.available: 1Gi", { evictionHard: { 'memory.available': '1Gi' } }],
-    ['mergeDefaultEvictionSettings merges them', "mergeDefaultEvictionSettings: true\nevictionHard:\n  memory.available: 1Gi", { evictionHard: { ...DEFAULT_EVICTION_HARD, 'memory.available': '1Gi' } }],
-    ['static pod URL headers', 'staticPodURL: http://x/pods\nstaticPodURLHeader:\n  a: [hello]\n  b: [again, beautiful]', { staticPodURL: 'http://x/pods', staticPodURLHeader: { a: ['hello'], b: ['again', 'beautiful'] } }],
+    [
+      'report frequency follows an explicit update frequency',
+      'nodeStatusUpdateFrequency: 20s',
+      { nodeStatusUpdateFrequency: 20_000, nodeStatusReportFrequency: 20_000 },
+    ],
+    [
+      'maxParallelImagePulls > 1 turns serializeImagePulls off',
+      'maxParallelImagePulls: 5',
+      { maxParallelImagePulls: 5, serializeImagePulls: false },
+    ],
+    ['evictionHard replaces the defaults', 'evictionHard:\n  memory.available: 1Gi', { evictionHard: { 'memory.available': '1Gi' } }],
+    [
+      'mergeDefaultEvictionSettings merges them',
+      'mergeDefaultEvictionSettings: true\nevictionHard:\n  memory.available: 1Gi',
+      { evictionHard: { ...DEFAULT_EVICTION_HARD, 'memory.available': '1Gi' } },
+    ],
+    [
+      'static pod URL headers',
+      'staticPodURL: http://x/pods\nstaticPodURLHeader:\n  a: [hello]\n  b: [again, beautiful]',
+      { staticPodURL: 'http://x/pods', staticPodURLHeader: { a: ['hello'], b: ['again', 'beautiful'] } },
+    ],
     ['logging', 'logging:\n  format: json\n  verbosity: 3', { logging: { format: 'json', verbosity: 3 } }],
     ['negative podPidsLimit is -1', 'podPidsLimit: -7', { podPidsLimit: -1 }],
-    ['imageServiceEndpoint follows the runtime endpoint', 'containerRuntimeEndpoint: sim', { containerRuntimeEndpoint: 'sim', imageServiceEndpoint: 'sim' }],
+    [
+      'imageServiceEndpoint follows the runtime endpoint',
+      'containerRuntimeEndpoint: sim',
+      { containerRuntimeEndpoint: 'sim', imageServiceEndpoint: 'sim' },
+    ],
     ['JSON is accepted', '{}', {}],
   ])('%s', (_name, body, expected) => {
     const file = body === '{}' ? undefined : body;
@@ -148,11 +168,19 @@ describe('config file', () => {
     ['bad enum', 'logging:\n  format: yaml', /logging\.format: .*"text"\|"json"/],
     ['unknown field', 'bogus: 1', /config\.yaml: bogus: unknown field/],
     ['unknown nested field', 'logging:\n  colour: red', /logging\.colour: unknown field/],
-    ['bad IP in a list (range check)', 'clusterDNS: [10.0.0.10, not-an-ip]', /config\.yaml: clusterDNS\[1\]: invalid IP address "not-an-ip"/],
+    [
+      'bad IP in a list (range check)',
+      'clusterDNS: [10.0.0.10, not-an-ip]',
+      /config\.yaml: clusterDNS\[1\]: invalid IP address "not-an-ip"/,
+    ],
     ['percent out of range', 'imageGCHighThresholdPercent: 150', /config\.yaml: imageGCHighThresholdPercent: must be between 0 and 100/],
     ['low >= high', 'imageGCLowThresholdPercent: 90', /imageGCLowThresholdPercent: must be less than imageGCHighThresholdPercent \(85\)/],
     ['port out of range', 'port: 70000', /config\.yaml: port: must be between 1 and 65535/],
-    ['serialized pulls with parallelism', 'serializeImagePulls: true\nmaxParallelImagePulls: 3', /maxParallelImagePulls: cannot be larger than 1/],
+    [
+      'serialized pulls with parallelism',
+      'serializeImagePulls: true\nmaxParallelImagePulls: 3',
+      /maxParallelImagePulls: cannot be larger than 1/,
+    ],
     ['none combined', 'enforceNodeAllocatable: [none, pods]', /enforceNodeAllocatable: "none" cannot be combined/],
     ['too few log files', 'containerLogMaxFiles: 1', /containerLogMaxFiles: must be at least 2/],
   ])('%s names the file and field', (_name, body, message) => {
@@ -207,7 +235,9 @@ describe('flags over the file', () => {
   ])('explicit %s flag wins', (_name, argv, expected) => {
     const { config, sources } = resolve(argv, file);
     expect(config).toMatchObject(expected);
-    const flagged = Object.entries(sources).filter(([, s]) => s === 'flag').map(([k]) => k);
+    const flagged = Object.entries(sources)
+      .filter(([, s]) => s === 'flag')
+      .map(([k]) => k);
     expect(flagged.length).toBeGreaterThan(0);
   });
 
@@ -217,7 +247,9 @@ describe('flags over the file', () => {
     expect(errorOf(() => resolve(['--worker-threads=-1'])).message).toMatch(/^flag --worker-threads: must not be negative/);
     expect(errorOf(() => resolve(['--sync-frequency=0s'])).message).toBe('flag --sync-frequency: must be greater than 0');
     expect(errorOf(() => resolve(['--cluster-dns=1.2.3.4,nope'])).message).toMatch(/^flag --cluster-dns: invalid IP address "nope"/);
-    expect(errorOf(() => resolve(['--eviction-hard=disk.available<1Gi'])).message).toMatch(/^flag --eviction-hard: unknown eviction signal "disk.available"/);
+    expect(errorOf(() => resolve(['--eviction-hard=disk.available<1Gi'])).message).toMatch(
+      /^flag --eviction-hard: unknown eviction signal "disk.available"/,
+    );
     expect(errorOf(() => resolve(['--system-reserved=memory=lots'])).message).toMatch(/^flag --system-reserved: invalid quantity "lots"/);
     expect(errorOf(() => resolve(['--node-ip=10.0.0.1,bad'])).message).toMatch(/^flag --node-ip: invalid IP address list/);
     expect(errorOf(() => resolve(['--manifest-url=not a url'])).message).toMatch(/^flag --manifest-url: invalid URL/);
@@ -245,8 +277,14 @@ describe('flag forms', () => {
     [['--container-runtime-endpoint=sim'], { containerRuntimeEndpoint: 'sim', imageServiceEndpoint: 'sim' }],
     [['--container-runtime-endpoint=sim', '--image-service-endpoint=unix:///img.sock'], { imageServiceEndpoint: 'unix:///img.sock' }],
     [['--hostname-override=Web-Node1'], { hostnameOverride: 'Web-Node1', nodeName: 'web-node1' }],
-    [['--pod-manifest-path=/etc/kubernetes/manifests', '--file-check-frequency=5s'], { staticPodPath: '/etc/kubernetes/manifests', fileCheckFrequency: 5_000 }],
-    [['--eviction-hard=memory.available<1Gi,nodefs.available<5%'], { evictionHard: { 'memory.available': '1Gi', 'nodefs.available': '5%' } }],
+    [
+      ['--pod-manifest-path=/etc/kubernetes/manifests', '--file-check-frequency=5s'],
+      { staticPodPath: '/etc/kubernetes/manifests', fileCheckFrequency: 5_000 },
+    ],
+    [
+      ['--eviction-hard=memory.available<1Gi,nodefs.available<5%'],
+      { evictionHard: { 'memory.available': '1Gi', 'nodefs.available': '5%' } },
+    ],
     [['--system-reserved=cpu=200m', '--system-reserved=memory=500Mi'], { systemReserved: { cpu: '200m', memory: '500Mi' } }],
     [['--cluster-dns=10.0.0.10', '--cluster-dns=10.0.0.11,fd00::a'], { clusterDNS: ['10.0.0.10', '10.0.0.11', 'fd00::a'] }],
     [['--node-labels=a=b,c=d'], { nodeLabels: { a: 'b', c: 'd' } }],
@@ -278,7 +316,12 @@ describe('flag forms', () => {
 describe('cli', () => {
   const capture = () => {
     let text = '';
-    return { write: (s: string) => (text += s), get text() { return text; } };
+    return {
+      write: (s: string) => (text += s),
+      get text() {
+        return text;
+      },
+    };
   };
   const version = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -318,7 +361,12 @@ describe('cli', () => {
     expect(code).toBe(7);
     expect(seen?.containerRuntimeEndpoint).toBe('sim');
     const line = JSON.parse(log.text.split('\n')[0]!) as Record<string, unknown>;
-    expect(line).toMatchObject({ msg: 'Starting kubelet-ts', containerRuntimeEndpoint: 'sim', nodeName: 'node-a', fromFlags: ['containerRuntimeEndpoint', 'logging.format'] });
+    expect(line).toMatchObject({
+      msg: 'Starting kubelet-ts',
+      containerRuntimeEndpoint: 'sim',
+      nodeName: 'node-a',
+      fromFlags: ['containerRuntimeEndpoint', 'logging.format'],
+    });
   });
 
   it('parseCommandLine returns the resolved config without side effects', () => {

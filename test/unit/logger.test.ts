@@ -1,12 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  createLogger,
-  formatKlogLine,
-  levelForVerbosity,
-  v,
-  vEnabled,
-  type LoggerOptions,
-} from '../../src/common/logger.js';
+import { createLogger, formatKlogLine, levelForVerbosity, v, vEnabled, type LoggerOptions } from '../../src/common/logger.js';
 
 /** 2026-11-21 23:28:32.123456 local time. */
 const T = new Date(2026, 10, 21, 23, 28, 32, 123).getTime() + 0.456;

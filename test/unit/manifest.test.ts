@@ -1,15 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { Registry } from 'prom-client';
 import { ManifestError } from '../../src/common/errors.js';
-import {
-  decodePodManifest,
-  decodePodsManifest,
-  manifestErrorsCounter,
-  MANIFEST_ERRORS_METRIC,
-} from '../../src/main/podconfig/manifest.js';
+import { decodePodManifest, decodePodsManifest, manifestErrorsCounter, MANIFEST_ERRORS_METRIC } from '../../src/main/podconfig/manifest.js';
 import { FakeClock } from '../fakes/fake-clock.js';
 
-const ctx = { manifestSource: '/etc/kubernetes/manifests/web.yaml', isFile: true, sourceName: 'file', nodeName: 'node1', clock: new FakeClock() };
+const ctx = {
+  manifestSource: '/etc/kubernetes/manifests/web.yaml',
+  isFile: true,
+  sourceName: 'file',
+  nodeName: 'node1',
+  clock: new FakeClock(),
+};
 
 const podYaml = (name = 'web', image = 'nginx:1.25') => `apiVersion: v1
 kind: Pod
@@ -48,7 +49,12 @@ describe('decodePodManifest', () => {
   });
 
   it('accepts JSON', () => {
-    const json = JSON.stringify({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'j' }, spec: { containers: [{ name: 'c', image: 'x:1' }] } });
+    const json = JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'j' },
+      spec: { containers: [{ name: 'c', image: 'x:1' }] },
+    });
     expect(decodePodManifest(json, ctx).metadata.name).toBe('j-node1');
   });
 
@@ -63,7 +69,11 @@ describe('decodePodManifest', () => {
     ['missing kind', 'apiVersion: v1\nmetadata: {name: a}', /Object 'Kind' is missing/],
     ['wrong kind', 'apiVersion: v1\nkind: Service\nmetadata: {name: a}', /kind "Service" is not one of Pod/],
     ['wrong apiVersion', 'apiVersion: v2\nkind: Pod\nmetadata: {name: a}', /apiVersion "v2" is not "v1"/],
-    ['wrong field type', 'apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec: {containers: [{name: c, image: x, ports: [{containerPort: "80"}]}]}', /not a valid Pod: spec\.containers\.0\.ports\.0\.containerPort/],
+    [
+      'wrong field type',
+      'apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec: {containers: [{name: c, image: x, ports: [{containerPort: "80"}]}]}',
+      /not a valid Pod: spec\.containers\.0\.ports\.0\.containerPort/,
+    ],
     ['invalid pod', podYaml('Bad_Name'), /web\.yaml: invalid pod: metadata\.name: Invalid value: "Bad_Name-node1"/],
     ['a PodList is not a file manifest', 'apiVersion: v1\nkind: PodList\nitems: []', /kind "PodList" is not one of Pod/],
     ['empty', '', /the document is not an object/],
@@ -84,7 +94,12 @@ describe('decodePodsManifest', () => {
     const body = JSON.stringify({
       apiVersion: 'v1',
       kind,
-      items: ['a', 'b'].map((n) => ({ apiVersion: 'v1', kind: 'Pod', metadata: { name: n }, spec: { containers: [{ name: 'c', image: 'x:1' }] } })),
+      items: ['a', 'b'].map((n) => ({
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: n },
+        spec: { containers: [{ name: 'c', image: 'x:1' }] },
+      })),
     });
     const pods = decodePodsManifest(body, http);
     expect(pods.map((p) => p.metadata.name)).toEqual(['a-node1', 'b-node1']);
@@ -104,7 +119,11 @@ describe('decodePodsManifest', () => {
   });
 
   it('rejects a non-Pod item in a List', () => {
-    const body = JSON.stringify({ apiVersion: 'v1', kind: 'List', items: [{ apiVersion: 'v1', kind: 'Service', metadata: { name: 's' } }] });
+    const body = JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'List',
+      items: [{ apiVersion: 'v1', kind: 'Service', metadata: { name: 's' } }],
+    });
     expectManifestError(() => decodePodsManifest(body, http), /items\[0\]: kind "Service"/);
   });
 });
@@ -115,6 +134,8 @@ describe('manifestErrorsCounter', () => {
     const a = manifestErrorsCounter(reg);
     expect(manifestErrorsCounter(reg)).toBe(a);
     a.inc({ source: 'file' });
-    expect(await reg.getSingleMetricAsString(MANIFEST_ERRORS_METRIC)).toContain('kubelet_ts_static_pod_manifest_errors_total{source="file"} 1');
+    expect(await reg.getSingleMetricAsString(MANIFEST_ERRORS_METRIC)).toContain(
+      'kubelet_ts_static_pod_manifest_errors_total{source="file"} 1',
+    );
   });
 });

@@ -57,10 +57,20 @@ describe('applyV1Defaults', () => {
       enableServiceLinks: true,
     });
     const c = pod.spec.containers![0]!;
-    expect(c).toMatchObject({ imagePullPolicy: 'IfNotPresent', terminationMessagePath: '/dev/termination-log', terminationMessagePolicy: 'File' });
+    expect(c).toMatchObject({
+      imagePullPolicy: 'IfNotPresent',
+      terminationMessagePath: '/dev/termination-log',
+      terminationMessagePolicy: 'File',
+    });
     expect(c.ports![0]!.protocol).toBe('TCP');
     expect(c.ports![0]!.hostPort).toBeUndefined();
-    expect(c.livenessProbe).toMatchObject({ timeoutSeconds: 1, periodSeconds: 10, successThreshold: 1, failureThreshold: 3, httpGet: { path: '/', scheme: 'HTTP' } });
+    expect(c.livenessProbe).toMatchObject({
+      timeoutSeconds: 1,
+      periodSeconds: 10,
+      successThreshold: 1,
+      failureThreshold: 3,
+      httpGet: { path: '/', scheme: 'HTTP' },
+    });
     expect(c.env![0]!.valueFrom!.fieldRef!.apiVersion).toBe('v1');
     expect(c.resources).toEqual({ limits: { cpu: '1', memory: '128Mi' }, requests: { cpu: '500m', memory: '128Mi' } });
     expect(pod.spec.volumes![0]).toEqual({ name: 'scratch', emptyDir: {} });

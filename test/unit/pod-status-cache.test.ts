@@ -12,12 +12,32 @@ import {
 
 function status(uid: string, timestamp = 1000, message = ''): PodStatus {
   return {
-    uid, name: `pod-${uid}`, namespace: 'ns', ips: ['10.1.2.3'], timestamp,
-    sandboxStatuses: [{ id: 'f'.repeat(64), state: 'ready', createdAt: 1_700_000_000_000_000_001n, attempt: 0, ips: ['10.1.2.3'], hostNetwork: false }],
-    containerStatuses: [{
-      id: '1'.repeat(64), name: 'c', state: 'running', createdAt: 1n, startedAt: 2n, finishedAt: 0n, exitCode: 0,
-      reason: '', message, image: 'img', imageRef: 'sha256:x', restartCount: 0, hash: 'h', sandboxId: 'f'.repeat(64),
-    }],
+    uid,
+    name: `pod-${uid}`,
+    namespace: 'ns',
+    ips: ['10.1.2.3'],
+    timestamp,
+    sandboxStatuses: [
+      { id: 'f'.repeat(64), state: 'ready', createdAt: 1_700_000_000_000_000_001n, attempt: 0, ips: ['10.1.2.3'], hostNetwork: false },
+    ],
+    containerStatuses: [
+      {
+        id: '1'.repeat(64),
+        name: 'c',
+        state: 'running',
+        createdAt: 1n,
+        startedAt: 2n,
+        finishedAt: 0n,
+        exitCode: 0,
+        reason: '',
+        message,
+        image: 'img',
+        imageRef: 'sha256:x',
+        restartCount: 0,
+        hash: 'h',
+        sandboxId: 'f'.repeat(64),
+      },
+    ],
   };
 }
 

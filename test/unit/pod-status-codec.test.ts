@@ -1,27 +1,35 @@
 import { describe, expect, it } from 'vitest';
 import { CapacityError } from '../../src/common/errors.js';
 import type { ContainerStatus, PodStatus } from '../../src/runtime/types.js';
-import {
-  decodePodStatus,
-  encodedPodStatusSize,
-  encodePodStatus,
-} from '../../src/workers/shared/pod-status-codec.js';
+import { decodePodStatus, encodedPodStatusSize, encodePodStatus } from '../../src/workers/shared/pod-status-codec.js';
 
 const NS = 1_700_000_000_000_000_123n;
 
 function container(over: Partial<ContainerStatus> = {}): ContainerStatus {
   return {
-    id: 'a'.repeat(64), name: 'app', state: 'running',
-    createdAt: NS, startedAt: NS + 1n, finishedAt: 0n, exitCode: 0,
-    reason: '', message: '', image: 'docker.io/library/nginx:1.27',
-    imageRef: 'sha256:' + 'b'.repeat(64), restartCount: 2, hash: '1a2b3c4d', sandboxId: 'c'.repeat(64),
+    id: 'a'.repeat(64),
+    name: 'app',
+    state: 'running',
+    createdAt: NS,
+    startedAt: NS + 1n,
+    finishedAt: 0n,
+    exitCode: 0,
+    reason: '',
+    message: '',
+    image: 'docker.io/library/nginx:1.27',
+    imageRef: 'sha256:' + 'b'.repeat(64),
+    restartCount: 2,
+    hash: '1a2b3c4d',
+    sandboxId: 'c'.repeat(64),
     ...over,
   };
 }
 
 function podStatus(over: Partial<PodStatus> = {}): PodStatus {
   return {
-    uid: '6f1c2a3e-8a55-4e3e-9f4c-1c7b0f3d2e11', name: 'web-0', namespace: 'default',
+    uid: '6f1c2a3e-8a55-4e3e-9f4c-1c7b0f3d2e11',
+    name: 'web-0',
+    namespace: 'default',
     ips: ['10.0.0.7', 'fd00::7'],
     sandboxStatuses: [
       { id: 'c'.repeat(64), state: 'ready', createdAt: NS, attempt: 1, ips: ['10.0.0.7'], hostNetwork: false },
@@ -60,22 +68,43 @@ describe('pod status codec', () => {
   });
 
   it.each([
-    ['all states', (s: PodStatus) => {
-      s.containerStatuses = (['created', 'running', 'exited', 'unknown'] as const).map((state) => container({ state }));
-    }],
-    ['empty pod', (s: PodStatus) => { s.ips = []; s.sandboxStatuses = []; s.containerStatuses = []; }],
-    ['unicode strings', (s: PodStatus) => {
-      s.name = 'pödé-名前-🚀';
-      s.containerStatuses[0].message = 'fehlgeschlagen: 文字化け 🙃 \u0000 end';
-      s.containerStatuses[1].reason = 'Ünicode';
-    }],
-    ['long message', (s: PodStatus) => { s.containerStatuses[0].message = 'x'.repeat(4096); }],
-    ['extreme numbers', (s: PodStatus) => {
-      s.containerStatuses[0].exitCode = -2147483648;
-      s.containerStatuses[0].restartCount = 4294967295;
-      s.sandboxStatuses[0].attempt = 4294967295;
-      s.timestamp = 0;
-    }],
+    [
+      'all states',
+      (s: PodStatus) => {
+        s.containerStatuses = (['created', 'running', 'exited', 'unknown'] as const).map((state) => container({ state }));
+      },
+    ],
+    [
+      'empty pod',
+      (s: PodStatus) => {
+        s.ips = [];
+        s.sandboxStatuses = [];
+        s.containerStatuses = [];
+      },
+    ],
+    [
+      'unicode strings',
+      (s: PodStatus) => {
+        s.name = 'pödé-名前-🚀';
+        s.containerStatuses[0].message = 'fehlgeschlagen: 文字化け 🙃 \u0000 end';
+        s.containerStatuses[1].reason = 'Ünicode';
+      },
+    ],
+    [
+      'long message',
+      (s: PodStatus) => {
+        s.containerStatuses[0].message = 'x'.repeat(4096);
+      },
+    ],
+    [
+      'extreme numbers',
+      (s: PodStatus) => {
+        s.containerStatuses[0].exitCode = -2147483648;
+        s.containerStatuses[0].restartCount = 4294967295;
+        s.sandboxStatuses[0].attempt = 4294967295;
+        s.timestamp = 0;
+      },
+    ],
   ])('round-trips %s', (_name, mutate) => {
     const s = podStatus();
     mutate(s);
@@ -86,7 +115,11 @@ describe('pod status codec', () => {
     const s = podStatus();
     const need = encodedPodStatusSize(s);
     const err = (() => {
-      try { encodePodStatus(s, new Uint8Array(need - 1)); } catch (e) { return e; }
+      try {
+        encodePodStatus(s, new Uint8Array(need - 1));
+      } catch (e) {
+        return e;
+      }
       return undefined;
     })();
     expect(err).toBeInstanceOf(CapacityError);
@@ -112,7 +145,10 @@ describe('pod status codec', () => {
   it('fits exactly in encodedPodStatusSize bytes and not one fewer, for mixed-width strings', () => {
     const pieces = ['a', 'é', '€', '🚀', 'z'.repeat(15), 'ü'.repeat(16), ''];
     let seed = 7;
-    const rnd = (n: number) => { seed = (seed * 1103515245 + 12345) & 0x7fffffff; return seed % n; };
+    const rnd = (n: number) => {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+      return seed % n;
+    };
     for (let round = 0; round < 200; round++) {
       const s = podStatus();
       const text = () => Array.from({ length: rnd(12) }, () => pieces[rnd(pieces.length)]).join('');

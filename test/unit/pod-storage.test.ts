@@ -46,7 +46,11 @@ describe('PodStorage.merge (SET)', () => {
       expected: [],
     },
     { name: 'deletionTimestamp → DELETE', mutate: (p) => (p.metadata.deletionTimestamp = '2024-01-01T00:00:00Z'), expected: ['DELETE:a'] },
-    { name: 'deletionGracePeriodSeconds alone → UPDATE', mutate: (p) => (p.metadata.deletionGracePeriodSeconds = 5), expected: ['UPDATE:a'] },
+    {
+      name: 'deletionGracePeriodSeconds alone → UPDATE',
+      mutate: (p) => (p.metadata.deletionGracePeriodSeconds = 5),
+      expected: ['UPDATE:a'],
+    },
     { name: 'status only → RECONCILE', mutate: (p) => (p.status = { phase: 'Running' }), expected: ['RECONCILE:a'] },
     { name: 'resourceVersion only → nothing', mutate: (p) => (p.metadata.resourceVersion = '7'), expected: [] },
   ];
@@ -64,7 +68,10 @@ describe('PodStorage.merge (SET)', () => {
     const [add] = storage.merge('file', set([pod('a')]));
     expect(add!.op).toBe('ADD');
     expect(add!.source).toBe('file');
-    expect(add!.pods[0]!.metadata.annotations).toMatchObject({ 'kubernetes.io/config.source': 'file', 'kubernetes.io/config.seen': expect.any(String) });
+    expect(add!.pods[0]!.metadata.annotations).toMatchObject({
+      'kubernetes.io/config.source': 'file',
+      'kubernetes.io/config.seen': expect.any(String),
+    });
   });
 
   it('missing from SET → REMOVE', () => {

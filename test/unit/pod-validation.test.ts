@@ -47,7 +47,11 @@ const cases: { name: string; mutate: (p: Pod) => void; errors: string[] }[] = [
     mutate: (p) => (p.metadata.name = 'Web_1'),
     errors: [expect.stringMatching(/^metadata\.name: Invalid value: "Web_1": a lowercase RFC 1123 subdomain/)],
   },
-  { name: 'missing name', mutate: (p) => (p.metadata.name = ''), errors: ['metadata.name: Required value: name or generateName is required'] },
+  {
+    name: 'missing name',
+    mutate: (p) => (p.metadata.name = ''),
+    errors: ['metadata.name: Required value: name or generateName is required'],
+  },
   {
     name: 'invalid namespace',
     mutate: (p) => (p.metadata.namespace = 'a.b'),
@@ -95,7 +99,11 @@ const cases: { name: string; mutate: (p: Pod) => void; errors: string[] }[] = [
   },
   {
     name: 'duplicate volume',
-    mutate: (p) => (p.spec.volumes = [{ name: 'v', emptyDir: {} }, { name: 'v', emptyDir: {} }]),
+    mutate: (p) =>
+      (p.spec.volumes = [
+        { name: 'v', emptyDir: {} },
+        { name: 'v', emptyDir: {} },
+      ]),
     errors: ['spec.volumes[1].name: Duplicate value: "v"'],
   },
 ];

@@ -38,9 +38,19 @@ class ManualSyncer implements PodSyncer {
     return new Promise<{ terminal: boolean }>((resolve, reject) => {
       const done = () => this.inFlight.set(uid, (this.inFlight.get(uid) ?? 1) - 1);
       const call: Call = {
-        kind, uid, pod, signal: ctx.signal, ...extra,
-        resolve: (v) => { done(); resolve(v ?? { terminal: false }); },
-        reject: (e) => { done(); reject(e); },
+        kind,
+        uid,
+        pod,
+        signal: ctx.signal,
+        ...extra,
+        resolve: (v) => {
+          done();
+          resolve(v ?? { terminal: false });
+        },
+        reject: (e) => {
+          done();
+          reject(e);
+        },
       };
       this.calls.push(call);
       if (this.autoResolve) call.resolve({ terminal: kind === 'sync' && this.terminalOnSync });

@@ -21,7 +21,12 @@ describe('computePodQOS', () => {
     ['zero requests are ignored', [{ requests: { cpu: '0' } }], [], 'BestEffort'],
     ['non-QoS resources are ignored', [{ requests: { 'nvidia.com/gpu': '1' }, limits: { 'nvidia.com/gpu': '1' } }], [], 'BestEffort'],
     ['requests == limits for cpu and memory', [G, G], [], 'Guaranteed'],
-    ['equal in value, different spelling', [{ requests: { cpu: '1000m', memory: '1024Mi' }, limits: { cpu: '1', memory: '1Gi' } }], [], 'Guaranteed'],
+    [
+      'equal in value, different spelling',
+      [{ requests: { cpu: '1000m', memory: '1024Mi' }, limits: { cpu: '1', memory: '1Gi' } }],
+      [],
+      'Guaranteed',
+    ],
     ['request lower than limit', [{ requests: { cpu: '500m', memory: '1Gi' }, limits: { cpu: '1', memory: '1Gi' } }], [], 'Burstable'],
     ['one container without limits', [G, {}], [], 'Burstable'],
     ['only a cpu limit', [{ requests: { cpu: '1' }, limits: { cpu: '1' } }], [], 'Burstable'],
@@ -67,7 +72,10 @@ describe('containerOOMScoreAdjust', () => {
     });
     expect(isNodeCriticalPod(p)).toBe(true);
     expect(containerOOMScoreAdjust(p, p.spec.containers![0]!, cap)).toBe(-997);
-    const api = pod([{}], [], { metadata: { annotations: { 'kubernetes.io/config.source': 'api' } }, spec: { priorityClassName: 'system-node-critical' } });
+    const api = pod([{}], [], {
+      metadata: { annotations: { 'kubernetes.io/config.source': 'api' } },
+      spec: { priorityClassName: 'system-node-critical' },
+    });
     expect(isNodeCriticalPod(api)).toBe(false);
   });
 });

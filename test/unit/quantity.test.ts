@@ -1,12 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  compareQuantities,
-  isValidQuantity,
-  milliValue,
-  parseQuantity,
-  QuantityParseError,
-  value,
-} from '../../src/api/quantity.js';
+import { compareQuantities, isValidQuantity, milliValue, parseQuantity, QuantityParseError, value } from '../../src/api/quantity.js';
 
 describe('parseQuantity', () => {
   it.each([
@@ -32,13 +25,10 @@ describe('parseQuantity', () => {
     expect(parseQuantity(input).format).toBe(format);
   });
 
-  it.each(['', ' 1', '1 ', 'abc', '1.2.3', '1Kb', '1e', 'm', '1mi', '--1', '1e999', '0x10', '1Ki3'])(
-    'rejects %j',
-    (input) => {
-      expect(() => parseQuantity(input)).toThrow(QuantityParseError);
-      expect(isValidQuantity(input)).toBe(false);
-    },
-  );
+  it.each(['', ' 1', '1 ', 'abc', '1.2.3', '1Kb', '1e', 'm', '1mi', '--1', '1e999', '0x10', '1Ki3'])('rejects %j', (input) => {
+    expect(() => parseQuantity(input)).toThrow(QuantityParseError);
+    expect(isValidQuantity(input)).toBe(false);
+  });
 
   it('compares exactly across formats', () => {
     expect(compareQuantities('100m', '0.1')).toBe(0);

@@ -1,12 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { CapacityError, KubeletTsError } from '../../src/common/errors.js';
 import { idKey } from '../../src/workers/shared/id-key.js';
-import {
-  bytesFor,
-  RECORD_WORDS,
-  REC_STATE,
-  RelistRecordTable,
-} from '../../src/workers/shared/relist-records.js';
+import { bytesFor, RECORD_WORDS, REC_STATE, RelistRecordTable } from '../../src/workers/shared/relist-records.js';
 
 const hex = (c: string) => c.repeat(64);
 const S1 = hex('a');
@@ -50,7 +45,14 @@ describe('RelistRecordTable', () => {
     });
 
     t.beginGeneration();
-    t.putPod('p1', [{ id: S1, state: 'ready' }], [{ id: C1, state: 'exited' }, { id: C2, state: 'created' }]);
+    t.putPod(
+      'p1',
+      [{ id: S1, state: 'ready' }],
+      [
+        { id: C1, state: 'exited' },
+        { id: C2, state: 'created' },
+      ],
+    );
     t.commitGeneration();
     expect(t.slotChanged(slot)).toBe(true);
     expect(t.diffSlot(slot)?.containers).toEqual([
@@ -67,10 +69,24 @@ describe('RelistRecordTable', () => {
   it('treats reordered identical records as unchanged', () => {
     const t = RelistRecordTable.create({ capacity: 2 });
     t.beginGeneration();
-    t.putPod('p1', [], [{ id: C1, state: 'running' }, { id: C2, state: 'exited' }]);
+    t.putPod(
+      'p1',
+      [],
+      [
+        { id: C1, state: 'running' },
+        { id: C2, state: 'exited' },
+      ],
+    );
     t.commitGeneration();
     t.beginGeneration();
-    t.putPod('p1', [], [{ id: C2, state: 'exited' }, { id: C1, state: 'running' }]);
+    t.putPod(
+      'p1',
+      [],
+      [
+        { id: C2, state: 'exited' },
+        { id: C1, state: 'running' },
+      ],
+    );
     t.commitGeneration();
     expect(t.slotChanged(t.slotOf('p1')!)).toBe(false);
   });
@@ -119,7 +135,16 @@ describe('RelistRecordTable', () => {
     const three = [C1, C2, hex('3')].map((id) => ({ id, state: 'running' as const }));
     expect(() => t.putPod('big', [], three)).toThrow(CapacityError);
     expect(() => t.putPod('big', [], three)).toThrow(/pod big has 3 containers and 0 sandboxes.*at most 2 containers and 1 sandboxes/);
-    expect(() => t.putPod('big', [{ id: S1, state: 'ready' }, { id: hex('b'), state: 'notready' }], [])).toThrow(CapacityError);
+    expect(() =>
+      t.putPod(
+        'big',
+        [
+          { id: S1, state: 'ready' },
+          { id: hex('b'), state: 'notready' },
+        ],
+        [],
+      ),
+    ).toThrow(CapacityError);
     t.abortGeneration();
   });
 

@@ -16,8 +16,22 @@ const basePod = (): Pod =>
       dnsPolicy: 'ClusterFirst',
       securityContext: {},
       containers: [
-        { name: 'a', image: 'nginx', ports: [{ containerPort: 80, hostPort: 8080, protocol: 'TCP' }, { containerPort: 53, protocol: 'UDP', hostIP: '10.0.0.1' }] },
-        { name: 'b', image: 'nginx', ports: [{ name: 'm', containerPort: 9090 }, { name: 'm', containerPort: 9091 }] },
+        {
+          name: 'a',
+          image: 'nginx',
+          ports: [
+            { containerPort: 80, hostPort: 8080, protocol: 'TCP' },
+            { containerPort: 53, protocol: 'UDP', hostIP: '10.0.0.1' },
+          ],
+        },
+        {
+          name: 'b',
+          image: 'nginx',
+          ports: [
+            { name: 'm', containerPort: 9090 },
+            { name: 'm', containerPort: 9091 },
+          ],
+        },
       ],
     },
   });
@@ -57,7 +71,13 @@ describe('generatePodSandboxConfig', () => {
   it('linux: namespaces, privileged, seccomp, user, groups, sysctls', () => {
     const p = basePod();
     p.spec.hostPID = true;
-    p.spec.securityContext = { runAsUser: 1000, runAsGroup: 3000, fsGroup: 2000, supplementalGroups: [4, 5], sysctls: [{ name: 'net/ipv4/ip_forward', value: '1' }] };
+    p.spec.securityContext = {
+      runAsUser: 1000,
+      runAsGroup: 3000,
+      fsGroup: 2000,
+      supplementalGroups: [4, 5],
+      sysctls: [{ name: 'net/ipv4/ip_forward', value: '1' }],
+    };
     p.spec.initContainers = [{ name: 'i', image: 'x', securityContext: { privileged: true } }];
     const linux = generatePodSandboxConfig(p, 0, opts).linux!;
     expect(linux.cgroupParent).toBe('');
@@ -149,11 +169,19 @@ describe('podDNSConfig', () => {
     const p = basePod();
     p.spec.dnsPolicy = 'None';
     p.spec.dnsConfig = { nameservers: ['9.9.9.9'], searches: ['a.example'], options: [{ name: 'ndots', value: '1' }, { name: 'edns0' }] };
-    expect(podDNSConfig(p, { ...opts, resolvConf: RESOLV })).toEqual({ servers: ['9.9.9.9'], searches: ['a.example'], options: ['ndots:1', 'edns0'] });
+    expect(podDNSConfig(p, { ...opts, resolvConf: RESOLV })).toEqual({
+      servers: ['9.9.9.9'],
+      searches: ['a.example'],
+      options: ['ndots:1', 'edns0'],
+    });
   });
   it('dnsConfig is merged in: options override by name, duplicates dropped, 3 servers max', () => {
     const p = basePod();
-    p.spec.dnsConfig = { nameservers: ['10.96.0.10', '1.2.3.4', '5.6.7.8', '9.9.9.9'], searches: ['cluster.local', 'x.example'], options: [{ name: 'ndots', value: '2' }] };
+    p.spec.dnsConfig = {
+      nameservers: ['10.96.0.10', '1.2.3.4', '5.6.7.8', '9.9.9.9'],
+      searches: ['cluster.local', 'x.example'],
+      options: [{ name: 'ndots', value: '2' }],
+    };
     expect(podDNSConfig(p, opts)).toEqual({
       servers: ['10.96.0.10', '1.2.3.4', '5.6.7.8'],
       searches: ['shop.svc.cluster.local', 'svc.cluster.local', 'cluster.local', 'x.example'],

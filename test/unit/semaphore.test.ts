@@ -31,7 +31,11 @@ describe('Semaphore', () => {
 
   it('releases its slot when the function throws', async () => {
     const sem = new Semaphore(1);
-    await expect(sem.run(async () => { throw new Error('x'); })).rejects.toThrow('x');
+    await expect(
+      sem.run(async () => {
+        throw new Error('x');
+      }),
+    ).rejects.toThrow('x');
     expect(await sem.run(async () => 7)).toBe(7);
   });
 });

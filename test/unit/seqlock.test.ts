@@ -56,7 +56,10 @@ describe('SeqLockArray', () => {
     let calls = 0;
     const v = l.readConsistent(0, () => {
       calls++;
-      if (calls < 3) { l.writeBegin(0); l.writeEnd(0); }
+      if (calls < 3) {
+        l.writeBegin(0);
+        l.writeEnd(0);
+      }
       return calls;
     });
     expect(v).toBe(3);
@@ -66,18 +69,37 @@ describe('SeqLockArray', () => {
   it('readConsistent retries a throwing read when the sequence moved, and rethrows otherwise', () => {
     const { locks: l } = locks();
     let calls = 0;
-    expect(l.readConsistent(0, () => {
-      calls++;
-      if (calls === 1) { l.writeBegin(0); l.writeEnd(0); throw new RangeError('torn'); }
-      return 'ok';
-    })).toBe('ok');
-    expect(() => l.readConsistent(0, () => { throw new RangeError('real'); })).toThrow('real');
+    expect(
+      l.readConsistent(0, () => {
+        calls++;
+        if (calls === 1) {
+          l.writeBegin(0);
+          l.writeEnd(0);
+          throw new RangeError('torn');
+        }
+        return 'ok';
+      }),
+    ).toBe('ok');
+    expect(() =>
+      l.readConsistent(0, () => {
+        throw new RangeError('real');
+      }),
+    ).toThrow('real');
   });
 
   it('readConsistent gives up after the retry bound with a clear error', () => {
     const { words, locks: l } = locks();
     expect(() =>
-      seqReadConsistent(words, l.indexOf(0), () => { l.writeBegin(0); l.writeEnd(0); }, 10, 'slot-0'),
+      seqReadConsistent(
+        words,
+        l.indexOf(0),
+        () => {
+          l.writeBegin(0);
+          l.writeEnd(0);
+        },
+        10,
+        'slot-0',
+      ),
     ).toThrow(/seqlock slot-0: no consistent read after 10 attempts/);
   });
 });

@@ -6,7 +6,10 @@ import { MetricBlock } from '../../src/workers/shared/metric-block.js';
 describe('registerMetricBlock', () => {
   it('renders shared counters and cumulative histograms in the Prometheus text format', async () => {
     const block = MetricBlock.create({
-      counters: [{ name: 'ops_total', labels: { op: 'a' } }, { name: 'ops_total', labels: { op: 'b' } }],
+      counters: [
+        { name: 'ops_total', labels: { op: 'a' } },
+        { name: 'ops_total', labels: { op: 'b' } },
+      ],
       histograms: [{ name: 'op_seconds', buckets: [0.1, 1], labels: { op: 'a' } }],
     });
     block.inc(block.counterId('ops_total', { op: 'a' }), 3);

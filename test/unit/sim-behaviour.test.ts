@@ -137,7 +137,9 @@ describe('faults', () => {
   });
   it('lognormal matches its median and p99', () => {
     const rand = seededRandom(7);
-    const xs = Array.from({ length: 20_000 }, () => sampleLatency({ kind: 'lognormal', medianMs: 10, p99Ms: 100 }, rand)).sort((a, b) => a - b);
+    const xs = Array.from({ length: 20_000 }, () => sampleLatency({ kind: 'lognormal', medianMs: 10, p99Ms: 100 }, rand)).sort(
+      (a, b) => a - b,
+    );
     expect(xs[10_000]).toBeGreaterThan(9);
     expect(xs[10_000]).toBeLessThan(11);
     expect(xs[19_800]).toBeGreaterThan(80);

@@ -57,10 +57,13 @@ export function canAdmitPod(pod: Pod, activePods: Pod[], node: AdmitNode): Admit
 
   const want = podRequests(pod);
   if (want.milliCpu === 0n && want.memory === 0n) return { admit: true };
-  const used = others.reduce<CpuMemory>((acc, p) => {
-    const r = requestsOrZero(p);
-    return { milliCpu: acc.milliCpu + r.milliCpu, memory: acc.memory + r.memory };
-  }, { milliCpu: 0n, memory: 0n });
+  const used = others.reduce<CpuMemory>(
+    (acc, p) => {
+      const r = requestsOrZero(p);
+      return { milliCpu: acc.milliCpu + r.milliCpu, memory: acc.memory + r.memory };
+    },
+    { milliCpu: 0n, memory: 0n },
+  );
 
   if (want.milliCpu > 0n && want.milliCpu > alloc.milliCpu - used.milliCpu) {
     return insufficient('cpu', want.milliCpu, used.milliCpu, alloc.milliCpu);

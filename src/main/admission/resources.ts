@@ -72,7 +72,10 @@ export function specProblems(pod: Pod): string[] {
       }
     }
   };
-  for (const [field, list] of [['initContainers', pod.spec.initContainers], ['containers', pod.spec.containers]] as const) {
+  for (const [field, list] of [
+    ['initContainers', pod.spec.initContainers],
+    ['containers', pod.spec.containers],
+  ] as const) {
     (list ?? []).forEach((c, i) => {
       const path = `spec.${field}[${i}]`;
       if (seen.has(c.name)) problems.push(`${path}.name: Duplicate value: "${c.name}"`);

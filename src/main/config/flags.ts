@@ -14,14 +14,7 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { ConfigError } from '../../common/errors.js';
 import { parseDuration } from './duration.js';
-import {
-  CGROUP_DRIVERS,
-  HAIRPIN_MODES,
-  LOGGING_FORMATS,
-  PLEG_MODES,
-  RELIST_MODES,
-  type KubeletConfig,
-} from './kubelet-config.js';
+import { CGROUP_DRIVERS, HAIRPIN_MODES, LOGGING_FORMATS, PLEG_MODES, RELIST_MODES, type KubeletConfig } from './kubelet-config.js';
 
 /** A resolved-config key a flag writes; logging sub-fields are dotted. */
 export type FlagTarget = Exclude<keyof KubeletConfig, 'logging' | 'nodeName'> | 'logging.format' | 'logging.verbosity';
@@ -54,60 +47,218 @@ const spec = (
 
 /** Every flag, in --help order. docs/configuration.md mirrors this table. */
 export const FLAG_SPECS: readonly FlagSpec[] = [
-  spec('config', 'configFile', 'string', 'path', '""', 'Load the initial configuration from this KubeletConfiguration file. Command-line flags that are explicitly set override it.'),
+  spec(
+    'config',
+    'configFile',
+    'string',
+    'path',
+    '""',
+    'Load the initial configuration from this KubeletConfiguration file. Command-line flags that are explicitly set override it.',
+  ),
   spec('kubeconfig', 'kubeconfig', 'string', 'path', '""', 'Path to a kubeconfig file for the API server. Omit it to run standalone.'),
-  spec('hostname-override', 'hostnameOverride', 'string', 'name', '"" (OS hostname)', 'Use this name as the node name instead of the hostname.'),
+  spec(
+    'hostname-override',
+    'hostnameOverride',
+    'string',
+    'name',
+    '"" (OS hostname)',
+    'Use this name as the node name instead of the hostname.',
+  ),
   spec('node-ip', 'nodeIp', 'string', 'ips', '"" (auto-detect)', 'IP address (or comma-separated dual-stack addresses) of the node.'),
   spec('node-labels', 'nodeLabels', 'map', 'key=value,...', '""', 'Labels to add when registering the node (repeatable).'),
   spec('root-dir', 'rootDir', 'string', 'path', '/var/lib/kubelet', 'Directory for kubelet files.'),
   spec('runonce', 'runonce', 'bool', 'bool', 'false', 'Exit after spawning pods from static pod files or remote URLs.'),
   spec('v', 'logging.verbosity', 'int', 'level', '0', 'Log verbosity (klog-style; 4 enables debug, 5 trace).', { short: 'v' }),
   spec('logging-format', 'logging.format', 'enum', 'format', 'text', 'Log format.', { choices: LOGGING_FORMATS }),
-  spec('worker-threads', 'workerThreads', 'int', 'n', 'min(4, available parallelism)', 'Worker threads for runtime calls and decoding; 0 = inline mode (no worker threads).'),
+  spec(
+    'worker-threads',
+    'workerThreads',
+    'int',
+    'n',
+    'min(4, available parallelism)',
+    'Worker threads for runtime calls and decoding; 0 = inline mode (no worker threads).',
+  ),
   spec('relist-mode', 'relistMode', 'enum', 'mode', 'parallel', 'How PLEG relists sandboxes and containers.', { choices: RELIST_MODES }),
   spec('pleg', 'pleg', 'enum', 'mode', 'generic', 'Pod lifecycle event generator.', { choices: PLEG_MODES }),
 
-  spec('pod-manifest-path', 'staticPodPath', 'string', 'path', '""', 'Directory of static pod files, or a single static pod file. Files starting with dots are ignored.'),
+  spec(
+    'pod-manifest-path',
+    'staticPodPath',
+    'string',
+    'path',
+    '""',
+    'Directory of static pod files, or a single static pod file. Files starting with dots are ignored.',
+  ),
   spec('manifest-url', 'staticPodURL', 'string', 'url', '""', 'URL for additional pod specifications to run.'),
-  spec('manifest-url-header', 'staticPodURLHeader', 'colonMultimap', 'key:value,...', '""', "HTTP headers for --manifest-url, comma-separated key:value pairs; repeatable, and repeated names keep their order, e.g. --manifest-url-header 'a:hello,b:again' --manifest-url-header 'b:beautiful'."),
-  spec('sync-frequency', 'syncFrequency', 'duration', 'duration', '1m0s', 'Max period between synchronizing running containers and config.'),
-  spec('file-check-frequency', 'fileCheckFrequency', 'duration', 'duration', '20s', 'Duration between checking static pod files for new data.'),
-  spec('http-check-frequency', 'httpCheckFrequency', 'duration', 'duration', '20s', 'Duration between checking the manifest URL for new data.'),
+  spec(
+    'manifest-url-header',
+    'staticPodURLHeader',
+    'colonMultimap',
+    'key:value,...',
+    '""',
+    "HTTP headers for --manifest-url, comma-separated key:value pairs; repeatable, and repeated names keep their order, e.g. --manifest-url-header 'a:hello,b:again' --manifest-url-header 'b:beautiful'.",
+  ),
+  spec(
+    'sync-frequency',
+    'syncFrequency',
+    'duration',
+    'duration',
+    '1m0s',
+    'Max period between synchronizing running containers and config.',
+  ),
+  spec(
+    'file-check-frequency',
+    'fileCheckFrequency',
+    'duration',
+    'duration',
+    '20s',
+    'Duration between checking static pod files for new data.',
+  ),
+  spec(
+    'http-check-frequency',
+    'httpCheckFrequency',
+    'duration',
+    'duration',
+    '20s',
+    'Duration between checking the manifest URL for new data.',
+  ),
 
-  spec('container-runtime-endpoint', 'containerRuntimeEndpoint', 'string', 'endpoint', 'unix:///run/containerd/containerd.sock', "CRI runtime endpoint, e.g. unix:///run/containerd/containerd.sock; 'sim' runs the embedded simulated runtime."),
-  spec('image-service-endpoint', 'imageServiceEndpoint', 'string', 'endpoint', '"" (same as --container-runtime-endpoint)', 'CRI image service endpoint.'),
-  spec('runtime-request-timeout', 'runtimeRequestTimeout', 'duration', 'duration', '2m0s', 'Timeout of runtime requests except long-running ones (pull, logs, exec, attach).'),
+  spec(
+    'container-runtime-endpoint',
+    'containerRuntimeEndpoint',
+    'string',
+    'endpoint',
+    'unix:///run/containerd/containerd.sock',
+    "CRI runtime endpoint, e.g. unix:///run/containerd/containerd.sock; 'sim' runs the embedded simulated runtime.",
+  ),
+  spec(
+    'image-service-endpoint',
+    'imageServiceEndpoint',
+    'string',
+    'endpoint',
+    '"" (same as --container-runtime-endpoint)',
+    'CRI image service endpoint.',
+  ),
+  spec(
+    'runtime-request-timeout',
+    'runtimeRequestTimeout',
+    'duration',
+    'duration',
+    '2m0s',
+    'Timeout of runtime requests except long-running ones (pull, logs, exec, attach).',
+  ),
   spec('pod-logs-dir', 'podLogsDir', 'string', 'path', '/var/log/pods', 'Directory for container logs (config field podLogsDir).'),
-  spec('container-log-max-size', 'containerLogMaxSize', 'string', 'quantity', '10Mi', 'Maximum size of a container log file before it is rotated.'),
+  spec(
+    'container-log-max-size',
+    'containerLogMaxSize',
+    'string',
+    'quantity',
+    '10Mi',
+    'Maximum size of a container log file before it is rotated.',
+  ),
   spec('container-log-max-files', 'containerLogMaxFiles', 'int', 'n', '5', 'Maximum number of log files per container (>= 2).'),
 
   spec('enable-server', 'enableServer', 'bool', 'bool', 'true', "Enable the kubelet's server."),
   spec('address', 'address', 'string', 'ip', '0.0.0.0', 'IP address for the kubelet server.'),
   spec('port', 'port', 'int', 'port', '10250', 'Port for the kubelet server.'),
-  spec('read-only-port', 'readOnlyPort', 'int', 'port', '10255 without --config, 0 with --config', 'Read-only port without authentication (0 = disabled).'),
+  spec(
+    'read-only-port',
+    'readOnlyPort',
+    'int',
+    'port',
+    '10255 without --config, 0 with --config',
+    'Read-only port without authentication (0 = disabled).',
+  ),
   spec('healthz-port', 'healthzPort', 'int', 'port', '10248', 'Port of the healthz endpoint (0 = disabled).'),
   spec('healthz-bind-address', 'healthzBindAddress', 'string', 'ip', '127.0.0.1', 'IP address for the healthz server.'),
 
   spec('max-pods', 'maxPods', 'int', 'n', '110', 'Number of pods that can run on this node.'),
   spec('pod-max-pids', 'podPidsLimit', 'int', 'n', '-1', 'Maximum number of processes per pod; -1 = node allocatable pid capacity.'),
   spec('register-node', 'registerNode', 'bool', 'bool', 'true', 'Register the node with the API server (needs --kubeconfig).'),
-  spec('node-status-update-frequency', 'nodeStatusUpdateFrequency', 'duration', 'duration', '10s', 'How often the node status is computed and posted when changed.'),
+  spec(
+    'node-status-update-frequency',
+    'nodeStatusUpdateFrequency',
+    'duration',
+    'duration',
+    '10s',
+    'How often the node status is computed and posted when changed.',
+  ),
 
-  spec('minimum-image-ttl-duration', 'imageMinimumGCAge', 'duration', 'duration', '2m0s', 'Minimum age of an unused image before it is garbage collected.'),
-  spec('image-gc-high-threshold', 'imageGCHighThresholdPercent', 'int', 'percent', '85', 'Disk usage percent above which image GC always runs (0-100).'),
-  spec('image-gc-low-threshold', 'imageGCLowThresholdPercent', 'int', 'percent', '80', 'Disk usage percent image GC frees down to (0-100, below the high threshold).'),
+  spec(
+    'minimum-image-ttl-duration',
+    'imageMinimumGCAge',
+    'duration',
+    'duration',
+    '2m0s',
+    'Minimum age of an unused image before it is garbage collected.',
+  ),
+  spec(
+    'image-gc-high-threshold',
+    'imageGCHighThresholdPercent',
+    'int',
+    'percent',
+    '85',
+    'Disk usage percent above which image GC always runs (0-100).',
+  ),
+  spec(
+    'image-gc-low-threshold',
+    'imageGCLowThresholdPercent',
+    'int',
+    'percent',
+    '80',
+    'Disk usage percent image GC frees down to (0-100, below the high threshold).',
+  ),
   spec('serialize-image-pulls', 'serializeImagePulls', 'bool', 'bool', 'true', 'Pull images one at a time.'),
-  spec('eviction-hard', 'evictionHard', 'langleMap', 'signal<threshold,...', 'memory.available<100Mi,nodefs.available<10%,nodefs.inodesFree<5%,imagefs.available<15%,imagefs.inodesFree<5%', 'Hard eviction thresholds (repeatable).'),
-  spec('system-reserved', 'systemReserved', 'map', 'resource=quantity,...', '""', 'Resources reserved for non-Kubernetes components, e.g. cpu=200m,memory=500Mi (repeatable).'),
-  spec('kube-reserved', 'kubeReserved', 'map', 'resource=quantity,...', '""', 'Resources reserved for Kubernetes system components (repeatable).'),
-  spec('enforce-node-allocatable', 'enforceNodeAllocatable', 'list', 'levels', 'pods', "Comma-separated node allocatable enforcement levels: 'none', 'pods', 'system-reserved', 'kube-reserved'."),
+  spec(
+    'eviction-hard',
+    'evictionHard',
+    'langleMap',
+    'signal<threshold,...',
+    'memory.available<100Mi,nodefs.available<10%,nodefs.inodesFree<5%,imagefs.available<15%,imagefs.inodesFree<5%',
+    'Hard eviction thresholds (repeatable).',
+  ),
+  spec(
+    'system-reserved',
+    'systemReserved',
+    'map',
+    'resource=quantity,...',
+    '""',
+    'Resources reserved for non-Kubernetes components, e.g. cpu=200m,memory=500Mi (repeatable).',
+  ),
+  spec(
+    'kube-reserved',
+    'kubeReserved',
+    'map',
+    'resource=quantity,...',
+    '""',
+    'Resources reserved for Kubernetes system components (repeatable).',
+  ),
+  spec(
+    'enforce-node-allocatable',
+    'enforceNodeAllocatable',
+    'list',
+    'levels',
+    'pods',
+    "Comma-separated node allocatable enforcement levels: 'none', 'pods', 'system-reserved', 'kube-reserved'.",
+  ),
 
-  spec('cgroup-driver', 'cgroupDriver', 'enum', 'driver', 'cgroupfs', 'Cgroup driver; must match the runtime.', { choices: CGROUP_DRIVERS }),
+  spec('cgroup-driver', 'cgroupDriver', 'enum', 'driver', 'cgroupfs', 'Cgroup driver; must match the runtime.', {
+    choices: CGROUP_DRIVERS,
+  }),
   spec('fail-swap-on', 'failSwapOn', 'bool', 'bool', 'true', 'Fail to start if swap is enabled on the node.'),
-  spec('cluster-dns', 'clusterDNS', 'list', 'ips', '""', 'Comma-separated cluster DNS server IPs for dnsPolicy=ClusterFirst pods (repeatable).'),
+  spec(
+    'cluster-dns',
+    'clusterDNS',
+    'list',
+    'ips',
+    '""',
+    'Comma-separated cluster DNS server IPs for dnsPolicy=ClusterFirst pods (repeatable).',
+  ),
   spec('cluster-domain', 'clusterDomain', 'string', 'domain', '""', 'Cluster domain added to container DNS search paths.'),
   spec('resolv-conf', 'resolvConf', 'string', 'path', '/etc/resolv.conf', 'Resolver configuration used as the basis for container DNS.'),
-  spec('hairpin-mode', 'hairpinMode', 'enum', 'mode', 'promiscuous-bridge', 'How the kubelet sets up hairpin NAT.', { choices: HAIRPIN_MODES }),
+  spec('hairpin-mode', 'hairpinMode', 'enum', 'mode', 'promiscuous-bridge', 'How the kubelet sets up hairpin NAT.', {
+    choices: HAIRPIN_MODES,
+  }),
 ];
 
 // ---------------------------------------------------------------------------
@@ -203,10 +354,7 @@ function argParserFor(kind: FlagKind): ((value: string, previous: unknown) => un
 }
 
 /** Builds a fresh commander program for kubelet-ts. Output goes to the given writers. */
-export function buildProgram(
-  versionText: string,
-  out: { writeOut: (s: string) => void; writeErr: (s: string) => void },
-): Command {
+export function buildProgram(versionText: string, out: { writeOut: (s: string) => void; writeErr: (s: string) => void }): Command {
   const program = new Command('kubelet-ts')
     .description('kubelet-ts: a Kubernetes node agent (kubelet) in TypeScript.')
     .usage('[flags]')
@@ -234,10 +382,7 @@ export interface ParsedFlags {
   flagOf: Map<FlagTarget, string>;
 }
 
-export type FlagParseResult =
-  | { kind: 'help'; text: string }
-  | { kind: 'version'; text: string }
-  | { kind: 'flags'; flags: ParsedFlags };
+export type FlagParseResult = { kind: 'help'; text: string } | { kind: 'version'; text: string } | { kind: 'flags'; flags: ParsedFlags };
 
 /**
  * Parses argv (without node and script). Returns help/version text instead of

@@ -81,11 +81,9 @@ const quantityString = z
   .string()
   .refine(isValidQuantity, { error: (iss) => `invalid quantity ${JSON.stringify(iss.input)} (expected e.g. "100Mi", "500m", "1Gi")` });
 
-const quantityOrPercent = z
-  .string()
-  .refine((v) => (v.endsWith('%') ? /^[0-9]+(\.[0-9]+)?%$/.test(v) : isValidQuantity(v)), {
-    error: (iss) => `invalid threshold ${JSON.stringify(iss.input)} (expected a quantity such as "100Mi" or a percentage such as "10%")`,
-  });
+const quantityOrPercent = z.string().refine((v) => (v.endsWith('%') ? /^[0-9]+(\.[0-9]+)?%$/.test(v) : isValidQuantity(v)), {
+  error: (iss) => `invalid threshold ${JSON.stringify(iss.input)} (expected a quantity such as "100Mi" or a percentage such as "10%")`,
+});
 
 const evictionSignal = z.string().refine((k) => (EVICTION_SIGNALS as readonly string[]).includes(k), {
   error: (iss) => `unknown eviction signal ${JSON.stringify(iss.input)} (known: ${EVICTION_SIGNALS.join(', ')})`,

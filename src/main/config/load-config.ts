@@ -165,7 +165,10 @@ function formatIssues(issues: LocatedIssue[], heading: string): string {
 // Validation of the resolved config (ranges and cross-field rules)
 
 const portRange = (min: number) =>
-  z.int().min(min, { error: `must be between ${min} and 65535` }).max(65535, { error: `must be between ${min} and 65535` });
+  z
+    .int()
+    .min(min, { error: `must be between ${min} and 65535` })
+    .max(65535, { error: `must be between ${min} and 65535` });
 const percent = z.int().min(0, { error: 'must be between 0 and 100' }).max(100, { error: 'must be between 0 and 100' });
 const positiveMs = z.number().positive({ error: 'must be greater than 0' });
 const nonNegativeMs = z.number().min(0, { error: 'must not be negative' });
@@ -224,7 +227,9 @@ export const KubeletConfigConstraints = z
     kubeReserved: ReservedResourcesSchema,
     containerLogMaxSize: QuantitySchema,
     enforceNodeAllocatable: z.array(
-      z.enum(ENFORCE_NODE_ALLOCATABLE, { error: (iss) => `invalid option ${JSON.stringify(iss.input)} (valid: ${ENFORCE_NODE_ALLOCATABLE.join(', ')})` }),
+      z.enum(ENFORCE_NODE_ALLOCATABLE, {
+        error: (iss) => `invalid option ${JSON.stringify(iss.input)} (valid: ${ENFORCE_NODE_ALLOCATABLE.join(', ')})`,
+      }),
     ),
     logging: z.looseObject({
       format: z.enum(LOGGING_FORMATS),

@@ -30,7 +30,11 @@ function healthz(res: ServerResponse, checks: HealthCheck[], verbose: boolean): 
   res.end(`${lines.join('\n')}\nhealthz check ${failed.length ? 'failed' : 'passed'}\n`);
 }
 
-function serve(host: string, port: number, routes: (path: string, query: URLSearchParams, res: ServerResponse) => Promise<void> | void): Promise<Server> {
+function serve(
+  host: string,
+  port: number,
+  routes: (path: string, query: URLSearchParams, res: ServerResponse) => Promise<void> | void,
+): Promise<Server> {
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (req.method !== 'GET' && req.method !== 'HEAD') {

@@ -56,12 +56,17 @@ export class PodHandlers {
       const uid = pod.metadata.uid ?? '';
       podManager.addOrUpdate(pod);
       if (!podWorkers.isPodTerminationRequested(uid)) {
-        const active = podManager.pods().filter((p) => p !== pod && !this.rejected.has(p.metadata.uid ?? '') && !podWorkers.isPodKnownTerminated(p.metadata.uid ?? ''));
+        const active = podManager
+          .pods()
+          .filter((p) => p !== pod && !this.rejected.has(p.metadata.uid ?? '') && !podWorkers.isPodKnownTerminated(p.metadata.uid ?? ''));
         const verdict = canAdmitPod(pod, active, this.d.admitNode);
         if (!verdict.admit) {
           this.rejected.add(uid);
           statusManager.setPodStatus(pod, rejectedPodStatus(pod, verdict.reason, verdict.message, clock.now()));
-          logger.warn({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, reason: verdict.reason, message: verdict.message }, 'Pod rejected by admission');
+          logger.warn(
+            { pod: `${pod.metadata.namespace}/${pod.metadata.name}`, reason: verdict.reason, message: verdict.message },
+            'Pod rejected by admission',
+          );
           continue;
         }
       }
@@ -125,7 +130,11 @@ export class PodHandlers {
       const status = this.d.cachedStatus(uid);
       if (!status || (status.sandboxStatuses.length === 0 && status.containerStatuses.length === 0)) continue;
       logger.info({ podUID: uid, pod: `${status.namespace}/${status.name}` }, 'Clean up orphaned pod known only to the runtime');
-      podWorkers.update({ runningPod: toRuntimePod(status), updateType: 'kill', killPodOptions: { gracePeriodSeconds: ORPHAN_GRACE_PERIOD_SECONDS } });
+      podWorkers.update({
+        runningPod: toRuntimePod(status),
+        updateType: 'kill',
+        killPodOptions: { gracePeriodSeconds: ORPHAN_GRACE_PERIOD_SECONDS },
+      });
     }
 
     // Desired pods the workers do not know (e.g. a worker was pruned): start them again.

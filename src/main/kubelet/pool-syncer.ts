@@ -102,7 +102,8 @@ export class PoolSyncer implements PodSyncer {
       return await this.syncPodOnce(ctx, pod);
     } finally {
       // upstream records create/update/sync (a kill goes through termination).
-      if (updateType !== 'kill') this.o.metrics?.podWorkerDuration.observe({ operation_type: updateType }, (this.o.clock.now() - started) / 1000);
+      if (updateType !== 'kill')
+        this.o.metrics?.podWorkerDuration.observe({ operation_type: updateType }, (this.o.clock.now() - started) / 1000);
     }
   }
 
@@ -117,10 +118,19 @@ export class PoolSyncer implements PodSyncer {
     }
     if (ctx.signal.aborted) return { terminal: false };
     const slot = this.o.cache.allocate(uid);
-    const result = await this.slots.run(() => this.o.runner.run({
-      type: 'syncPod',
-      input: { pod, slot, minTimestamp: this.lastSyncEnd.get(uid) ?? 0, cacheUnreliable: this.o.cacheUnreliable?.(uid) ?? false, backoff: this.backoff.get(uid) ?? {}, node: this.o.node },
-    }));
+    const result = await this.slots.run(() =>
+      this.o.runner.run({
+        type: 'syncPod',
+        input: {
+          pod,
+          slot,
+          minTimestamp: this.lastSyncEnd.get(uid) ?? 0,
+          cacheUnreliable: this.o.cacheUnreliable?.(uid) ?? false,
+          backoff: this.backoff.get(uid) ?? {},
+          node: this.o.node,
+        },
+      }),
+    );
     this.lastSyncEnd.set(uid, this.o.clock.now());
     this.backoff.set(uid, result.backoff);
     this.reasons.set(uid, result.reasons);
@@ -134,10 +144,12 @@ export class PoolSyncer implements PodSyncer {
   async syncTerminatingPod(_ctx: SyncContext, pod: Pod, gracePeriodSeconds: number, podStatusFunc?: PodStatusFunc): Promise<void> {
     const uid = pod.metadata.uid ?? '';
     this.o.logger.info({ pod: podRef(pod), gracePeriod: gracePeriodSeconds }, 'Pod is terminating; stopping its containers');
-    const result = await this.slots.run(() => this.o.runner.run({
-      type: 'terminatePod',
-      input: { pod, slot: this.o.cache.slotOf(uid) ?? -1, gracePeriodSeconds, remove: false },
-    }));
+    const result = await this.slots.run(() =>
+      this.o.runner.run({
+        type: 'terminatePod',
+        input: { pod, slot: this.o.cache.slotOf(uid) ?? -1, gracePeriodSeconds, remove: false },
+      }),
+    );
     this.record(pod, result.events);
     if (podStatusFunc) this.o.statusManager.setPodStatus(pod, podStatusFunc(pod, this.cachedStatus(uid)));
     else this.refreshStatus(pod, true);
@@ -161,8 +173,16 @@ export class PoolSyncer implements PodSyncer {
   }
 
   async syncTerminatingRuntimePod(_ctx: SyncContext, runningPod: RuntimePod): Promise<void> {
-    const pod: Pod = { apiVersion: 'v1', kind: 'Pod', metadata: { uid: runningPod.uid, name: runningPod.name, namespace: runningPod.namespace }, spec: { containers: [] } };
-    this.o.logger.info({ pod: `${runningPod.namespace}/${runningPod.name}`, podUID: runningPod.uid }, 'Killing orphaned pod known only to the runtime');
+    const pod: Pod = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { uid: runningPod.uid, name: runningPod.name, namespace: runningPod.namespace },
+      spec: { containers: [] },
+    };
+    this.o.logger.info(
+      { pod: `${runningPod.namespace}/${runningPod.name}`, podUID: runningPod.uid },
+      'Killing orphaned pod known only to the runtime',
+    );
     await this.o.runner.run({ type: 'terminatePod', input: { pod, slot: -1, gracePeriodSeconds: 1, remove: true } });
   }
 }

@@ -43,10 +43,15 @@ export class RuntimeState {
       const cond = (type: string) => s.status?.conditions.find((c) => c.type === type);
       const runtime = cond('RuntimeReady');
       const network = cond('NetworkReady');
-      const runtimeError = runtime?.status ? undefined : `container runtime not ready: RuntimeReady=false reason:${runtime?.reason ?? ''} message:${runtime?.message ?? ''}`;
-      const networkError = network?.status ? undefined : `container runtime network not ready: NetworkReady=false reason:${network?.reason ?? ''} message:${network?.message ?? ''}`;
+      const runtimeError = runtime?.status
+        ? undefined
+        : `container runtime not ready: RuntimeReady=false reason:${runtime?.reason ?? ''} message:${runtime?.message ?? ''}`;
+      const networkError = network?.status
+        ? undefined
+        : `container runtime network not ready: NetworkReady=false reason:${network?.reason ?? ''} message:${network?.message ?? ''}`;
       if (runtimeError !== this.runtimeError && runtimeError) this.logger.error({ err: runtimeError }, 'Container runtime not ready');
-      if (networkError !== this.networkError && networkError) this.logger.error({ err: networkError }, 'Container runtime network not ready');
+      if (networkError !== this.networkError && networkError)
+        this.logger.error({ err: networkError }, 'Container runtime network not ready');
       this.runtimeError = runtimeError;
       this.networkError = networkError;
     } catch (err) {

@@ -68,7 +68,8 @@ interface PendingPod {
 
 export class GenericPleg {
   readonly events: BoundedQueue<PlegEvent>;
-  private readonly o: Required<Omit<GenericPlegOptions, 'logger' | 'metrics' | 'runner' | 'cache' | 'records' | 'clock' | 'sink'>> & GenericPlegOptions;
+  private readonly o: Required<Omit<GenericPlegOptions, 'logger' | 'metrics' | 'runner' | 'cache' | 'records' | 'clock' | 'sink'>> &
+    GenericPlegOptions;
   private readonly sink: (event: PlegEvent) => boolean;
   private readonly names = new Map<string, { name: string; namespace: string }>();
   private podsToReinspect = new Map<string, PendingPod>();

@@ -109,11 +109,7 @@ export function workType(s: PodSyncStatus): PodWorkerState {
  * terminationGracePeriodSeconds; never below 1. `shortened` is true when an
  * already-set grace period decreased.
  */
-export function effectiveGracePeriod(
-  current: number,
-  pod: Pod,
-  override: number | undefined,
-): { gracePeriod: number; shortened: boolean } {
+export function effectiveGracePeriod(current: number, pod: Pod, override: number | undefined): { gracePeriod: number; shortened: boolean } {
   let gp = current;
   const deletion = pod.metadata.deletionGracePeriodSeconds;
   if (deletion != null && (gp === 0 || deletion < gp)) gp = deletion;
@@ -167,8 +163,20 @@ export interface SyncContext {
 
 /** The work itself, injected (the kubelet dispatches it to the worker pool). A rejection is a sync error. */
 export interface PodSyncer {
-  syncPod(ctx: SyncContext, updateType: SyncPodType, pod: Pod, podStatus?: RuntimePodStatus, mirrorPod?: Pod): Promise<{ terminal: boolean }>;
-  syncTerminatingPod(ctx: SyncContext, pod: Pod, gracePeriodSeconds: number, podStatusFunc?: PodStatusFunc, podStatus?: RuntimePodStatus): Promise<void>;
+  syncPod(
+    ctx: SyncContext,
+    updateType: SyncPodType,
+    pod: Pod,
+    podStatus?: RuntimePodStatus,
+    mirrorPod?: Pod,
+  ): Promise<{ terminal: boolean }>;
+  syncTerminatingPod(
+    ctx: SyncContext,
+    pod: Pod,
+    gracePeriodSeconds: number,
+    podStatusFunc?: PodStatusFunc,
+    podStatus?: RuntimePodStatus,
+  ): Promise<void>;
   syncTerminatedPod(ctx: SyncContext, pod: Pod, podStatus?: RuntimePodStatus): Promise<void>;
   /** Kills an orphan known only to the runtime. Absent: syncTerminatingPod on a placeholder pod. */
   syncTerminatingRuntimePod?(ctx: SyncContext, runningPod: RuntimePod): Promise<void>;

@@ -28,10 +28,30 @@
  */
 import { podFullName, type Pod } from '../../api/pod.js';
 import {
-  effectiveGracePeriod, isRuntimeStatusTerminal, isStarted, isStaticPod, isTerminalPhase, isTerminated,
-  isTerminationRequested, jitter, mergeLastUpdate, newPodSyncStatus, runtimePodToApiPod, workType, StaticPodStartOrder,
-  BACKOFF_PERIOD_MS, DEFAULT_RESYNC_INTERVAL_MS, JITTER_FACTOR, NETWORK_NOT_READY_MSG, TRANSIENT_BACKOFF_MS,
-  type PodStatusFunc, type PodSyncStatus, type PodWorkerState, type PodWorkerSync, type PodWorkersOptions, type UpdatePodOptions,
+  effectiveGracePeriod,
+  isRuntimeStatusTerminal,
+  isStarted,
+  isStaticPod,
+  isTerminalPhase,
+  isTerminated,
+  isTerminationRequested,
+  jitter,
+  mergeLastUpdate,
+  newPodSyncStatus,
+  runtimePodToApiPod,
+  workType,
+  StaticPodStartOrder,
+  BACKOFF_PERIOD_MS,
+  DEFAULT_RESYNC_INTERVAL_MS,
+  JITTER_FACTOR,
+  NETWORK_NOT_READY_MSG,
+  TRANSIENT_BACKOFF_MS,
+  type PodStatusFunc,
+  type PodSyncStatus,
+  type PodWorkerState,
+  type PodWorkerSync,
+  type PodWorkersOptions,
+  type UpdatePodOptions,
 } from './pod-sync-status.js';
 
 export * from './pod-sync-status.js';
@@ -261,7 +281,9 @@ export class PodWorkers {
     const loop = this.workerLoop(uid, status);
     status.loop = loop;
     this.loops.add(loop);
-    void loop.catch((err: unknown) => this.o.logger?.error({ err, podUID: uid }, 'Pod worker failed')).finally(() => this.loops.delete(loop));
+    void loop
+      .catch((err: unknown) => this.o.logger?.error({ err, podUID: uid }, 'Pod worker failed'))
+      .finally(() => this.loops.delete(loop));
   }
 
   /** Runs pending work until none is left; status.loop is cleared in the same turn as the last check. */
@@ -309,7 +331,13 @@ export class PodWorkers {
   }
 
   /** Calls the syncer method for `kind`; resolves to syncPod's `terminal`. */
-  private async runSync(uid: string, status: PodSyncStatus, kind: PodWorkerState, update: UpdatePodOptions, signal: AbortSignal): Promise<boolean> {
+  private async runSync(
+    uid: string,
+    status: PodSyncStatus,
+    kind: PodWorkerState,
+    update: UpdatePodOptions,
+    signal: AbortSignal,
+  ): Promise<boolean> {
     const ctx = { signal };
     const pod = update.pod;
     const podStatus = pod && this.o.podStatus ? this.o.podStatus(uid) : undefined;
@@ -332,7 +360,10 @@ export class PodWorkers {
   }
 
   /** Consumes the pending update (upstream startPodSync); undefined when the loop should stop. */
-  private startPodSync(uid: string, status: PodSyncStatus): { kind: PodWorkerState; update: UpdatePodOptions; signal: AbortSignal } | undefined {
+  private startPodSync(
+    uid: string,
+    status: PodSyncStatus,
+  ): { kind: PodWorkerState; update: UpdatePodOptions; signal: AbortSignal } | undefined {
     if (this.statuses.get(uid) !== status || !status.pendingUpdate) {
       status.working = false;
       return undefined;
@@ -412,7 +443,8 @@ export class PodWorkers {
     let delay: number;
     if (phaseTransition) delay = 0;
     else if (error === undefined) delay = jitter(this.resyncMs, JITTER_FACTOR, this.random);
-    else if (String((error as Error)?.message ?? error).includes(NETWORK_NOT_READY_MSG)) delay = jitter(TRANSIENT_BACKOFF_MS, JITTER_FACTOR, this.random);
+    else if (String((error as Error)?.message ?? error).includes(NETWORK_NOT_READY_MSG))
+      delay = jitter(TRANSIENT_BACKOFF_MS, JITTER_FACTOR, this.random);
     else delay = jitter(this.backOffMs, JITTER_FACTOR, this.random);
     this.enqueue(uid, delay);
   }

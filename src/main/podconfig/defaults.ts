@@ -118,7 +118,10 @@ export function staticPodHash(pod: Pod, manifestSource: string, isFile: boolean,
 
 /** Go's time.RFC3339Nano in UTC: fractional seconds with trailing zeros trimmed. */
 export function formatRFC3339Nano(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.?0+Z$/, 'Z').replace(/\.Z$/, 'Z');
+  return new Date(ms)
+    .toISOString()
+    .replace(/\.?0+Z$/, 'Z')
+    .replace(/\.Z$/, 'Z');
 }
 
 /** Upstream generatePodName: static pod names are unique per node. */

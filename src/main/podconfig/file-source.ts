@@ -212,13 +212,19 @@ export class FileSource implements PodSource {
     let result: Decoded;
     if (size > MAX_MANIFEST_BYTES) {
       this.cache.delete(file);
-      result = { ok: false, error: new ManifestError(`${file}: manifest is ${size} bytes, over the ${MAX_MANIFEST_BYTES}-byte limit; shrink it`) };
+      result = {
+        ok: false,
+        error: new ManifestError(`${file}: manifest is ${size} bytes, over the ${MAX_MANIFEST_BYTES}-byte limit; shrink it`),
+      };
     } else {
       let content: string | undefined;
       try {
         content = await readFile(file, 'utf8');
       } catch (err) {
-        result = { ok: false, error: new ManifestError(`${file}: cannot read manifest: ${(err as Error).message}; check its permissions`, { cause: err }) };
+        result = {
+          ok: false,
+          error: new ManifestError(`${file}: cannot read manifest: ${(err as Error).message}; check its permissions`, { cause: err }),
+        };
       }
       if (content === undefined) {
         this.cache.delete(file);

@@ -154,7 +154,8 @@ export class HttpSource implements PodSource {
     }
     const e = err instanceof Error ? { message: err.message, code: (err as { code?: string }).code } : err;
     if (this.failureLogs < FAILURE_LOGS_AT_FULL_LEVEL) this.log.warn({ err: e }, 'Failed to read pods from URL');
-    else if (this.failureLogs === FAILURE_LOGS_AT_FULL_LEVEL) this.log.warn({ err: e }, 'Failed to read pods from URL. Dropping verbosity of this message to debug');
+    else if (this.failureLogs === FAILURE_LOGS_AT_FULL_LEVEL)
+      this.log.warn({ err: e }, 'Failed to read pods from URL. Dropping verbosity of this message to debug');
     else this.log.debug({ err: e }, 'Failed to read pods from URL');
     this.failureLogs++;
   }

@@ -11,13 +11,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../../common/clock.js';
 import { podFullName, type Pod } from '../../api/pod.js';
 import { formatRFC3339Nano } from './defaults.js';
-import {
-  CONFIG_MIRROR_ANNOTATION,
-  CONFIG_SEEN_ANNOTATION,
-  CONFIG_SOURCE_ANNOTATION,
-  type PodOperation,
-  type PodUpdate,
-} from './types.js';
+import { CONFIG_MIRROR_ANNOTATION, CONFIG_SEEN_ANNOTATION, CONFIG_SOURCE_ANNOTATION, type PodOperation, type PodUpdate } from './types.js';
 
 // --- semantic comparison (upstream podsDifferSemantically & co) -------------
 /** Annotations the kubelet itself manages; ignored when comparing and kept from the stored pod. */
@@ -307,7 +301,12 @@ export class PodStorage {
       { pod: `${pod.metadata.namespace ?? ''}/${name}`, uid: uidOf(pod), source, reason: why },
       'Pod failed validation due to duplicate pod name, ignoring',
     );
-    this.opts.recorder?.(pod, 'Warning', 'FailedValidation', `Error validating pod ${name} from ${source} due to duplicate pod name ${JSON.stringify(name)} (${why}), ignoring`);
+    this.opts.recorder?.(
+      pod,
+      'Warning',
+      'FailedValidation',
+      `Error validating pod ${name} from ${source} due to duplicate pod name ${JSON.stringify(name)} (${why}), ignoring`,
+    );
   }
 
   private releaseName(source: string, pod: Pod): void {

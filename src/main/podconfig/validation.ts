@@ -8,13 +8,7 @@
 import type { Container, Pod, Probe } from '../../api/pod.js';
 import { compareQuantities, isNegative, parseQuantity, type Quantity } from '../../api/quantity.js';
 
-export type FieldErrorType =
-  | 'Required value'
-  | 'Invalid value'
-  | 'Duplicate value'
-  | 'Unsupported value'
-  | 'Forbidden'
-  | 'Too long';
+export type FieldErrorType = 'Required value' | 'Invalid value' | 'Duplicate value' | 'Unsupported value' | 'Forbidden' | 'Too long';
 
 export interface FieldError {
   type: FieldErrorType;
@@ -76,11 +70,13 @@ function validateProbe(p: Probe | undefined, field: string, errs: FieldError[], 
   if (!p) return;
   const handlers = ['exec', 'httpGet', 'tcpSocket', 'grpc'].filter((k) => (p as Record<string, unknown>)[k] !== undefined);
   if (handlers.length === 0) errs.push({ type: 'Required value', field, detail: 'must specify a handler type' });
-  if (handlers.length > 1) errs.push({ type: 'Forbidden', field: `${field}.${handlers[1]}`, detail: 'may not specify more than 1 handler type' });
+  if (handlers.length > 1)
+    errs.push({ type: 'Forbidden', field: `${field}.${handlers[1]}`, detail: 'may not specify more than 1 handler type' });
   nonNegative(p.initialDelaySeconds, `${field}.initialDelaySeconds`, errs);
   for (const k of ['timeoutSeconds', 'periodSeconds', 'successThreshold', 'failureThreshold'] as const) {
     const v = p[k];
-    if (v !== undefined && v < 1) errs.push({ type: 'Invalid value', field: `${field}.${k}`, badValue: v, detail: 'must be greater than or equal to 1' });
+    if (v !== undefined && v < 1)
+      errs.push({ type: 'Invalid value', field: `${field}.${k}`, badValue: v, detail: 'must be greater than or equal to 1' });
   }
   if (isLivenessOrStartup && p.successThreshold !== undefined && p.successThreshold !== 1) {
     errs.push({ type: 'Invalid value', field: `${field}.successThreshold`, badValue: p.successThreshold, detail: 'must be 1' });
@@ -89,7 +85,12 @@ function validateProbe(p: Probe | undefined, field: string, errs: FieldError[], 
   const portField = `${field}.${p.httpGet ? 'httpGet' : 'tcpSocket'}.port`;
   if (typeof port === 'number') inRange(port, 1, 65535, portField, errs);
   if (typeof port === 'string' && !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(port)) {
-    errs.push({ type: 'Invalid value', field: portField, badValue: port, detail: 'must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)' });
+    errs.push({
+      type: 'Invalid value',
+      field: portField,
+      badValue: port,
+      detail: 'must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)',
+    });
   }
 }
 
@@ -102,7 +103,12 @@ function validateResources(c: Container, field: string, errs: FieldError[]): voi
       try {
         q = parseQuantity(raw);
       } catch {
-        errs.push({ type: 'Invalid value', field: f, badValue: raw, detail: "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'" });
+        errs.push({
+          type: 'Invalid value',
+          field: f,
+          badValue: raw,
+          detail: "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'",
+        });
         continue;
       }
       if (isNegative(q)) errs.push({ type: 'Invalid value', field: f, badValue: raw, detail: 'must be greater than or equal to 0' });
@@ -112,7 +118,12 @@ function validateResources(c: Container, field: string, errs: FieldError[]): voi
   for (const [name, req] of parsed.requests) {
     const lim = parsed.limits.get(name);
     if (lim && compareQuantities(req, lim) > 0) {
-      errs.push({ type: 'Invalid value', field: `${field}.resources.requests`, badValue: req.raw, detail: `must be less than or equal to ${name} limit of ${lim.raw}` });
+      errs.push({
+        type: 'Invalid value',
+        field: `${field}.resources.requests`,
+        badValue: req.raw,
+        detail: `must be less than or equal to ${name} limit of ${lim.raw}`,
+      });
     }
   }
 }
@@ -124,14 +135,21 @@ const DNS_POLICIES = ['ClusterFirstWithHostNet', 'ClusterFirst', 'Default', 'Non
 const TERMINATION_MESSAGE_POLICIES = ['File', 'FallbackToLogsOnError'];
 
 function unsupported(value: unknown, field: string, allowed: string[], errs: FieldError[]): void {
-  errs.push({ type: 'Unsupported value', field, badValue: value, detail: `supported values: ${allowed.map((a) => JSON.stringify(a)).join(', ')}` });
+  errs.push({
+    type: 'Unsupported value',
+    field,
+    badValue: value,
+    detail: `supported values: ${allowed.map((a) => JSON.stringify(a)).join(', ')}`,
+  });
 }
 
 function validateContainer(c: Container, field: string, isInit: boolean, errs: FieldError[]): void {
   if (!c.name) errs.push({ type: 'Required value', field: `${field}.name` });
-  else if (!DNS1123_LABEL.test(c.name) || c.name.length > 63) errs.push({ type: 'Invalid value', field: `${field}.name`, badValue: c.name, detail: LABEL_MSG });
+  else if (!DNS1123_LABEL.test(c.name) || c.name.length > 63)
+    errs.push({ type: 'Invalid value', field: `${field}.name`, badValue: c.name, detail: LABEL_MSG });
   if (!c.image || c.image.trim() === '') errs.push({ type: 'Required value', field: `${field}.image` });
-  if (c.imagePullPolicy && !PULL_POLICIES.includes(c.imagePullPolicy)) unsupported(c.imagePullPolicy, `${field}.imagePullPolicy`, PULL_POLICIES, errs);
+  if (c.imagePullPolicy && !PULL_POLICIES.includes(c.imagePullPolicy))
+    unsupported(c.imagePullPolicy, `${field}.imagePullPolicy`, PULL_POLICIES, errs);
   if (c.terminationMessagePolicy && !TERMINATION_MESSAGE_POLICIES.includes(c.terminationMessagePolicy)) {
     unsupported(c.terminationMessagePolicy, `${field}.terminationMessagePolicy`, TERMINATION_MESSAGE_POLICIES, errs);
   }
@@ -140,7 +158,12 @@ function validateContainer(c: Container, field: string, isInit: boolean, errs: F
     const pf = `${field}.ports[${i}]`;
     if (p.name) {
       if (p.name.length > 15 || !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(p.name) || !/[a-z]/.test(p.name) || p.name.includes('--')) {
-        errs.push({ type: 'Invalid value', field: `${pf}.name`, badValue: p.name, detail: 'must be no more than 15 characters, lowercase alphanumeric or \'-\', contain at least one letter and no adjacent hyphens' });
+        errs.push({
+          type: 'Invalid value',
+          field: `${pf}.name`,
+          badValue: p.name,
+          detail: "must be no more than 15 characters, lowercase alphanumeric or '-', contain at least one letter and no adjacent hyphens",
+        });
       }
       if (portNames.has(p.name)) errs.push({ type: 'Duplicate value', field: `${pf}.name`, badValue: p.name });
       portNames.add(p.name);
@@ -153,13 +176,19 @@ function validateContainer(c: Container, field: string, isInit: boolean, errs: F
   (c.env ?? []).forEach((e, i) => {
     if (!e.name) errs.push({ type: 'Required value', field: `${field}.env[${i}].name` });
     if (e.value && e.valueFrom) {
-      errs.push({ type: 'Invalid value', field: `${field}.env[${i}].valueFrom`, badValue: '', detail: 'may not be specified when `value` is not empty' });
+      errs.push({
+        type: 'Invalid value',
+        field: `${field}.env[${i}].valueFrom`,
+        badValue: '',
+        detail: 'may not be specified when `value` is not empty',
+      });
     }
   });
   validateResources(c, field, errs);
   if (isInit) {
     for (const k of ['livenessProbe', 'readinessProbe', 'startupProbe'] as const) {
-      if (c[k] && c.restartPolicy !== 'Always') errs.push({ type: 'Forbidden', field: `${field}.${k}`, detail: 'may not be set for init containers without restartPolicy=Always' });
+      if (c[k] && c.restartPolicy !== 'Always')
+        errs.push({ type: 'Forbidden', field: `${field}.${k}`, detail: 'may not be set for init containers without restartPolicy=Always' });
     }
   }
   validateProbe(c.livenessProbe, `${field}.livenessProbe`, errs, true);
@@ -193,7 +222,12 @@ export function validatePod(pod: Pod): FieldError[] {
   if (spec.dnsPolicy && !DNS_POLICIES.includes(spec.dnsPolicy)) unsupported(spec.dnsPolicy, 'spec.dnsPolicy', DNS_POLICIES, errs);
   nonNegative(spec.terminationGracePeriodSeconds, 'spec.terminationGracePeriodSeconds', errs);
   if (spec.activeDeadlineSeconds != null && spec.activeDeadlineSeconds < 1) {
-    errs.push({ type: 'Invalid value', field: 'spec.activeDeadlineSeconds', badValue: spec.activeDeadlineSeconds, detail: 'must be between 1 and 2147483647, inclusive' });
+    errs.push({
+      type: 'Invalid value',
+      field: 'spec.activeDeadlineSeconds',
+      badValue: spec.activeDeadlineSeconds,
+      detail: 'must be between 1 and 2147483647, inclusive',
+    });
   }
   if (spec.hostname) dnsLabel(spec.hostname, 'spec.hostname', errs);
   if (spec.subdomain) dnsLabel(spec.subdomain, 'spec.subdomain', errs);

@@ -10,13 +10,27 @@
  * kubelet generated (`previous`, upstream oldPodStatus; falls back to
  * pod.status). Output timestamps are RFC3339 with seconds precision, UTC.
  */
-import type { Container, ContainerStateV1, ContainerStatusV1, Pod, PodCondition, PodPhase, PodStatus as ApiPodStatus } from '../../api/pod.js';
+import type {
+  Container,
+  ContainerStateV1,
+  ContainerStatusV1,
+  Pod,
+  PodCondition,
+  PodPhase,
+  PodStatus as ApiPodStatus,
+} from '../../api/pod.js';
 import type { ContainerStatus as RuntimeContainerStatus, PodStatus as RuntimePodStatus } from '../../runtime/types.js';
 import { getPodQOS } from '../../workers/sync/qos.js';
 import { CONFIG_SOURCE_ANNOTATION } from '../podconfig/types.js';
 import {
-  KUBELET_OWNED_CONDITIONS, POD_SCHEDULED, generatePodInitializedCondition, generatePodReadyCondition,
-  generateContainersReadyCondition, generatePodReadyToStartContainersCondition, isRestartableInitContainer, setTransitionTimes,
+  KUBELET_OWNED_CONDITIONS,
+  POD_SCHEDULED,
+  generatePodInitializedCondition,
+  generatePodReadyCondition,
+  generateContainersReadyCondition,
+  generatePodReadyToStartContainersCondition,
+  isRestartableInitContainer,
+  setTransitionTimes,
 } from './pod-conditions.js';
 
 export const REASON_CONTAINER_CREATING = 'ContainerCreating';
@@ -69,8 +83,26 @@ export function generateAPIPodStatus(pod: Pod, runtime: RuntimePodStatus | undef
   s.qosClass = getPodQOS(pod);
   const runtimeName = opts.runtimeName ?? 'containerd';
   const hasInit = (pod.spec.initContainers ?? []).length > 0;
-  s.containerStatuses = convertContainerStatuses(pod, runtime, old.containerStatuses ?? [], pod.spec.containers ?? [], hasInit, false, opts, runtimeName);
-  s.initContainerStatuses = convertContainerStatuses(pod, runtime, old.initContainerStatuses ?? [], pod.spec.initContainers ?? [], hasInit, true, opts, runtimeName);
+  s.containerStatuses = convertContainerStatuses(
+    pod,
+    runtime,
+    old.containerStatuses ?? [],
+    pod.spec.containers ?? [],
+    hasInit,
+    false,
+    opts,
+    runtimeName,
+  );
+  s.initContainerStatuses = convertContainerStatuses(
+    pod,
+    runtime,
+    old.initContainerStatuses ?? [],
+    pod.spec.initContainers ?? [],
+    hasInit,
+    true,
+    opts,
+    runtimeName,
+  );
   applyProbeResults(pod, s, opts);
 
   const all = [...s.containerStatuses, ...s.initContainerStatuses];
@@ -118,7 +150,11 @@ export function getPhase(pod: Pod, statuses: ContainerStatusV1[], podIsTerminal:
   let pendingRegularInit = 0;
   let pendingRestartableInit = 0;
   let failedInit = 0;
-  let unknown = 0, running = 0, waiting = 0, stopped = 0, succeeded = 0;
+  let unknown = 0,
+    running = 0,
+    waiting = 0,
+    stopped = 0,
+    succeeded = 0;
 
   for (const c of spec.initContainers ?? []) {
     const cs = find(c.name);
@@ -213,7 +249,13 @@ function shouldContainerBeRestarted(c: Container, pod: Pod, latest: RuntimeConta
 function convertOne(cs: RuntimeContainerStatus, old: ContainerStatusV1 | undefined, runtimeName: string): ContainerStatusV1 {
   const containerID = `${runtimeName}://${cs.id}`;
   const out: ContainerStatusV1 = {
-    name: cs.name, ready: false, restartCount: cs.restartCount, image: cs.image, imageID: cs.imageRef, containerID, state: {},
+    name: cs.name,
+    ready: false,
+    restartCount: cs.restartCount,
+    image: cs.image,
+    imageID: cs.imageRef,
+    containerID,
+    state: {},
   };
   if (cs.state === 'running') {
     out.state = { running: { startedAt: nsToRfc3339(cs.startedAt) } };
@@ -230,7 +272,13 @@ function convertOne(cs: RuntimeContainerStatus, old: ContainerStatusV1 | undefin
     if (cs.message) terminated.message = cs.message;
     out.state = { terminated };
   } else if (old?.state?.running) {
-    out.state = { terminated: { exitCode: 137, reason: REASON_STATUS_UNKNOWN, message: 'The container could not be located when the pod was terminated' } };
+    out.state = {
+      terminated: {
+        exitCode: 137,
+        reason: REASON_STATUS_UNKNOWN,
+        message: 'The container could not be located when the pod was terminated',
+      },
+    };
     out.restartCount = old.restartCount + 1;
   } else {
     out.state = { waiting: {} };
@@ -252,7 +300,14 @@ function convertContainerStatuses(
   const defaultReason = hasInit ? REASON_POD_INITIALIZING : REASON_CONTAINER_CREATING;
   const statuses = new Map<string, ContainerStatusV1>();
   for (const c of containers) {
-    let st: ContainerStatusV1 = { name: c.name, image: c.image ?? '', imageID: '', ready: false, restartCount: 0, state: { waiting: { reason: defaultReason } } };
+    let st: ContainerStatusV1 = {
+      name: c.name,
+      image: c.image ?? '',
+      imageID: '',
+      ready: false,
+      restartCount: 0,
+      state: { waiting: { reason: defaultReason } },
+    };
     const old = olds.get(c.name);
     if (old?.state?.terminated) st = structuredClone(old);
     else if (old) {
@@ -271,7 +326,11 @@ function convertContainerStatuses(
     const st = statuses.get(c.name)!;
     if (st.state?.waiting?.reason !== defaultReason || st.lastState?.terminated) continue;
     st.lastState = {
-      terminated: { exitCode: 137, reason: REASON_STATUS_UNKNOWN, message: 'The container could not be located when the pod was deleted.  The container used to be Running' },
+      terminated: {
+        exitCode: 137,
+        reason: REASON_STATUS_UNKNOWN,
+        message: 'The container could not be located when the pod was deleted.  The container used to be Running',
+      },
     };
     if (!pod.metadata.deletionTimestamp) st.restartCount += 1;
   }

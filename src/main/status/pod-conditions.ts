@@ -15,7 +15,11 @@ export const POD_SCHEDULED = 'PodScheduled';
 
 /** Condition types the kubelet generates; every other condition on the pod is preserved as-is. */
 export const KUBELET_OWNED_CONDITIONS: readonly string[] = [
-  POD_SCHEDULED, POD_READY, POD_INITIALIZED, CONTAINERS_READY, POD_READY_TO_START_CONTAINERS,
+  POD_SCHEDULED,
+  POD_READY,
+  POD_INITIALIZED,
+  CONTAINERS_READY,
+  POD_READY_TO_START_CONTAINERS,
 ];
 
 export const REASON_UNKNOWN_CONTAINER_STATUSES = 'UnknownContainerStatuses';

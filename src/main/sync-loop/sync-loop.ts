@@ -54,7 +54,13 @@ export class SyncLoop {
     const { clock, podConfig } = this.o;
     const cancelTimers: (() => void)[] = [];
     const every = (ms: number, fn: () => void) => {
-      const arm = () => cancelTimers.push(clock.setTimer(ms, () => { fn(); if (!signal.aborted) arm(); }));
+      const arm = () =>
+        cancelTimers.push(
+          clock.setTimer(ms, () => {
+            fn();
+            if (!signal.aborted) arm();
+          }),
+        );
       arm();
     };
     every(SYNC_TICK_MS, () => this.queue.tick('sync'));
@@ -102,7 +108,9 @@ export class SyncLoop {
 
   /** PodList of the pods this node runs, with the status the kubelet computed (for /pods). */
   podList(): { apiVersion: 'v1'; kind: 'PodList'; metadata: Record<string, never>; items: Pod[] } {
-    const items = this.o.podManager.pods().map((p) => ({ ...p, status: this.o.statusManager.getPodStatus(p.metadata.uid ?? '') ?? p.status ?? {} }));
+    const items = this.o.podManager
+      .pods()
+      .map((p) => ({ ...p, status: this.o.statusManager.getPodStatus(p.metadata.uid ?? '') ?? p.status ?? {} }));
     return { apiVersion: 'v1', kind: 'PodList', metadata: {}, items };
   }
 
@@ -112,7 +120,8 @@ export class SyncLoop {
       case 'config':
         return this.handleConfig(event.update);
       case 'pleg':
-        if (logger.isLevelEnabled('debug')) logger.debug({ pod: event.event.id, event: event.event.type, data: event.event.data }, 'SyncLoop (PLEG): event for pod');
+        if (logger.isLevelEnabled('debug'))
+          logger.debug({ pod: event.event.id, event: event.event.type, data: event.event.data }, 'SyncLoop (PLEG): event for pod');
         return handlers.handlePlegEvent(event.event);
       case 'probe':
         // Probe managers arrive in a later issue; a result syncs its pod.

@@ -11,7 +11,10 @@
 
 const HEX = new Int8Array(128).fill(-1);
 for (let i = 0; i < 10; i++) HEX[48 + i] = i;
-for (let i = 0; i < 6; i++) { HEX[97 + i] = 10 + i; HEX[65 + i] = 10 + i; }
+for (let i = 0; i < 6; i++) {
+  HEX[97 + i] = 10 + i;
+  HEX[65 + i] = 10 + i;
+}
 
 /** Writes the 64-bit key of `id` into out[0] (high) and out[1] (low). See the module doc. */
 export function idKeyInto(id: string, out: Uint32Array | number[]): void {
@@ -34,7 +37,10 @@ export function idKeyInto(id: string, out: Uint32Array | number[]): void {
   }
   // FNV-1a 64 over the UTF-16 code units (low byte, then high byte if non-zero), in 16-bit limbs:
   // offset basis 0xcbf29ce484222325; h * 0x100000001b3 = h * 0x1b3 + (h << 40) mod 2^64.
-  let h0 = 0x2325, h1 = 0x8422, h2 = 0x9ce4, h3 = 0xcbf2;
+  let h0 = 0x2325,
+    h1 = 0x8422,
+    h2 = 0x9ce4,
+    h3 = 0xcbf2;
   for (let i = 0; i < id.length; i++) {
     const c = id.charCodeAt(i);
     let b = c & 0xff;

@@ -3,14 +3,7 @@
  * Each module exports its own layout constants (H_*, S_*, …) and `bytesFor`;
  * import those from the module itself, since names overlap between layouts.
  */
-export {
-  SeqLockArray,
-  seqReadBegin,
-  seqReadConsistent,
-  seqWriteBegin,
-  seqWriteEnd,
-  DEFAULT_MAX_READ_RETRIES,
-} from './seqlock.js';
+export { SeqLockArray, seqReadBegin, seqReadConsistent, seqWriteBegin, seqWriteEnd, DEFAULT_MAX_READ_RETRIES } from './seqlock.js';
 export { CODEC_VERSION, decodePodStatus, encodePodStatus, encodedPodStatusSize } from './pod-status-codec.js';
 export {
   PodStatusCache,

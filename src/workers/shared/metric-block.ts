@@ -132,7 +132,10 @@ export class MetricBlock {
   /** Main thread: a zeroed block for `spec`. Throws on duplicate series or bad buckets. */
   static create(spec: MetricBlockSpec): MetricBlock {
     const seen = new Set<string>();
-    for (const [kind, list] of [['counter', spec.counters ?? []], ['histogram', spec.histograms ?? []]] as const) {
+    for (const [kind, list] of [
+      ['counter', spec.counters ?? []],
+      ['histogram', spec.histograms ?? []],
+    ] as const) {
       for (const m of list) {
         const key = `${kind}:${seriesKey(m.name, m.labels)}`;
         if (seen.has(key)) throw new KubeletTsError(`metric block: duplicate ${kind} series ${key.slice(kind.length + 1)}`);
@@ -197,7 +200,9 @@ export class MetricBlock {
   /** Any thread. Records one observation of `seconds`; throws if it is NaN or infinite. */
   observe(histId: number, seconds: number): void {
     if (!Number.isFinite(seconds)) {
-      throw new KubeletTsError(`metric block: histogram ${this.spec.histograms![histId].name} observed ${seconds}; durations must be finite`);
+      throw new KubeletTsError(
+        `metric block: histogram ${this.spec.histograms![histId].name} observed ${seconds}; durations must be finite`,
+      );
     }
     const base = this.histCell[histId];
     const bounds = this.spec.histograms![histId].buckets;

@@ -259,9 +259,7 @@ export class PodStatusCache {
     const b = this.base(slot);
     const uidLen = encoder.encodeInto(status.uid, this.uidScratch).written;
     if (!this.slotHoldsUid(b, this.uidScratch, uidLen)) {
-      throw new KubeletTsError(
-        `pod status cache slot ${slot} is free or allocated to another pod; cannot write pod ${status.uid}`,
-      );
+      throw new KubeletTsError(`pod status cache slot ${slot} is free or allocated to another pod; cannot write pod ${status.uid}`);
     }
     const seqIndex = (b + S_SEQ) / 4;
     seqWriteBegin(this.i32, seqIndex, slot);
@@ -311,17 +309,23 @@ export class PodStatusCache {
     const b = this.base(slot);
     const uidLen = expectedUid === undefined ? -1 : encoder.encodeInto(expectedUid, this.uidScratch).written;
     const scratch = this.scratch;
-    const len = seqReadConsistent(this.i32, (b + S_SEQ) / 4, () => {
-      if (uidLen >= 0) {
-        if (!this.slotHoldsUid(b, this.uidScratch, uidLen)) return 0;
-      } else if (this.view.getInt32(b + S_STATE, true) !== SLOT_USED) {
-        return 0;
-      }
-      const n = this.view.getUint32(b + S_LENGTH, true);
-      if (n > scratch.byteLength) throw new RangeError('torn length');
-      scratch.set(this.u8.subarray(b + SLOT_HEADER_BYTES, b + SLOT_HEADER_BYTES + n));
-      return n;
-    }, undefined, slot);
+    const len = seqReadConsistent(
+      this.i32,
+      (b + S_SEQ) / 4,
+      () => {
+        if (uidLen >= 0) {
+          if (!this.slotHoldsUid(b, this.uidScratch, uidLen)) return 0;
+        } else if (this.view.getInt32(b + S_STATE, true) !== SLOT_USED) {
+          return 0;
+        }
+        const n = this.view.getUint32(b + S_LENGTH, true);
+        if (n > scratch.byteLength) throw new RangeError('torn length');
+        scratch.set(this.u8.subarray(b + SLOT_HEADER_BYTES, b + SLOT_HEADER_BYTES + n));
+        return n;
+      },
+      undefined,
+      slot,
+    );
     return len === 0 ? undefined : decodePodStatus(scratch, len);
   }
 

@@ -19,13 +19,7 @@
  * bytes; a list at most 65535 entries; the whole record must fit the region.
  */
 import { CapacityError, KubeletTsError } from '../../common/errors.js';
-import type {
-  ContainerState,
-  ContainerStatus,
-  PodStatus,
-  SandboxState,
-  SandboxStatus,
-} from '../../runtime/types.js';
+import type { ContainerState, ContainerStatus, PodStatus, SandboxState, SandboxStatus } from '../../runtime/types.js';
 
 /** Bumped on any change to the wire layout above. */
 export const CODEC_VERSION = 1;
@@ -36,7 +30,6 @@ const SHORT_STRING = 16;
 const CONTAINER_STATES: readonly ContainerState[] = ['created', 'running', 'exited', 'unknown'];
 const SANDBOX_STATES: readonly SandboxState[] = ['ready', 'notready'];
 
-
 /** Thrown internally when the region is too small; converted to CapacityError by `encodePodStatus`. */
 class Overflow {
   constructor(readonly field: string) {}
@@ -45,10 +38,14 @@ const TOO_LONG = 'too-long';
 
 function containerStateCode(s: ContainerState): number {
   switch (s) {
-    case 'created': return 0;
-    case 'running': return 1;
-    case 'exited': return 2;
-    case 'unknown': return 3;
+    case 'created':
+      return 0;
+    case 'running':
+      return 1;
+    case 'exited':
+      return 2;
+    case 'unknown':
+      return 3;
   }
 }
 

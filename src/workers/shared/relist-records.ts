@@ -77,7 +77,10 @@ export const DEFAULT_MAX_SANDBOXES_PER_POD = 4;
 
 /** State codes. 0 is reserved for "non-existent". */
 export const CONTAINER_STATE_CODES: Readonly<Record<ContainerState, number>> = {
-  created: 1, running: 2, exited: 3, unknown: 4,
+  created: 1,
+  running: 2,
+  exited: 3,
+  unknown: 4,
 };
 export const SANDBOX_STATE_CODES: Readonly<Record<SandboxState, number>> = { ready: 1, notready: 2 };
 const CONTAINER_STATE_NAMES = ['non-existent', 'created', 'running', 'exited', 'unknown'] as const;
@@ -170,7 +173,11 @@ export class RelistRecordTable {
   static create(opts: RelistRecordTableOptions): RelistRecordTable {
     const maxC = opts.maxContainersPerPod ?? DEFAULT_MAX_CONTAINERS_PER_POD;
     const maxS = opts.maxSandboxesPerPod ?? DEFAULT_MAX_SANDBOXES_PER_POD;
-    for (const [what, v] of [['capacity', opts.capacity], ['maxContainersPerPod', maxC], ['maxSandboxesPerPod', maxS]] as const) {
+    for (const [what, v] of [
+      ['capacity', opts.capacity],
+      ['maxContainersPerPod', maxC],
+      ['maxSandboxesPerPod', maxS],
+    ] as const) {
       if (!Number.isInteger(v) || v < 1) throw new KubeletTsError(`relist record table ${what} must be a positive integer, got ${v}`);
     }
     const sab = new SharedArrayBuffer(bytesFor(opts.capacity, maxC, maxS));
@@ -247,11 +254,7 @@ export class RelistRecordTable {
    * filled. Throws CapacityError if the table is full or the pod has more
    * records than a slot holds (the generation should then be aborted).
    */
-  putPod(
-    uid: string,
-    sandboxes: readonly RecordInput<SandboxState>[],
-    containers: readonly RecordInput<ContainerState>[],
-  ): void {
+  putPod(uid: string, sandboxes: readonly RecordInput<SandboxState>[], containers: readonly RecordInput<ContainerState>[]): void {
     if (!this.writing) throw new KubeletTsError('relist record table: putPod outside beginGeneration/commitGeneration');
     if (containers.length > this.maxContainersPerPod || sandboxes.length > this.maxSandboxesPerPod) {
       throw new CapacityError(
@@ -448,11 +451,7 @@ function sameRecords(a: Uint32Array, b: Uint32Array): boolean {
   return true;
 }
 
-function diffRecords<S extends string>(
-  old: Uint32Array,
-  cur: Uint32Array,
-  names: readonly RecordState<S>[],
-): RecordDiff<S>[] {
+function diffRecords<S extends string>(old: Uint32Array, cur: Uint32Array, names: readonly RecordState<S>[]): RecordDiff<S>[] {
   const out: RecordDiff<S>[] = [];
   const name = (code: number): RecordState<S> => names[code] ?? 'non-existent';
   for (let r = 0; r < old.length; r += RECORD_WORDS) {

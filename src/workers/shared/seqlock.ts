@@ -97,9 +97,7 @@ export function seqWriteEnd(words: Int32Array, index: number, label: number | st
   const before = Atomics.add(words, index, 1);
   if ((before & 1) === 0) {
     Atomics.sub(words, index, 1);
-    throw new KubeletTsError(
-      `seqlock ${label}: writeEnd without writeBegin (sequence ${before} is even)`,
-    );
+    throw new KubeletTsError(`seqlock ${label}: writeEnd without writeBegin (sequence ${before} is even)`);
   }
 }
 

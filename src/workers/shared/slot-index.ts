@@ -4,7 +4,12 @@
  * carry their uid so any thread can rebuild the owner-side index).
  * Free slots are listed so that `pop()` hands out the lowest slot first.
  */
-export function rebuildSlotIndex(capacity: number, uidAt: (slot: number) => string | undefined, index: Map<string, number>, freeSlots: number[]): void {
+export function rebuildSlotIndex(
+  capacity: number,
+  uidAt: (slot: number) => string | undefined,
+  index: Map<string, number>,
+  freeSlots: number[],
+): void {
   index.clear();
   freeSlots.length = 0;
   for (let s = capacity - 1; s >= 0; s--) {

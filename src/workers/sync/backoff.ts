@@ -77,8 +77,7 @@ export function next(
   const policy = opts.policy ?? CRASH_LOOP_BACKOFF;
   const eventTime = opts.eventTime ?? now;
   const entry = state[key];
-  const backoffMs =
-    !entry || expired(entry, eventTime, policy) ? policy.initialMs : Math.min(entry.backoffMs * 2, policy.maxMs);
+  const backoffMs = !entry || expired(entry, eventTime, policy) ? policy.initialMs : Math.min(entry.backoffMs * 2, policy.maxMs);
   return { ...state, [key]: { backoffMs, lastUpdate: now } };
 }
 

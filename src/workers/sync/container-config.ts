@@ -23,7 +23,12 @@ import {
   LABEL_POD_NAMESPACE,
   LABEL_POD_UID,
 } from '../../runtime/types.js';
-import { SecurityProfile_ProfileType, type ContainerConfig, type DeepPartial, type LinuxContainerConfig } from '../../gen/runtime/v1/api.js';
+import {
+  SecurityProfile_ProfileType,
+  type ContainerConfig,
+  type DeepPartial,
+  type LinuxContainerConfig,
+} from '../../gen/runtime/v1/api.js';
 import { goJSONString, hashContainer } from './container-hash.js';
 import { containerOOMScoreAdjust } from './qos.js';
 import { namespacesForPod, podSupplementalGroups } from './sandbox-config.js';
@@ -43,8 +48,17 @@ export const MIN_QUOTA_PERIOD_US = 1000;
 
 /** Upstream securitycontext defaultMaskedPaths / defaultReadonlyPaths (procMount Default). */
 export const DEFAULT_MASKED_PATHS: readonly string[] = [
-  '/proc/asound', '/proc/acpi', '/proc/kcore', '/proc/keys', '/proc/latency_stats', '/proc/timer_list',
-  '/proc/timer_stats', '/proc/sched_debug', '/proc/scsi', '/sys/firmware', '/sys/devices/virtual/powercap',
+  '/proc/asound',
+  '/proc/acpi',
+  '/proc/kcore',
+  '/proc/keys',
+  '/proc/latency_stats',
+  '/proc/timer_list',
+  '/proc/timer_stats',
+  '/proc/sched_debug',
+  '/proc/scsi',
+  '/sys/firmware',
+  '/sys/devices/virtual/powercap',
 ];
 export const DEFAULT_READONLY_PATHS: readonly string[] = ['/proc/bus', '/proc/fs', '/proc/irq', '/proc/sys', '/proc/sysrq-trigger'];
 
@@ -113,17 +127,28 @@ function envError(pod: Pod, container: Container, what: string): KubeletTsError 
 function fieldRefValue(pod: Pod, fieldPath: string, opts: ContainerConfigOptions): string | undefined {
   const m = pod.metadata;
   switch (fieldPath) {
-    case 'metadata.name': return m.name ?? '';
-    case 'metadata.namespace': return m.namespace ?? '';
-    case 'metadata.uid': return m.uid ?? '';
-    case 'spec.nodeName': return pod.spec.nodeName || opts.nodeName;
-    case 'spec.serviceAccountName': return pod.spec.serviceAccountName ?? '';
-    case 'status.hostIP': return opts.hostIP ?? opts.hostIPs?.[0] ?? '';
-    case 'status.hostIPs': return (opts.hostIPs ?? (opts.hostIP ? [opts.hostIP] : [])).join(',');
-    case 'status.podIP': return opts.podIP;
-    case 'status.podIPs': return opts.podIPs.join(',');
-    case 'metadata.labels': return formatMap(m.labels ?? {});
-    case 'metadata.annotations': return formatMap(m.annotations ?? {});
+    case 'metadata.name':
+      return m.name ?? '';
+    case 'metadata.namespace':
+      return m.namespace ?? '';
+    case 'metadata.uid':
+      return m.uid ?? '';
+    case 'spec.nodeName':
+      return pod.spec.nodeName || opts.nodeName;
+    case 'spec.serviceAccountName':
+      return pod.spec.serviceAccountName ?? '';
+    case 'status.hostIP':
+      return opts.hostIP ?? opts.hostIPs?.[0] ?? '';
+    case 'status.hostIPs':
+      return (opts.hostIPs ?? (opts.hostIP ? [opts.hostIP] : [])).join(',');
+    case 'status.podIP':
+      return opts.podIP;
+    case 'status.podIPs':
+      return opts.podIPs.join(',');
+    case 'metadata.labels':
+      return formatMap(m.labels ?? {});
+    case 'metadata.annotations':
+      return formatMap(m.annotations ?? {});
   }
   const sub = /^metadata\.(labels|annotations)\['(.*)'\]$/.exec(fieldPath);
   if (sub) return (sub[1] === 'labels' ? m.labels : m.annotations)?.[sub[2]!] ?? '';
@@ -132,18 +157,30 @@ function fieldRefValue(pod: Pod, fieldPath: string, opts: ContainerConfigOptions
 
 /** Upstream fieldpath.FormatMap: sorted `key="value"` lines. */
 function formatMap(map: Record<string, string>): string {
-  return Object.keys(map).sort().map((k) => `${k}=${JSON.stringify(map[k])}`).join('\n');
+  return Object.keys(map)
+    .sort()
+    .map((k) => `${k}=${JSON.stringify(map[k])}`)
+    .join('\n');
 }
 
 /** Upstream ExtractContainerResourceValue for cpu/memory/ephemeral-storage with divisor (rounded up). */
-function resourceFieldValue(pod: Pod, container: Container, ref: NonNullable<NonNullable<EnvVar['valueFrom']>['resourceFieldRef']>, opts: ContainerConfigOptions): string {
-  const target = ref.containerName ? [...(pod.spec.containers ?? []), ...(pod.spec.initContainers ?? [])].find((c) => c.name === ref.containerName) : container;
+function resourceFieldValue(
+  pod: Pod,
+  container: Container,
+  ref: NonNullable<NonNullable<EnvVar['valueFrom']>['resourceFieldRef']>,
+  opts: ContainerConfigOptions,
+): string {
+  const target = ref.containerName
+    ? [...(pod.spec.containers ?? []), ...(pod.spec.initContainers ?? [])].find((c) => c.name === ref.containerName)
+    : container;
   if (!target) throw envError(pod, container, `resourceFieldRef names unknown container ${JSON.stringify(ref.containerName)}`);
   const [kind, res] = ref.resource.split('.') as [string, string | undefined];
-  if ((kind !== 'limits' && kind !== 'requests') || !res) throw envError(pod, container, `unsupported resourceFieldRef resource ${JSON.stringify(ref.resource)}`);
+  if ((kind !== 'limits' && kind !== 'requests') || !res)
+    throw envError(pod, container, `unsupported resourceFieldRef resource ${JSON.stringify(ref.resource)}`);
   let q = target.resources?.[kind]?.[res];
   if (q === undefined && kind === 'limits') q = (opts.nodeAllocatable as Record<string, string> | undefined)?.[res];
-  if (q === undefined && kind === 'limits') throw envError(pod, container, `resourceFieldRef ${ref.resource}: no limit set and node allocatable ${res} not supplied`);
+  if (q === undefined && kind === 'limits')
+    throw envError(pod, container, `resourceFieldRef ${ref.resource}: no limit set and node allocatable ${res} not supplied`);
   const divisor = ref.divisor ?? '1';
   if (res === 'cpu') {
     const d = milliValue(divisor);
@@ -162,7 +199,11 @@ function resourceFieldValue(pod: Pod, container: Container, ref: NonNullable<Non
  */
 export function makeEnvironmentVariables(pod: Pod, container: Container, opts: ContainerConfigOptions): { name: string; value: string }[] {
   if (Array.isArray(container['envFrom']) && (container['envFrom'] as unknown[]).length > 0) {
-    throw envError(pod, container, 'envFrom (configMapRef/secretRef) needs the apiserver, which worker tasks do not have; use env with literal values or fieldRef');
+    throw envError(
+      pod,
+      container,
+      'envFrom (configMapRef/secretRef) needs the apiserver, which worker tasks do not have; use env with literal values or fieldRef',
+    );
   }
   const vars = new Map<string, string>();
   for (const e of container.env ?? []) {
@@ -171,11 +212,14 @@ export function makeEnvironmentVariables(pod: Pod, container: Container, opts: C
     if (!from) v = expand(e.value ?? '', (n) => vars.get(n));
     else if (from.fieldRef) {
       const f = fieldRefValue(pod, from.fieldRef.fieldPath, opts);
-      if (f === undefined) throw envError(pod, container, `env ${e.name}: unsupported fieldRef fieldPath ${JSON.stringify(from.fieldRef.fieldPath)}`);
+      if (f === undefined)
+        throw envError(pod, container, `env ${e.name}: unsupported fieldRef fieldPath ${JSON.stringify(from.fieldRef.fieldPath)}`);
       v = f;
     } else if (from.resourceFieldRef) v = resourceFieldValue(pod, container, from.resourceFieldRef, opts);
     else if (from.secretKeyRef || from.configMapKeyRef) {
-      const src = from.secretKeyRef ? `secretKeyRef ${from.secretKeyRef.name ?? ''}/${from.secretKeyRef.key}` : `configMapKeyRef ${from.configMapKeyRef!.name ?? ''}/${from.configMapKeyRef!.key}`;
+      const src = from.secretKeyRef
+        ? `secretKeyRef ${from.secretKeyRef.name ?? ''}/${from.secretKeyRef.key}`
+        : `configMapKeyRef ${from.configMapKeyRef!.name ?? ''}/${from.configMapKeyRef!.key}`;
       throw envError(pod, container, `env ${e.name}: ${src} needs the apiserver, which worker tasks do not have`);
     } else v = e.value ?? '';
     vars.set(e.name, v);
@@ -188,7 +232,12 @@ export function makeEnvironmentVariables(pod: Pod, container: Container, opts: C
 /** Upstream newContainerLabels. */
 export function containerLabels(pod: Pod, container: Container): Record<string, string> {
   const m = pod.metadata;
-  return { [LABEL_POD_NAME]: m.name ?? '', [LABEL_POD_NAMESPACE]: m.namespace ?? '', [LABEL_POD_UID]: m.uid ?? '', [LABEL_CONTAINER_NAME]: container.name };
+  return {
+    [LABEL_POD_NAME]: m.name ?? '',
+    [LABEL_POD_NAMESPACE]: m.namespace ?? '',
+    [LABEL_POD_UID]: m.uid ?? '',
+    [LABEL_CONTAINER_NAME]: container.name,
+  };
 }
 
 /** Go-ordered JSON of container ports, as upstream marshals []v1.ContainerPort (omitempty fields dropped). */
@@ -207,7 +256,12 @@ function portsJSON(ports: NonNullable<Container['ports']>): string {
 }
 
 /** Upstream newContainerAnnotations. */
-export function containerAnnotations(pod: Pod, container: Container, restartCount: number, kind: 'init' | 'regular'): Record<string, string> {
+export function containerAnnotations(
+  pod: Pod,
+  container: Container,
+  restartCount: number,
+  kind: 'init' | 'regular',
+): Record<string, string> {
   const a: Record<string, string> = {
     [ANNOTATION_CONTAINER_HASH]: hashContainer(container),
     [ANNOTATION_RESTART_COUNT]: String(restartCount),
@@ -270,10 +324,13 @@ export function linuxContainerConfig(pod: Pod, container: Container, opts: Conta
   const runAsGroup = sc.runAsGroup ?? podSc.runAsGroup;
   const seccomp = sc.seccompProfile ?? podSc.seccompProfile;
   const profileType =
-    seccomp?.type === 'Localhost' ? SecurityProfile_ProfileType.Localhost
-      : seccomp?.type === 'RuntimeDefault' || (!seccomp && opts.seccompDefault) ? SecurityProfile_ProfileType.RuntimeDefault
+    seccomp?.type === 'Localhost'
+      ? SecurityProfile_ProfileType.Localhost
+      : seccomp?.type === 'RuntimeDefault' || (!seccomp && opts.seccompDefault)
+        ? SecurityProfile_ProfileType.RuntimeDefault
         : SecurityProfile_ProfileType.Unconfined;
-  const localhostRef = seccomp?.type === 'Localhost' ? `${opts.seccompProfileRoot ?? '/var/lib/kubelet/seccomp'}/${seccomp.localhostProfile ?? ''}` : '';
+  const localhostRef =
+    seccomp?.type === 'Localhost' ? `${opts.seccompProfileRoot ?? '/var/lib/kubelet/seccomp'}/${seccomp.localhostProfile ?? ''}` : '';
   const unmasked = sc.procMount === 'Unmasked';
   return {
     resources,
@@ -307,7 +364,8 @@ export function containerLogPath(containerName: string, restartCount: number): s
  */
 export function generateContainerConfig(pod: Pod, target: number | Container, opts: ContainerConfigOptions): DeepPartial<ContainerConfig> {
   const container = typeof target === 'number' ? (opts.kind === 'init' ? pod.spec.initContainers : pod.spec.containers)?.[target] : target;
-  if (!container) throw new RangeError(`pod ${pod.metadata.namespace}/${pod.metadata.name}: no ${opts.kind} container at index ${String(target)}`);
+  if (!container)
+    throw new RangeError(`pod ${pod.metadata.namespace}/${pod.metadata.name}: no ${opts.kind} container at index ${String(target)}`);
   const env = makeEnvironmentVariables(pod, container, opts);
   const all = new Map(env.map((e) => [e.name, e.value]));
   const lookup = (n: string): string | undefined => all.get(n);

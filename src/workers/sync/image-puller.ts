@@ -18,7 +18,13 @@ function imageBackoffKey(pod: Pod, image: string): string {
   return `image_${pod.metadata.uid ?? ''}_${image}`;
 }
 
-export async function ensureImage(cri: CriClient, pod: Pod, container: Container, backoff: BackoffState, now: number): Promise<EnsureImageResult> {
+export async function ensureImage(
+  cri: CriClient,
+  pod: Pod,
+  container: Container,
+  backoff: BackoffState,
+  now: number,
+): Promise<EnsureImageResult> {
   const image = container.image ?? '';
   const policy = container.imagePullPolicy ?? 'IfNotPresent';
   const present = (await cri.imageStatus({ image: { image } })).image;
@@ -27,12 +33,22 @@ export async function ensureImage(cri: CriClient, pod: Pod, container: Container
   }
   if (policy === 'Never') {
     const message = `Container image "${image}" is not present with pull policy of Never`;
-    return { ok: false, reason: { reason: 'ErrImageNeverPull', message }, backoff, events: [{ type: 'Warning', reason: 'ErrImageNeverPull', message }] };
+    return {
+      ok: false,
+      reason: { reason: 'ErrImageNeverPull', message },
+      backoff,
+      events: [{ type: 'Warning', reason: 'ErrImageNeverPull', message }],
+    };
   }
   const key = imageBackoffKey(pod, image);
   if (isInBackOffSince(backoff, key, now, now, IMAGE_PULL_BACKOFF)) {
     const message = `Back-off pulling image "${image}"`;
-    return { ok: false, reason: { reason: 'ImagePullBackOff', message }, backoff, events: [{ type: 'Normal', reason: 'BackOff', message }] };
+    return {
+      ok: false,
+      reason: { reason: 'ImagePullBackOff', message },
+      backoff,
+      events: [{ type: 'Normal', reason: 'BackOff', message }],
+    };
   }
   const events: PodEvent[] = [{ type: 'Normal', reason: 'Pulling', message: `Pulling image "${image}"` }];
   const start = now;
@@ -44,7 +60,11 @@ export async function ensureImage(cri: CriClient, pod: Pod, container: Container
     const next_ = next(backoff, key, start, { policy: IMAGE_PULL_BACKOFF });
     const message = `Failed to pull image "${image}": ${err instanceof Error ? err.message : String(err)}`;
     events.push({ type: 'Warning', reason: 'Failed', message });
-    events.push({ type: 'Warning', reason: 'Failed', message: `Error: ErrImagePull (next attempt in ${formatGoDuration(getBackoff(next_, key))})` });
+    events.push({
+      type: 'Warning',
+      reason: 'Failed',
+      message: `Error: ErrImagePull (next attempt in ${formatGoDuration(getBackoff(next_, key))})`,
+    });
     return { ok: false, reason: { reason: 'ErrImagePull', message }, backoff: next_, events };
   }
 }

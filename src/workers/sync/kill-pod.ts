@@ -27,7 +27,12 @@ export interface KillPodResult {
   events: PodEvent[];
 }
 
-export async function killPod(cri: CriClient, status: PodStatus, gracePeriodSeconds: number, reason = 'Stopping container'): Promise<KillPodResult> {
+export async function killPod(
+  cri: CriClient,
+  status: PodStatus,
+  gracePeriodSeconds: number,
+  reason = 'Stopping container',
+): Promise<KillPodResult> {
   const running = status.containerStatuses.filter((c) => c.state === 'running' || c.state === 'unknown' || c.state === 'created');
   const events: PodEvent[] = running.map((c) => ({ type: 'Normal', reason: 'Killing', message: `${reason} ${c.name}` }));
   await Promise.all(running.map((c) => stopContainer(cri, c.id, gracePeriodSeconds)));
@@ -44,6 +49,9 @@ export async function removeContainers(cri: CriClient, ids: string[]): Promise<n
 
 /** Removes every sandbox of the pod (which removes its containers) and any container left over. */
 export async function removePod(cri: CriClient, status: PodStatus): Promise<void> {
-  await removeContainers(cri, status.containerStatuses.map((c) => c.id));
+  await removeContainers(
+    cri,
+    status.containerStatuses.map((c) => c.id),
+  );
   await Promise.all(status.sandboxStatuses.map((s) => cri.removePodSandbox({ podSandboxId: s.id }).catch(ignoreNotFound)));
 }

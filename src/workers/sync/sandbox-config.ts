@@ -10,11 +10,7 @@
 import { posix as path } from 'node:path';
 import type { Container, Pod } from '../../api/pod.js';
 import { KubeletTsError } from '../../common/errors.js';
-import {
-  LABEL_POD_NAME,
-  LABEL_POD_NAMESPACE,
-  LABEL_POD_UID,
-} from '../../runtime/types.js';
+import { LABEL_POD_NAME, LABEL_POD_NAMESPACE, LABEL_POD_UID } from '../../runtime/types.js';
 import {
   NamespaceMode,
   Protocol,
@@ -77,19 +73,28 @@ export function podHostname(pod: Pod, clusterDomain = ''): string {
   let hostname = name;
   if (pod.spec.hostname) {
     if (!DNS1123_LABEL.test(pod.spec.hostname) || pod.spec.hostname.length > HOSTNAME_MAX_LEN) {
-      throw new KubeletTsError(`pod ${pod.metadata.namespace}/${name}: spec.hostname ${JSON.stringify(pod.spec.hostname)} is not a valid DNS label; fix the pod spec`);
+      throw new KubeletTsError(
+        `pod ${pod.metadata.namespace}/${name}: spec.hostname ${JSON.stringify(pod.spec.hostname)} is not a valid DNS label; fix the pod spec`,
+      );
     }
     hostname = pod.spec.hostname;
   }
   if (hostname.length > HOSTNAME_MAX_LEN) {
     hostname = hostname.slice(0, HOSTNAME_MAX_LEN).replace(/[-.]+$/, '');
-    if (!hostname) throw new KubeletTsError(`pod ${pod.metadata.namespace}/${name}: hostname is empty after truncation to ${HOSTNAME_MAX_LEN} characters`);
+    if (!hostname)
+      throw new KubeletTsError(
+        `pod ${pod.metadata.namespace}/${name}: hostname is empty after truncation to ${HOSTNAME_MAX_LEN} characters`,
+      );
   }
   const sub = pod.spec.subdomain;
   if (sub && pod.spec['setHostnameAsFQDN'] === true) {
-    if (!DNS1123_LABEL.test(sub)) throw new KubeletTsError(`pod ${pod.metadata.namespace}/${name}: spec.subdomain ${JSON.stringify(sub)} is not a valid DNS label`);
+    if (!DNS1123_LABEL.test(sub))
+      throw new KubeletTsError(`pod ${pod.metadata.namespace}/${name}: spec.subdomain ${JSON.stringify(sub)} is not a valid DNS label`);
     const fqdn = `${hostname}.${sub}.${pod.metadata.namespace ?? ''}.svc.${clusterDomain}`;
-    if (fqdn.length > 64) throw new KubeletTsError(`pod ${pod.metadata.namespace}/${name}: FQDN ${fqdn} is longer than 64 characters; shorten the hostname or subdomain`);
+    if (fqdn.length > 64)
+      throw new KubeletTsError(
+        `pod ${pod.metadata.namespace}/${name}: FQDN ${fqdn} is longer than 64 characters; shorten the hostname or subdomain`,
+      );
     return fqdn;
   }
   return hostname;
@@ -111,7 +116,11 @@ export function parseResolvConf(text: string): { servers: string[]; searches: st
     const f = line.split(/\s+/).filter(Boolean);
     if (f.length === 0) continue;
     if (f[0] === 'nameserver' && f[1]) servers.push(f[1]);
-    else if (f[0] === 'search') searches = f.slice(1).filter((s) => s !== '.').map((s) => s.replace(/\.$/, ''));
+    else if (f[0] === 'search')
+      searches = f
+        .slice(1)
+        .filter((s) => s !== '.')
+        .map((s) => s.replace(/\.$/, ''));
     else if (f[0] === 'options') options = mergeOptions(options, f.slice(1));
   }
   return { servers, searches, options };

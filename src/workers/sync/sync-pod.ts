@@ -38,12 +38,28 @@ export interface SyncContext {
  * finished (the cache's global timestamp), because every pod the runtime has
  * is inspected by the relist that first sees it. Otherwise the runtime is read.
  */
-export async function currentStatus(ctx: SyncContext, pod: Pod, slot: number, minTimestamp: number, cacheUnreliable = false): Promise<PodStatus> {
+export async function currentStatus(
+  ctx: SyncContext,
+  pod: Pod,
+  slot: number,
+  minTimestamp: number,
+  cacheUnreliable = false,
+): Promise<PodStatus> {
   const uid = pod.metadata.uid ?? '';
   const name = pod.metadata.name ?? '';
   const namespace = pod.metadata.namespace ?? '';
   if (!cacheUnreliable && ctx.cache.isNewerThan(slot, minTimestamp)) {
-    return ctx.cache.read(slot, uid) ?? { uid, name, namespace, ips: [], sandboxStatuses: [], containerStatuses: [], timestamp: ctx.cache.getGlobalTimestamp() };
+    return (
+      ctx.cache.read(slot, uid) ?? {
+        uid,
+        name,
+        namespace,
+        ips: [],
+        sandboxStatuses: [],
+        containerStatuses: [],
+        timestamp: ctx.cache.getGlobalTimestamp(),
+      }
+    );
   }
   return ctx.runtime.getPodStatus(uid, name, namespace);
 }
@@ -187,11 +203,20 @@ export async function syncPod(ctx: SyncContext, input: SyncPodInput): Promise<Sy
 
 /** syncTerminatingPod (+ removal when the pod is gone from every source). */
 export async function terminatePod(ctx: SyncContext, input: TerminatePodInput): Promise<TerminatePodResult> {
-  const status = await ctx.runtime.getPodStatus(input.pod.metadata.uid ?? '', input.pod.metadata.name ?? '', input.pod.metadata.namespace ?? '');
+  const status = await ctx.runtime.getPodStatus(
+    input.pod.metadata.uid ?? '',
+    input.pod.metadata.name ?? '',
+    input.pod.metadata.namespace ?? '',
+  );
   const killed = await killPod(ctx.cri, status, input.gracePeriodSeconds);
   if (input.remove) {
     const after = await ctx.runtime.getPodStatus(status.uid, status.name, status.namespace);
     await removePod(ctx.cri, after);
   }
-  return { stoppedContainers: killed.stoppedContainers, stoppedSandboxes: killed.stoppedSandboxes, removed: input.remove, events: killed.events };
+  return {
+    stoppedContainers: killed.stoppedContainers,
+    stoppedSandboxes: killed.stoppedSandboxes,
+    removed: input.remove,
+    events: killed.events,
+  };
 }
