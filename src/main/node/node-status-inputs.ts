@@ -7,6 +7,7 @@
  */
 import type { Logger } from 'pino';
 import type { Clock } from '../../common/clock.js';
+import { rfc3339 } from '../../common/time.js';
 import type { CriClient } from '../../cri/client.js';
 import type { KubeletConfig } from '../config/kubelet-config.js';
 import type { HostProbe, MachineFacts } from './host-probe.js';
@@ -44,10 +45,6 @@ export interface InputDeps {
   addressEnv?: AddressEnv;
 }
 
-/** RFC3339 with second precision, as metav1.Time serialises. */
-export function rfc3339(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z');
-}
 
 export class NodeStatusInputsCollector {
   readonly machine: MachineFacts;
