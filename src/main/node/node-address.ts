@@ -58,7 +58,12 @@ export function nodeIPProblem(ip: string, env: AddressEnv): string | undefined {
 }
 
 /** Resolves InternalIP(s) and Hostname; throws with upstream's message when no IP can be found. */
-export async function resolveNodeAddresses(nodeIPFlag: string, nodeName: string, hostname: string, env = hostAddressEnv): Promise<NodeAddress[]> {
+export async function resolveNodeAddresses(
+  nodeIPFlag: string,
+  nodeName: string,
+  hostname: string,
+  env = hostAddressEnv,
+): Promise<NodeAddress[]> {
   const hostnameAddress: NodeAddress = { type: 'Hostname', address: hostname };
   const configured = nodeIPFlag
     .split(',')

@@ -187,9 +187,9 @@ export function nodeStatusChanged(before: Node['status'], after: Node['status'])
   const quantities = (m: Record<string, string> | undefined) =>
     Object.fromEntries(Object.entries(m ?? {}).map(([k, q]) => [k, exactValue(q)]));
   const normalize = (s: Node['status']): unknown => {
-    const plain = JSON.parse(JSON.stringify(s ?? {}), (_k, v: unknown) => (Array.isArray(v) && v.length === 0 ? undefined : v)) as NonNullable<
-      Node['status']
-    >;
+    const plain = JSON.parse(JSON.stringify(s ?? {}), (_k, v: unknown) =>
+      Array.isArray(v) && v.length === 0 ? undefined : v,
+    ) as NonNullable<Node['status']>;
     const conds = (plain.conditions ?? []).map(({ lastHeartbeatTime: _heartbeat, ...rest }) => rest);
     conds.sort((a, b) => (a.type < b.type ? -1 : a.type > b.type ? 1 : 0));
     return { ...plain, conditions: conds, capacity: quantities(plain.capacity), allocatable: quantities(plain.allocatable) };

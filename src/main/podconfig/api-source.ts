@@ -116,7 +116,11 @@ export class ApiSource implements PodSource {
       if (e.type === 'ERROR') {
         const status = e.object as { code?: number; reason?: string; message?: string };
         if (status.code === 410) throw new Gone(status.message ?? 'resource version too old');
-        throw new ApiStatusError(`watch pods: ${status.code ?? '?'} ${status.reason ?? ''}: ${status.message ?? ''}`, status.code ?? 500, status.reason ?? '');
+        throw new ApiStatusError(
+          `watch pods: ${status.code ?? '?'} ${status.reason ?? ''}: ${status.message ?? ''}`,
+          status.code ?? 500,
+          status.reason ?? '',
+        );
       }
       const pod = e.object as unknown as Pod;
       const rv = pod.metadata?.resourceVersion;

@@ -140,7 +140,6 @@ interface NameOwner {
   uid: string;
 }
 
-
 function uidOf(pod: Pod): string {
   return pod.metadata.uid ?? '';
 }
