@@ -52,7 +52,8 @@ export function comparisonRows(c: Comparison): Row[] {
       ...histRows(METRICS.eventedLatency, (s) => s.evented?.connectionLatency, S, false),
     );
   }
-  const ops = [...new Set(S.flatMap((s) => Object.keys(s.runtimeOps)))].sort();
+  // Operations called in the window on at least one source.
+  const ops = [...new Set(S.flatMap((s) => Object.keys(s.runtimeOps).filter((op) => s.runtimeOps[op].count > 0)))].sort();
   for (const op of ops) {
     const metric = `${METRICS.runtimeOps}{operation_type="${op}"}`;
     rows.push(...histRows(metric, (s) => s.runtimeOps[op], S, false));

@@ -44,10 +44,10 @@ export function formatSnapshot(sources: readonly SourceScrapes[]): string {
     for (const phase of ['start', 'end'] as const) {
       const scrape = s[phase];
       if (!scrape) continue;
-      parts.push(header(s.name, s.origin, phase, scrape.timeMs), scrape.text.endsWith('\n') ? scrape.text : `${scrape.text}\n`);
+      parts.push(`${header(s.name, s.origin, phase, scrape.timeMs)}\n`, scrape.text.endsWith('\n') ? scrape.text : `${scrape.text}\n`);
     }
   }
-  return parts.join('\n');
+  return parts.join('');
 }
 
 function parseHeader(line: string, where: string): { name: string; origin: string; phase: string; timeMs: number } {
@@ -68,6 +68,7 @@ export function parseSnapshot(text: string, file: string, fileTimeMs: number, de
   const lines = text.split('\n');
   if (!lines.some((l) => l.startsWith(MARKER))) return [{ name: defaultName, origin: file, end: { text, timeMs: fileTimeMs } }];
   const out = new Map<string, { name: string; origin: string; start?: Scrape; end?: Scrape }>();
+  const sectionLines = new Map<Scrape, string[]>();
   let current: Scrape | undefined;
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i];
@@ -78,8 +79,13 @@ export function parseSnapshot(text: string, file: string, fileTimeMs: number, de
       const phase = h.phase as 'start' | 'end';
       if (s[phase]) throw new SourceError(`${file}:${i + 1}: a second "${phase}" section for source "${h.name}"`);
       current = s[phase] = { text: '', timeMs: h.timeMs };
-    } else if (current) current.text += `${line}\n`;
+      sectionLines.set(current, []);
+    } else if (current) sectionLines.get(current)!.push(line);
     else if (line.trim() !== '') throw new SourceError(`${file}:${i + 1}: text before the first snapshot marker`);
+  }
+  for (const [scrape, body] of sectionLines) {
+    while (body.length && body.at(-1)!.trim() === '') body.pop();
+    scrape.text = body.length ? `${body.join('\n')}\n` : '';
   }
   return [...out.values()].map((s) => {
     if (!s.end) throw new SourceError(`${file}: source "${s.name}" has a start section but no end section`);

@@ -53,6 +53,7 @@ export interface SourceSummary {
   /** End scrape time − kubelet_pleg_last_seen_seconds. */
   lastSeenAgeS: number | null;
   evented: { connectionErrors: number | null; connectionSuccess: number | null; connectionLatency: HistStats | null } | null;
+  /** Every operation type the source has a series for, also those with no call in the window. */
   runtimeOps: Record<string, HistStats>;
   runtimeOpErrors: Record<string, number>;
   /** The relist duration count in each scrape, for checking against the kubelet's own /metrics. */
@@ -221,7 +222,7 @@ function summarize(v: SourceView): SourceSummary {
           connectionLatency: v.has(METRICS.eventedLatency) ? histStats(one(METRICS.eventedLatency)!) : null,
         }
       : null,
-    runtimeOps: Object.fromEntries([...ops].filter(([, h]) => h.count > 0).map(([k, h]) => [k, histStats(h)])),
+    runtimeOps: Object.fromEntries([...ops].map(([k, h]) => [k, histStats(h)])),
     runtimeOpErrors: Object.fromEntries([...v.counter(METRICS.runtimeOpErrors, 'operation_type')].filter(([, n]) => n > 0)),
     relistCount: { start: startCount, end: endCount },
   };
