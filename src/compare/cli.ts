@@ -5,7 +5,7 @@
  * failed, 2 bad usage); nothing here exits the process.
  */
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
-import { Command, CommanderError, InvalidArgumentError } from 'commander';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { realClock, type Clock } from '../common/clock.js';
 import { KubeletTsError } from '../common/errors.js';
 import { parseDuration } from '../main/config/duration.js';
@@ -65,8 +65,12 @@ function program(): Command {
         'the difference of the two scrapes.',
     )
     .argument('<source...>', 'kubelet /metrics URLs or snapshot files')
-    .option('--window <duration>', 'time between the two scrapes of URL sources; 0 = one scrape, cumulative numbers', durationMs, 60_000)
-    .option('--timeout <duration>', 'timeout of one scrape', durationMs, 10_000)
+    .addOption(
+      new Option('--window <duration>', 'time between the two scrapes of URL sources; 0 = one scrape, cumulative numbers')
+        .argParser(durationMs)
+        .default(60_000, '60s'),
+    )
+    .addOption(new Option('--timeout <duration>', 'timeout of one scrape').argParser(durationMs).default(10_000, '10s'))
     .option('--cert <file>', 'PEM client certificate for https sources (with --key)')
     .option('--key <file>', 'PEM private key of --cert')
     .option('--cacert <file>', 'PEM CA bundle that signed the https sources certificates')
