@@ -27,7 +27,7 @@ import { capacityForMaxPods, PodStatusCache } from '../src/workers/shared/pod-st
 import { RelistRecordTable } from '../src/workers/shared/relist-records.js';
 import { computePodActions } from '../src/workers/sync/compute-pod-actions.js';
 import { hashContainer } from '../src/workers/sync/container-hash.js';
-import { arg, machine, round, writeResults } from './lib/report.js';
+import { arg, machine, round, taskRows, writeResults } from './lib/report.js';
 
 const TIME = Number(arg('time', '500'));
 const hex = (n: number, len = 64) => n.toString(16).padStart(len, '0');
@@ -188,18 +188,8 @@ bench.add('status generation: running 2-container pod', () => {
 await bench.run();
 void sink;
 
-const results = bench.tasks.map((t) => {
-  const r = t.result;
-  if (r.state !== 'completed') return { name: t.name, state: r.state };
-  return {
-    name: t.name,
-    opsPerSec: Math.round(r.throughput.mean),
-    meanUs: round(r.latency.mean * 1000, 2),
-    p50Us: round(r.latency.p50 * 1000, 2),
-    p99Us: round(r.latency.p99 * 1000, 2),
-    samples: r.latency.samplesCount,
-  };
-});
+const results = taskRows(bench);
+const us = (ns: number) => round(ns / 1000, 2);
 const meta = { machine: machine(), timePerTaskMs: TIME, listContainersBytes: listSizes };
 const md = [
   '# Micro-benchmarks (tinybench)',
@@ -210,7 +200,7 @@ const md = [
   '|---|---:|---:|---:|---:|---:|',
   ...results.map((r) =>
     'opsPerSec' in r
-      ? `| ${r.name} | ${r.opsPerSec} | ${r.meanUs} | ${r.p50Us} | ${r.p99Us} | ${r.samples} |`
+      ? `| ${r.name} | ${r.opsPerSec} | ${us(r.meanNs)} | ${us(r.p50Ns)} | ${us(r.p99Ns)} | ${r.samples} |`
       : `| ${r.name} | ${r.state} | | | | |`,
   ),
   '',

@@ -9,7 +9,7 @@
  */
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -88,6 +88,10 @@ describeE2E('kubelet-ts-compare: the Go kubelet v1.20.2 and kubelet-ts on contai
     } finally {
       await go.cleanup();
     }
+    // The harness leaves nothing behind: no mount under its root dir, no temp dir, no pod of its namespace.
+    expect(readFileSync('/proc/self/mountinfo', 'utf8')).not.toContain(go.rootDir);
+    expect(existsSync(go.dir)).toBe(false);
+    expect((await cri.listPodSandbox({ filter: { labelSelector: { [LABEL_POD_NAMESPACE]: go.opts.namespace } } })).items).toEqual([]);
 
     const ts = new AgentProcess(CONTAINERD_ENDPOINT, `cmp-ts-${run}`, `cmp-ts-${run}`);
     try {
