@@ -16,10 +16,10 @@ const read = <T>(name: string): T | undefined => {
   return existsSync(f) ? (JSON.parse(readFileSync(f, 'utf8')) as T) : undefined;
 };
 
-const pleg = read<{ rows: PlegRow[]; threads: number; simLatency: string }>('pleg.json');
-if (pleg) writePlegCharts(pleg.rows, plegChartSetup(pleg.threads, pleg.simLatency));
+const pleg = read<{ rows: PlegRow[]; threads: number; simLatency: string; machine: { date?: string; loadavg?: number[] } }>('pleg.json');
+if (pleg) writePlegCharts(pleg.rows, plegChartSetup(pleg.threads, pleg.simLatency, pleg.machine));
 else console.log('no pleg.json: run npm run bench -- pleg');
 
-const startup = read<{ results: ScenarioResult[] }>('startup.json');
-if (startup?.results.some((r) => r.agent.perPodMs)) writeStartupCharts(startup.results, 'startup');
+const startup = read<{ results: ScenarioResult[]; machine: { date?: string; loadavg?: number[] } }>('startup.json');
+if (startup?.results.some((r) => r.agent.perPodMs)) writeStartupCharts(startup.results, 'startup', startup.machine);
 else console.log('startup.json has no per-pod times (written before they were kept): run npm run bench -- startup');

@@ -216,7 +216,7 @@ async function main(): Promise<void> {
     ...Object.entries(ratios).map(([k, v]) => `- ${k}: **${v}**`),
   ].join('\n');
   writeResults(OUT, { machine: machine(), threads: THREADS, simLatency: SIM_LATENCY, rows, ratios }, md);
-  if (OUT === 'pleg') writePlegCharts(rows, plegChartSetup(THREADS, SIM_LATENCY));
+  if (OUT === 'pleg') writePlegCharts(rows, plegChartSetup(THREADS, SIM_LATENCY, machine()));
   console.log(md);
 }
 

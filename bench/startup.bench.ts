@@ -461,7 +461,7 @@ async function main(): Promise<void> {
     }
   }
   writeResults(OUT, { ...meta, results }, markdown(results, meta));
-  writeStartupCharts(results, OUT);
+  writeStartupCharts(results, OUT, meta.machine);
   const md = markdown(results, meta).split('\n');
   const first = md.findIndex((l) => l.startsWith('|'));
   const end = md.findIndex((l, i) => i > first && !l.startsWith('|'));

@@ -25,8 +25,13 @@ export interface PlegRow {
 }
 
 /** The chart subtitle of a pleg run. */
-export function plegChartSetup(threads: number, simLatency: string): string {
-  return `kubelet-ts-sim in a child process, per-call latency ${simLatency}; ${threads} worker threads; one run`;
+export function plegChartSetup(threads: number, simLatency: string, machine: { date?: string; loadavg?: number[] }): string {
+  return `kubelet-ts-sim in a child process, per-call latency ${simLatency}; ${threads} worker threads; ${runNote(machine)}`;
+}
+
+/** "one run on 2026-11-22, load 1.9": when the numbers were taken and how busy the machine was. */
+export function runNote(machine: { date?: string; loadavg?: number[] }): string {
+  return `one run${machine.date ? ` on ${machine.date.slice(0, 10)}` : ''}${machine.loadavg ? `, load ${machine.loadavg[0]}` : ''}`;
 }
 
 /** One line per mode over pods, for one scenario and one statistic. */

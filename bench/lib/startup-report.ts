@@ -1,6 +1,6 @@
 /** The startup benchmark's markdown report and CDF charts (bench/startup.bench.ts writes the JSON). */
 import type { CpuWindow } from './cpu.js';
-import { writeStartupCdf } from './charts.js';
+import { runNote, writeStartupCdf } from './charts.js';
 import type { ScenarioResult } from '../startup.bench.js';
 
 export function markdown(results: ScenarioResult[], meta: Record<string, unknown>): string {
@@ -108,13 +108,13 @@ export function markdown(results: ScenarioResult[], meta: Record<string, unknown
 }
 
 /** startup-cdf-<runtime>.svg per scenario: per-pod start-up CDF of each raw concurrency and of the agent. */
-export function writeStartupCharts(results: readonly ScenarioResult[], out: string): void {
+export function writeStartupCharts(results: readonly ScenarioResult[], out: string, machine: { date?: string; loadavg?: number[] }): void {
   for (const r of results) {
     if (!r.agent.perPodMs) continue; // results from before per-pod times were kept
     writeStartupCdf(
       `${out}-cdf-${r.runtime}.svg`,
       `Pod start-up CDF: ${r.pods} pods on ${r.runtime}, agent vs raw CRI`,
-      'agent: config.seen → container started_at; raw: batch start → StartContainer returned (all pods given at once)',
+      `agent: config.seen → container started_at; raw: batch start → StartContainer returned; ${runNote(machine)}`,
       [...r.raw.map((x) => ({ name: x.path, values: x.perPodMs })), { name: 'kubelet-ts agent', values: r.agent.perPodMs }],
     );
   }
