@@ -8,9 +8,15 @@
  * Metric names and buckets are upstream's (pkg/kubelet/metrics), which the Go
  * kubelet v1.20.2 and kubelet-ts share.
  */
-import { BucketMismatchError, formatBounds, histogramQuantile, sameBounds, subtractHistogram } from '../common/histogram-math.js';
+import {
+  BucketMismatchError,
+  CounterResetError,
+  formatBounds,
+  histogramQuantile,
+  sameBounds,
+  subtractHistogram,
+} from '../common/histogram-math.js';
 import { histogramSeries, parsePromText, type Bucket, type HistogramData, type Sample } from '../common/prom-text.js';
-import { CounterResetError } from '../common/histogram-math.js';
 import { MetricMissingError, NotAKubeletError } from './errors.js';
 import type { SourceScrapes } from './snapshot.js';
 
@@ -135,8 +141,11 @@ class SourceView {
   counter(metric: string, by = ''): Map<string, number> {
     const sum = (samples: Sample[]) => {
       const m = new Map<string, number>();
-      for (const s of samples)
-        if (s.name === metric) m.set(by ? (s.labels[by] ?? '') : '', (m.get(by ? (s.labels[by] ?? '') : '') ?? 0) + s.value);
+      for (const s of samples) {
+        if (s.name !== metric) continue;
+        const k = by ? (s.labels[by] ?? '') : '';
+        m.set(k, (m.get(k) ?? 0) + s.value);
+      }
       return m;
     };
     const end = sum(this.end);
