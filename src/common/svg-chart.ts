@@ -43,6 +43,17 @@ const COLORS = ['#4269d0', '#efb118', '#ff725c', '#6cc5b0', '#3ca951', '#ff8ab7'
 
 const xml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
+/** Splits text into lines of at most `max` characters at spaces (a longer word gets a line of its own). */
+function wrap(text: string, max: number): string[] {
+  const lines: string[] = [];
+  for (const word of text.split(' ').filter(Boolean)) {
+    const last = lines.at(-1);
+    if (last !== undefined && last.length + 1 + word.length <= max) lines[lines.length - 1] = `${last} ${word}`;
+    else lines.push(word);
+  }
+  return lines;
+}
+
 /** Renders the chart as a standalone SVG document (a string starting with `<svg xmlns=…`). */
 export function renderChartSvg(spec: ChartSpec): string {
   const width = spec.width ?? 720;
@@ -96,10 +107,11 @@ export function renderChartSvg(spec: ChartSpec): string {
     },
     marks: [Plot.frame({ strokeOpacity: 0.3 }), line],
   }) as unknown as { outerHTML: string };
+  const subtitle = wrap(spec.subtitle ?? '', Math.floor(width / 6.5));
   // Legend: swatches in rows above the plot.
   const legend: string[] = [];
   let lx = 70;
-  let ly = spec.subtitle ? 58 : 42;
+  let ly = 42 + 16 * subtitle.length;
   for (const name of names) {
     const w = 28 + name.length * 7;
     if (lx + w > width - 10 && lx > 70) {
@@ -118,9 +130,9 @@ export function renderChartSvg(spec: ChartSpec): string {
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${top + plotHeight}" viewBox="0 0 ${width} ${top + plotHeight}" font-family="system-ui, sans-serif">`,
     `<rect width="100%" height="100%" fill="white"/>`,
     `<text x="${width / 2}" y="22" font-size="16" font-weight="bold" text-anchor="middle">${xml(spec.title)}</text>`,
-    ...(spec.subtitle
-      ? [`<text x="${width / 2}" y="40" font-size="12" text-anchor="middle" fill="#555">${xml(spec.subtitle)}</text>`]
-      : []),
+    ...subtitle.map(
+      (line, i) => `<text x="${width / 2}" y="${40 + 16 * i}" font-size="12" text-anchor="middle" fill="#555">${xml(line)}</text>`,
+    ),
     ...legend,
     inner,
     '</svg>',
