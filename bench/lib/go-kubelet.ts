@@ -135,6 +135,7 @@ export class GoKubelet {
   async start(): Promise<void> {
     const bin = this.opts.bin ?? GO_KUBELET_BIN;
     if (!existsSync(bin)) {
+      await this.cleanup();
       throw new Error(
         `the Go kubelet is not at ${bin}: build it with 'sudo bash scripts/control-plane.sh build' (about 7 minutes) or set KTS_GO_KUBELET`,
       );
@@ -160,6 +161,8 @@ export class GoKubelet {
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     this.child = child;
+    let spawnError: Error | undefined;
+    child.once('error', (err) => (spawnError = err));
     process.once('exit', this.killOnExit);
     const collect = (b: Buffer) => {
       this.logs.push(...b.toString().split('\n').filter(Boolean));
@@ -168,17 +171,20 @@ export class GoKubelet {
     child.stdout!.on('data', collect);
     child.stderr!.on('data', collect);
     try {
-      await pollUntil(
+      // The poll ends early with a reason when the process cannot come up (pollUntil retries on throw).
+      const fatal = await pollUntil(
         'the Go kubelet to answer /healthz',
         async () => {
+          if (spawnError) return `the Go kubelet (${bin}) could not be started: ${spawnError.message}`;
           if (child.exitCode !== null || child.signalCode !== null) {
-            throw new Error(`the Go kubelet exited (${child.exitCode ?? child.signalCode}):\n${this.tail(40)}`);
+            return `the Go kubelet exited (${child.exitCode ?? child.signalCode}):\n${this.tail(40)}`;
           }
           const r = await fetch(`http://127.0.0.1:${this.healthzPort}/healthz`).catch(() => undefined);
-          return r?.ok === true && (await r.text()).trim() === 'ok';
+          return r?.ok === true && (await r.text()).trim() === 'ok' ? '' : undefined;
         },
         { timeoutMs: this.opts.startTimeoutMs ?? 90_000, intervalMs: 200 },
       );
+      if (fatal) throw new Error(fatal);
     } catch (err) {
       await this.cleanup().catch(() => undefined);
       throw err;
@@ -188,7 +194,7 @@ export class GoKubelet {
   /** SIGTERM, then SIGKILL after stopTimeoutMs; resolves when the process is gone. */
   async stop(): Promise<void> {
     const child = this.child;
-    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    if (!child || child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise((r) => child.once('exit', r));
     child.kill('SIGTERM');
     const timer = setTimeout(() => child.kill('SIGKILL'), this.opts.stopTimeoutMs ?? 20_000);
@@ -225,6 +231,11 @@ export class GoKubelet {
 
   async cleanup(): Promise<void> {
     await this.stop();
+    if (!this.child) {
+      // Never spawned: it made no pods and no mounts.
+      rmSync(this.dir, { recursive: true, force: true });
+      return;
+    }
     const cri = new CriClient({ runtimeEndpoint: this.opts.endpoint, timeoutMs: 60_000 });
     try {
       const boxes = await cri.listPodSandbox({ filter: { labelSelector: { [LABEL_POD_NAMESPACE]: this.opts.namespace } } });
