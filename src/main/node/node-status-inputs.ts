@@ -45,7 +45,6 @@ export interface InputDeps {
   addressEnv?: AddressEnv;
 }
 
-
 export class NodeStatusInputsCollector {
   readonly machine: MachineFacts;
   private readonly pressure: PressureTracker;
@@ -85,7 +84,12 @@ export class NodeStatusInputsCollector {
   }
 
   async refreshAddresses(): Promise<NodeAddress[]> {
-    this.addresses = await resolveNodeAddresses(this.d.config.nodeIp, this.d.config.nodeName, this.d.hostname, this.d.addressEnv ?? hostAddressEnv);
+    this.addresses = await resolveNodeAddresses(
+      this.d.config.nodeIp,
+      this.d.config.nodeName,
+      this.d.hostname,
+      this.d.addressEnv ?? hostAddressEnv,
+    );
     return this.addresses;
   }
 
