@@ -10,6 +10,7 @@ import { CriClient } from '../../src/cri/client.js';
 import { ContainerState, PodSandboxState } from '../../src/gen/runtime/v1/api.js';
 import { LABEL_POD_NAMESPACE } from '../../src/runtime/types.js';
 import { pollUntil } from '../helpers/poll.js';
+import { UNREACHABLE_IMAGE } from '../conformance/cri-conformance.js';
 import { AgentProcess, podManifest } from './agent-harness.js';
 import { CONTAINERD_ENDPOINT, describeE2E } from './e2e-env.js';
 
@@ -195,7 +196,7 @@ describeE2E('static pods on containerd', () => {
   it('an unpullable image shows ErrImagePull / ImagePullBackOff while the other pods run', async () => {
     agent.writeManifest(
       'pull',
-      podManifest('pull', ns, [{ name: 'app', command: SLEEP, image: 'docker.io/kubelet-ts-unreachable/none:1.0' }]),
+      podManifest('pull', ns, [{ name: 'app', command: SLEEP, image: UNREACHABLE_IMAGE }]),
     );
     await waitPod('an image pull waiting reason', 'pull', (p) => {
       const r = cs(p, 'app')?.state?.waiting?.reason;

@@ -3,7 +3,7 @@
  * stopped in parallel with the grace period, then every sandbox. Optionally
  * removes them afterwards (a pod deleted from all sources).
  */
-import type { CriClient } from '../../cri/client.js';
+import type { CriApi } from '../../cri/client.js';
 import { CriNotFoundError } from '../../common/errors.js';
 import type { PodStatus } from '../../runtime/types.js';
 import type { PodEvent } from './sync-types.js';
@@ -15,7 +15,7 @@ const ignoreNotFound = (err: unknown) => {
   if (!(err instanceof CriNotFoundError)) throw err;
 };
 
-export async function stopContainer(cri: CriClient, id: string, gracePeriodSeconds: number): Promise<void> {
+export async function stopContainer(cri: CriApi, id: string, gracePeriodSeconds: number): Promise<void> {
   const grace = Math.max(MIN_GRACE_PERIOD_SECONDS, Math.floor(gracePeriodSeconds));
   // The call itself may take the whole grace period; allow for it in the deadline.
   await cri.stopContainer({ containerId: id, timeout: BigInt(grace) }, { timeoutMs: grace * 1000 + 120_000 }).catch(ignoreNotFound);
@@ -28,7 +28,7 @@ export interface KillPodResult {
 }
 
 export async function killPod(
-  cri: CriClient,
+  cri: CriApi,
   status: PodStatus,
   gracePeriodSeconds: number,
   reason = 'Stopping container',
@@ -42,13 +42,13 @@ export async function killPod(
 }
 
 /** Removes the given (dead) containers; ones already gone are not an error. */
-export async function removeContainers(cri: CriClient, ids: string[]): Promise<number> {
+export async function removeContainers(cri: CriApi, ids: string[]): Promise<number> {
   await Promise.all(ids.map((id) => cri.removeContainer({ containerId: id }).catch(ignoreNotFound)));
   return ids.length;
 }
 
 /** Removes every sandbox of the pod (which removes its containers) and any container left over. */
-export async function removePod(cri: CriClient, status: PodStatus): Promise<void> {
+export async function removePod(cri: CriApi, status: PodStatus): Promise<void> {
   await removeContainers(
     cri,
     status.containerStatuses.map((c) => c.id),

@@ -10,7 +10,7 @@
 import { mkdirSync } from 'node:fs';
 import type { Container, Pod } from '../../api/pod.js';
 import type { Clock } from '../../common/clock.js';
-import type { CriClient } from '../../cri/client.js';
+import type { CriApi } from '../../cri/client.js';
 import type { Runtime } from '../../runtime/runtime.js';
 import type { PodStatus } from '../../runtime/types.js';
 import type { PodStatusCache } from '../shared/pod-status-cache.js';
@@ -24,7 +24,7 @@ import { buildPodLogsDirectory, generatePodSandboxConfig } from './sandbox-confi
 import type { NodeInfo, PodEvent, SyncPodInput, SyncPodResult, SyncReason, TerminatePodInput, TerminatePodResult } from './sync-types.js';
 
 export interface SyncContext {
-  cri: CriClient;
+  cri: CriApi;
   runtime: Runtime;
   cache: PodStatusCache;
   clock: Clock;
