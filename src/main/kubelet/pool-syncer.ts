@@ -59,6 +59,8 @@ export class PoolSyncer implements PodSyncer {
    */
   private readonly lastSyncEnd = new Map<string, number>();
   private readonly events: Logger;
+  /** The runtime status read when termination finished, until the pod is terminated (by UID). */
+  private readonly terminatedStatus = new Map<string, RuntimePodStatus>();
 
   private readonly slots: Semaphore;
 
@@ -73,10 +75,13 @@ export class PoolSyncer implements PodSyncer {
     return slot === undefined ? undefined : this.o.cache.read(slot, uid);
   }
 
-  /** The v1 status from the current cache, recorded in the status manager. */
-  refreshStatus(pod: Pod, podIsTerminal = false): ApiPodStatus {
+  /**
+   * The v1 status from the current cache (or from `runtime`, a status read
+   * after the caller's own changes), recorded in the status manager.
+   */
+  refreshStatus(pod: Pod, podIsTerminal = false, runtime?: RuntimePodStatus): ApiPodStatus {
     const uid = pod.metadata.uid ?? '';
-    const status = generateAPIPodStatus(pod, this.cachedStatus(uid), {
+    const status = generateAPIPodStatus(pod, runtime ?? this.cachedStatus(uid), {
       now: this.o.clock.now(),
       nodeIP: this.o.node.ip || undefined,
       previous: this.o.statusManager.getPodStatus(uid),
@@ -151,12 +156,16 @@ export class PoolSyncer implements PodSyncer {
       }),
     );
     this.record(pod, result.events);
-    if (podStatusFunc) this.o.statusManager.setPodStatus(pod, podStatusFunc(pod, this.cachedStatus(uid)));
-    else this.refreshStatus(pod, true);
+    // The final status comes from the runtime as read after the stop, never from an older cache entry.
+    if (podStatusFunc) this.o.statusManager.setPodStatus(pod, podStatusFunc(pod, result.status));
+    else this.refreshStatus(pod, true, result.status);
+    this.terminatedStatus.set(uid, result.status);
   }
 
   async syncTerminatedPod(_ctx: SyncContext, pod: Pod): Promise<void> {
     const uid = pod.metadata.uid ?? '';
+    const stopped = this.terminatedStatus.get(uid);
+    this.terminatedStatus.delete(uid);
     const desired = this.o.podManager.get(uid) !== undefined;
     if (!desired) {
       // Gone from every source: remove its containers and sandboxes.
@@ -164,7 +173,10 @@ export class PoolSyncer implements PodSyncer {
       this.o.statusManager.removePodStatus(uid);
       this.o.releaseCacheSlot?.(uid);
     } else {
-      this.refreshStatus(pod, true);
+      // upstream GetNewerThan(lastSyncTime): a cache entry older than the stop would bring back running containers.
+      const slot = this.o.cache.slotOf(uid);
+      const fresh = stopped && slot !== undefined && this.o.cache.isNewerThan(slot, stopped.timestamp) ? undefined : stopped;
+      this.refreshStatus(pod, true, fresh);
     }
     this.backoff.delete(uid);
     this.reasons.delete(uid);
