@@ -34,6 +34,7 @@ import { PoolSyncer } from './kubelet/pool-syncer.js';
 import { kubeletMetrics } from './kubelet/kubelet-metrics.js';
 import { PodHandlers } from './kubelet/handlers.js';
 import { ContainerDeletor } from './kubelet/container-deletor.js';
+import { ContainerGc } from './kubelet/container-gc.js';
 import { StatusManager } from './status/status-manager.js';
 import { PodWorkers } from './pod-workers/pod-workers.js';
 
@@ -202,6 +203,17 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
     syncLoop.start(signal);
     stops.push(() => syncLoop.stopped());
     stops.push(() => podWorkers.idle());
+
+    const containerGc = new ContainerGc({
+      runner,
+      clock,
+      logger: kubeletLogger.child({ component: 'container-gc' }),
+      podLogsDir: config.podLogsDir,
+      shouldPodContentBeRemoved: (uid) => podWorkers.shouldPodContentBeRemoved(uid),
+      allSourcesReady: () => podConfig.seenAllSources(),
+    });
+    containerGc.start(signal);
+    stops.push(() => containerGc.idle());
 
     const checks: HealthCheck[] = [
       { name: 'ping', check: () => ({ ok: true, message: 'ok' }) },

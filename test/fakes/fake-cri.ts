@@ -65,6 +65,7 @@ export class FakeCri {
     createContainer: async () => ({ containerId: `ctr-${++this.seq}` }),
     startContainer: async () => ({}),
     stopContainer: async () => ({}),
+    containerStatus: async (r) => ({ status: { id: r.containerId, logPath: '', annotations: {}, labels: {} } }),
     removeContainer: async () => ({}),
     stopPodSandbox: async () => ({}),
     removePodSandbox: async () => ({}),

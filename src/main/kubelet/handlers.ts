@@ -11,7 +11,7 @@ import type { Clock } from '../../common/clock.js';
 import type { PlegEvent } from '../../runtime/pleg-event.js';
 import type { PodStatus as RuntimePodStatus, RuntimePod } from '../../runtime/types.js';
 import { canAdmitPod, rejectedPodStatus, type AdmitNode } from '../admission/admit.js';
-import type { PodWorkers } from '../pod-workers/pod-workers.js';
+import { isRuntimeStatusTerminal, type PodWorkers } from '../pod-workers/pod-workers.js';
 import type { StatusManager } from '../status/status-manager.js';
 import type { PodManager } from './pod-manager.js';
 import type { ContainerDeletor } from './container-deletor.js';
@@ -124,11 +124,12 @@ export class PodHandlers {
     const workers = podWorkers.syncKnownPods(desired);
     statusManager.removeOrphanedStatuses((uid) => podManager.get(uid) !== undefined || workers.has(uid));
 
-    // Runtime pods no config knows: kill them.
+    // Runtime pods no config knows and no worker handles: kill them (removal is left to container GC).
     for (const uid of this.d.runtimeUids()) {
       if (podManager.get(uid) || workers.has(uid)) continue;
       const status = this.d.cachedStatus(uid);
-      if (!status || (status.sandboxStatuses.length === 0 && status.containerStatuses.length === 0)) continue;
+      // Only pods with something running (upstream runtimeCache.GetPods); dead leftovers are container GC's.
+      if (!status || isRuntimeStatusTerminal(status)) continue;
       logger.info({ podUID: uid, pod: `${status.namespace}/${status.name}` }, 'Clean up orphaned pod known only to the runtime');
       podWorkers.update({
         runningPod: toRuntimePod(status),

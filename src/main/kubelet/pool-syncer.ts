@@ -168,8 +168,7 @@ export class PoolSyncer implements PodSyncer {
     this.terminatedStatus.delete(uid);
     const desired = this.o.podManager.get(uid) !== undefined;
     if (!desired) {
-      // Gone from every source: remove its containers and sandboxes.
-      await this.o.runner.run({ type: 'terminatePod', input: { pod, slot: -1, gracePeriodSeconds: 0, remove: true } });
+      // Gone from every source. Its stopped containers and sandboxes stay until container GC removes them.
       this.o.statusManager.removePodStatus(uid);
       this.o.releaseCacheSlot?.(uid);
     } else {
@@ -195,6 +194,6 @@ export class PoolSyncer implements PodSyncer {
       { pod: `${runningPod.namespace}/${runningPod.name}`, podUID: runningPod.uid },
       'Killing orphaned pod known only to the runtime',
     );
-    await this.o.runner.run({ type: 'terminatePod', input: { pod, slot: -1, gracePeriodSeconds: 1, remove: true } });
+    await this.o.runner.run({ type: 'terminatePod', input: { pod, slot: -1, gracePeriodSeconds: 1, remove: false } });
   }
 }

@@ -10,6 +10,8 @@
  * (so CNI is torn down for a sandbox that died on its own). Nothing here
  * removes anything: removal is container GC's job, always after the stop.
  */
+import { readdirSync, rmSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import type { Container, Pod } from '../../api/pod.js';
 import type { CriApi } from '../../cri/client.js';
 import { CriNotFoundError } from '../../common/errors.js';
@@ -151,9 +153,36 @@ export async function killPod(ctx: HookContext, pod: Pod, status: PodStatus, gra
   return result;
 }
 
-/** Removes the given (dead) containers; ones already gone are not an error. */
+/**
+ * Upstream removeContainer: the container's log files first (`<logPath>*`,
+ * rotated ones included), then the container, so a failure leaves both for a
+ * retry. A container already gone is not an error.
+ */
+export async function removeContainer(cri: CriApi, id: string): Promise<void> {
+  let logPath = '';
+  try {
+    logPath = (await cri.containerStatus({ containerId: id })).status?.logPath ?? '';
+  } catch (err) {
+    if (err instanceof CriNotFoundError) return;
+    throw err;
+  }
+  if (logPath) {
+    const dir = dirname(logPath);
+    const base = basename(logPath);
+    let names: string[] = [];
+    try {
+      names = readdirSync(dir).filter((n) => n.startsWith(base));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+    for (const n of names) rmSync(join(dir, n), { force: true });
+  }
+  await cri.removeContainer({ containerId: id }).catch(ignoreNotFound);
+}
+
+/** Removes the given (dead) containers and their logs; ones already gone are not an error. */
 export async function removeContainers(cri: CriApi, ids: string[]): Promise<number> {
-  await Promise.all(ids.map((id) => cri.removeContainer({ containerId: id }).catch(ignoreNotFound)));
+  await Promise.all(ids.map((id) => removeContainer(cri, id)));
   return ids.length;
 }
 

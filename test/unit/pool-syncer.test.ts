@@ -1,0 +1,115 @@
+import { pino } from 'pino';
+import { describe, expect, it } from 'vitest';
+import { PodSchema, type Pod } from '../../src/api/pod.js';
+import { PodManager } from '../../src/main/kubelet/pod-manager.js';
+import { PoolSyncer } from '../../src/main/kubelet/pool-syncer.js';
+import { StatusManager } from '../../src/main/status/status-manager.js';
+import type { PodStatus } from '../../src/runtime/types.js';
+import type { RequestOf, TaskResults, TaskType } from '../../src/workers/protocol.js';
+import { PodStatusCache } from '../../src/workers/shared/pod-status-cache.js';
+import type { TaskRunner } from '../../src/workers/task-runner.js';
+import { FakeClock } from '../fakes/fake-clock.js';
+
+/** A TaskRunner that records requests and answers from `answer`. */
+class RecordingRunner implements TaskRunner {
+  readonly threads = 0;
+  readonly requests: { type: string; [k: string]: unknown }[] = [];
+  constructor(private readonly answer: (r: { type: string; [k: string]: unknown }) => unknown) {}
+  async run<K extends TaskType>(request: RequestOf<K>): Promise<TaskResults[K]> {
+    this.requests.push(request as { type: string });
+    return this.answer(request as { type: string }) as TaskResults[K];
+  }
+  async close(): Promise<void> {}
+}
+
+const pod = (): Pod =>
+  PodSchema.parse({
+    metadata: { name: 'web', namespace: 'default', uid: 'uid-1' },
+    spec: { restartPolicy: 'Always', containers: [{ name: 'app', image: 'busybox:1' }] },
+  });
+
+const runningStatus = (ready: boolean): PodStatus => ({
+  uid: 'uid-1',
+  name: 'web',
+  namespace: 'default',
+  ips: ready ? ['10.1.0.5'] : [],
+  sandboxStatuses: [
+    { id: 'sb1', state: ready ? 'ready' : 'notready', createdAt: 1n, attempt: 0, ips: ready ? ['10.1.0.5'] : [], hostNetwork: false },
+  ],
+  containerStatuses: [
+    {
+      id: 'c1',
+      name: 'app',
+      state: ready ? 'running' : 'exited',
+      createdAt: 2n,
+      startedAt: 2n,
+      finishedAt: ready ? 0n : 3n,
+      exitCode: ready ? 0 : 143,
+      reason: '',
+      message: '',
+      image: 'busybox:1',
+      imageRef: 'busybox:1',
+      restartCount: 0,
+      hash: '',
+      sandboxId: 'sb1',
+    },
+  ],
+  timestamp: 0,
+});
+
+function setup() {
+  const clock = new FakeClock();
+  const cache = PodStatusCache.create({ capacity: 4 });
+  const podManager = new PodManager();
+  const statusManager = new StatusManager();
+  const runner = new RecordingRunner((r) =>
+    r.type === 'terminatePod'
+      ? { stoppedContainers: 1, stoppedSandboxes: 1, removed: false, events: [], status: runningStatus(false) }
+      : {},
+  );
+  const syncer = new PoolSyncer({
+    runner,
+    cache,
+    podManager,
+    statusManager,
+    node: { name: 'n1', ip: '192.0.2.1', podLogsDir: '/tmp', clusterDNS: [], clusterDomain: '', resolvConf: '', memoryCapacityBytes: 1 },
+    clock,
+    logger: pino({ level: 'silent' }),
+    networkError: () => undefined,
+  });
+  return { clock, cache, podManager, statusManager, runner, syncer };
+}
+
+const ctx = { signal: new AbortController().signal };
+
+describe('PoolSyncer: termination leaves removal to container GC', () => {
+  it('a pod gone from every source is not removed when terminated', async () => {
+    const { syncer, runner } = setup();
+    await syncer.syncTerminatedPod(ctx, pod());
+    expect(runner.requests).toEqual([]);
+  });
+
+  it('an orphan known only to the runtime is killed with a 1 s grace and not removed', async () => {
+    const { syncer, runner } = setup();
+    await syncer.syncTerminatingRuntimePod(ctx, { uid: 'uid-9', name: 'x', namespace: 'default', sandboxes: [], containers: [] });
+    expect(runner.requests).toHaveLength(1);
+    expect(runner.requests[0]).toMatchObject({ type: 'terminatePod', input: { gracePeriodSeconds: 1, remove: false } });
+  });
+});
+
+describe('PoolSyncer: the final status comes from the runtime after the stop (upstream re-read, GetNewerThan)', () => {
+  it('a terminated pod does not keep PodReadyToStartContainers=True or a running container from the stale cache', async () => {
+    const { syncer, cache, statusManager, podManager } = setup();
+    const p = pod();
+    podManager.addOrUpdate(p);
+    // The cache still holds the running pod (the PLEG has not relisted since the stop).
+    const slot = cache.allocate('uid-1');
+    cache.write(slot, runningStatus(true));
+    await syncer.syncTerminatingPod(ctx, p, 5);
+    await syncer.syncTerminatedPod(ctx, p);
+    const s = statusManager.getPodStatus('uid-1')!;
+    expect(s.conditions?.find((c) => c.type === 'PodReadyToStartContainers')?.status).toBe('False');
+    expect(s.containerStatuses?.[0]?.state?.terminated?.exitCode).toBe(143);
+    expect(s.containerStatuses?.[0]?.state?.running).toBeUndefined();
+  });
+});
