@@ -281,4 +281,47 @@ describeE2E('pod lifecycle on containerd (upstream semantics)', () => {
     // StopPodSandbox on the dead sandbox ran CNI DEL: its IP is free again (container GC would only come a minute later).
     await pollUntil('the dead sandbox IP released', async () => !existsSync(ipFile), { timeoutMs: 15_000 });
   });
+  it('activeDeadlineSeconds: the pod fails with DeadlineExceeded and its containers are killed', async () => {
+    agent.writeManifest('deadline', manifest('deadline', [{ name: 'app', command: SLEEP }], { activeDeadlineSeconds: 4 }));
+    await waitPod('running', 'deadline', (p) => cs(p, 'app')?.state?.running);
+    const p = await waitPod('Failed with DeadlineExceeded', 'deadline', (x) => x.status?.phase === 'Failed' && x, 60_000);
+    expect(p.status).toMatchObject({
+      reason: 'DeadlineExceeded',
+      message: 'Pod was active on the node longer than the specified deadline',
+    });
+    await pollUntil(
+      'the app container stopped',
+      async () => (await containersOf('deadline')).every((c) => c.state === ContainerState.CONTAINER_EXITED),
+      {
+        timeoutMs: 30_000,
+      },
+    );
+    await pollUntil(
+      'the sandbox stopped',
+      async () => (await sandboxesOf('deadline')).every((b) => b.state === PodSandboxState.SANDBOX_NOTREADY),
+      {
+        timeoutMs: 30_000,
+      },
+    );
+  });
+  it('admission: a second pod asking for a hostPort in use is rejected (NodePorts); the first keeps running', async () => {
+    const withPort = (name: string) =>
+      manifest(name, [
+        {
+          name: 'app',
+          command: SLEEP,
+          ports: [{ containerPort: 8080, hostPort: 18080 + Number(run.charCodeAt(0) % 50), protocol: 'TCP' }],
+        },
+      ]);
+    agent.writeManifest('port1', withPort('port1'));
+    await waitPod('running', 'port1', (p) => cs(p, 'app')?.state?.running);
+    agent.writeManifest('port2', withPort('port2'));
+    const p2 = await waitPod('rejected', 'port2', (p) => p.status?.phase === 'Failed' && p, 60_000);
+    expect(p2.status).toMatchObject({
+      reason: 'NodePorts',
+      message: "Pod was rejected: Predicate NodePorts failed: node(s) didn't have free ports for the requested pod ports",
+    });
+    expect(await containersOf('port2')).toEqual([]);
+    expect(cs(await agent.pod('port1'), 'app')?.state?.running).toBeTruthy();
+  });
 });

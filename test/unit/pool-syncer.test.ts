@@ -2,6 +2,7 @@ import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { PodSchema, type Pod } from '../../src/api/pod.js';
 import { PodManager } from '../../src/main/kubelet/pod-manager.js';
+import { pastActiveDeadline } from '../../src/main/kubelet/active-deadline.js';
 import { PoolSyncer } from '../../src/main/kubelet/pool-syncer.js';
 import { StatusManager } from '../../src/main/status/status-manager.js';
 import type { PodStatus } from '../../src/runtime/types.js';
@@ -65,7 +66,9 @@ function setup() {
   const runner = new RecordingRunner((r) =>
     r.type === 'terminatePod'
       ? { stoppedContainers: 1, stoppedSandboxes: 1, removed: false, events: [], status: runningStatus(false) }
-      : {},
+      : r.type === 'syncPod'
+        ? { plan: '', reasons: {}, backoff: {}, events: [] }
+        : {},
   );
   const syncer = new PoolSyncer({
     runner,
@@ -111,5 +114,38 @@ describe('PoolSyncer: the final status comes from the runtime after the stop (up
     expect(s.conditions?.find((c) => c.type === 'PodReadyToStartContainers')?.status).toBe('False');
     expect(s.containerStatuses?.[0]?.state?.terminated?.exitCode).toBe(143);
     expect(s.containerStatuses?.[0]?.state?.running).toBeUndefined();
+  });
+});
+
+describe('activeDeadlineSeconds (upstream activeDeadlineHandler)', () => {
+  const deadlinePod = (): Pod => {
+    const p = pod();
+    p.spec.activeDeadlineSeconds = 30;
+    return p;
+  };
+
+  it('pastActiveDeadline counts from the kubelet status startTime, inclusive', () => {
+    const start = Date.parse('2026-11-23T00:00:00Z');
+    const status = { startTime: '2026-11-23T00:00:00Z' };
+    expect(pastActiveDeadline(deadlinePod(), status, start + 29_999)).toBe(false);
+    expect(pastActiveDeadline(deadlinePod(), status, start + 30_000)).toBe(true);
+    expect(pastActiveDeadline(deadlinePod(), undefined, start + 99_000)).toBe(false);
+    expect(pastActiveDeadline(pod(), status, start + 99_000)).toBe(false);
+  });
+
+  it('a pod past its deadline is Failed with DeadlineExceeded and its sync reports terminal (so it is killed)', async () => {
+    const { syncer, statusManager, clock, runner } = setup();
+    const p = deadlinePod();
+    const first = await syncer.syncPod(ctx, 'create', p);
+    expect(first.terminal).toBe(false);
+    expect(runner.requests.filter((r) => r.type === 'syncPod')).toHaveLength(1);
+    clock.step(30_000);
+    const second = await syncer.syncPod(ctx, 'sync', p);
+    expect(second.terminal).toBe(true);
+    const s = statusManager.getPodStatus('uid-1')!;
+    expect(s).toMatchObject({ phase: 'Failed', reason: 'DeadlineExceeded', message: 'Pod was active on the node longer than the specified deadline' });
+    expect(s.conditions?.find((c) => c.type === 'Ready')?.status).toBe('False');
+    // No further container starts once the deadline passed.
+    expect(runner.requests.filter((r) => r.type === 'syncPod')).toHaveLength(1);
   });
 });

@@ -10,11 +10,12 @@ import type { Pod } from '../../api/pod.js';
 import type { Clock } from '../../common/clock.js';
 import type { PlegEvent } from '../../runtime/pleg-event.js';
 import type { PodStatus as RuntimePodStatus, RuntimePod } from '../../runtime/types.js';
-import { canAdmitPod, rejectedPodStatus, type AdmitNode } from '../admission/admit.js';
+import { canAdmitPod, filterOutInactivePods, rejectedPodStatus, type AdmitNode } from '../admission/admit.js';
 import { isRuntimeStatusTerminal, type PodWorkers } from '../pod-workers/pod-workers.js';
 import type { StatusManager } from '../status/status-manager.js';
 import type { PodManager } from './pod-manager.js';
 import type { ContainerDeletor } from './container-deletor.js';
+import { pastActiveDeadline } from './active-deadline.js';
 
 export interface HandlerDeps {
   podManager: PodManager;
@@ -56,9 +57,14 @@ export class PodHandlers {
       const uid = pod.metadata.uid ?? '';
       podManager.addOrUpdate(pod);
       if (!podWorkers.isPodTerminationRequested(uid)) {
-        const active = podManager
-          .pods()
-          .filter((p) => p !== pod && !this.rejected.has(p.metadata.uid ?? '') && !podWorkers.isPodKnownTerminated(p.metadata.uid ?? ''));
+        const active = filterOutInactivePods(
+          podManager.pods().filter((p) => p !== pod),
+          {
+            isKnownTerminated: (uid) => podWorkers.isPodKnownTerminated(uid),
+            isTerminationRequested: (uid) => podWorkers.isPodTerminationRequested(uid),
+            statusOf: (uid) => statusManager.getPodStatus(uid),
+          },
+        );
         const verdict = canAdmitPod(pod, active, this.d.admitNode);
         if (!verdict.admit) {
           this.rejected.add(uid);
@@ -96,6 +102,21 @@ export class PodHandlers {
 
   handlePodReconcile(pods: Pod[]): void {
     for (const pod of pods) this.d.podManager.addOrUpdate(pod);
+  }
+
+  /**
+   * Upstream getPodsToSync: the pods whose resync or retry is due, plus every
+   * desired pod a sync-loop handler wants synced now (past its active deadline).
+   */
+  podsToSync(due: Iterable<string>): string[] {
+    const uids = new Set(due);
+    const now = this.d.clock.now();
+    for (const pod of this.d.podManager.pods()) {
+      if (pod.spec.activeDeadlineSeconds == null) continue;
+      const uid = pod.metadata.uid ?? '';
+      if (!uids.has(uid) && pastActiveDeadline(pod, this.d.statusManager.getPodStatus(uid), now)) uids.add(uid);
+    }
+    return [...uids];
   }
 
   handlePodSyncs(uids: Iterable<string>): void {

@@ -15,6 +15,7 @@ import type { NodeInfo, PodEvent, SyncReason } from '../../workers/sync/sync-typ
 import type { TaskRunner } from '../../workers/task-runner.js';
 import type { PodStatusFunc, PodSyncer, SyncContext, SyncPodType } from '../pod-workers/pod-workers.js';
 import { generateAPIPodStatus } from '../status/generate-pod-status.js';
+import { activeDeadlineEviction } from './active-deadline.js';
 import type { StatusManager } from '../status/status-manager.js';
 import type { PodManager } from './pod-manager.js';
 import type { KubeletMetrics } from './kubelet-metrics.js';
@@ -81,10 +82,15 @@ export class PoolSyncer implements PodSyncer {
    */
   refreshStatus(pod: Pod, podIsTerminal = false, runtime?: RuntimePodStatus): ApiPodStatus {
     const uid = pod.metadata.uid ?? '';
+    const now = this.o.clock.now();
+    const previous = this.o.statusManager.getPodStatus(uid);
+    const evict = activeDeadlineEviction(pod, previous, now);
+    if (evict && previous?.reason !== evict.reason) this.record(pod, [{ type: 'Normal', reason: evict.reason, message: evict.message }]);
     const status = generateAPIPodStatus(pod, runtime ?? this.cachedStatus(uid), {
-      now: this.o.clock.now(),
+      now,
+      evict,
       nodeIP: this.o.node.ip || undefined,
-      previous: this.o.statusManager.getPodStatus(uid),
+      previous,
       reasonCache: new Map(Object.entries(this.reasons.get(uid) ?? {})),
       podIsTerminal,
       runtimeName: this.o.runtimeName ?? 'containerd',
