@@ -192,6 +192,7 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
       runtimeUids: () => shared.cache.uids(),
       cachedStatus: (uid) => syncer.cachedStatus(uid),
       containerDeletor: new ContainerDeletor(runner, kubeletLogger),
+      allSourcesReady: () => podConfig.seenAllSources(),
       clock,
       logger: kubeletLogger,
     });

@@ -1,9 +1,10 @@
 import { pino } from 'pino';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { PodSchema, type Pod } from '../../src/api/pod.js';
 import { PodManager } from '../../src/main/kubelet/pod-manager.js';
 import { pastActiveDeadline } from '../../src/main/kubelet/active-deadline.js';
 import { PoolSyncer } from '../../src/main/kubelet/pool-syncer.js';
+import { PodWorkers } from '../../src/main/pod-workers/pod-workers.js';
 import { StatusManager } from '../../src/main/status/status-manager.js';
 import type { PodStatus } from '../../src/runtime/types.js';
 import type { RequestOf, TaskResults, TaskType } from '../../src/workers/protocol.js';
@@ -143,9 +144,52 @@ describe('activeDeadlineSeconds (upstream activeDeadlineHandler)', () => {
     const second = await syncer.syncPod(ctx, 'sync', p);
     expect(second.terminal).toBe(true);
     const s = statusManager.getPodStatus('uid-1')!;
-    expect(s).toMatchObject({ phase: 'Failed', reason: 'DeadlineExceeded', message: 'Pod was active on the node longer than the specified deadline' });
+    expect(s).toMatchObject({
+      phase: 'Failed',
+      reason: 'DeadlineExceeded',
+      message: 'Pod was active on the node longer than the specified deadline',
+    });
     expect(s.conditions?.find((c) => c.type === 'Ready')?.status).toBe('False');
     // No further container starts once the deadline passed.
     expect(runner.requests.filter((r) => r.type === 'syncPod')).toHaveLength(1);
+  });
+});
+
+describe('a shortened grace period during termination stops the containers again (upstream cancels the running kill)', () => {
+  it('the second kill with a shorter grace period is dispatched while the first is still running', async () => {
+    const { clock, cache, podManager, statusManager } = setup();
+    const pending: (() => void)[] = [];
+    const runner = new RecordingRunner((r) => {
+      if (r.type !== 'terminatePod') return {};
+      return new Promise((resolve) =>
+        pending.push(() =>
+          resolve({ stoppedContainers: 1, stoppedSandboxes: 1, removed: false, events: [], status: runningStatus(false) }),
+        ),
+      );
+    });
+    const syncer = new PoolSyncer({
+      runner,
+      cache,
+      podManager,
+      statusManager,
+      node: { name: 'n1', ip: '', podLogsDir: '/tmp', clusterDNS: [], clusterDomain: '', resolvConf: '', memoryCapacityBytes: 1 },
+      clock,
+      logger: pino({ level: 'silent' }),
+      networkError: () => undefined,
+    });
+    const workers = new PodWorkers({ syncer, clock, random: () => 0 });
+    const p = pod();
+    p.spec.terminationGracePeriodSeconds = 30;
+    workers.update({ pod: p, updateType: 'kill' });
+    const kills = () =>
+      runner.requests
+        .filter((r) => r.type === 'terminatePod')
+        .map((r) => (r as unknown as { input: { gracePeriodSeconds: number } }).input.gracePeriodSeconds);
+    await vi.waitFor(() => expect(kills()).toEqual([30]));
+    workers.update({ pod: p, updateType: 'kill', killPodOptions: { gracePeriodSeconds: 5 } });
+    await vi.waitFor(() => expect(kills()).toEqual([30, 5]));
+    for (const release of pending) release();
+    await workers.idle();
+    expect(workers.stateOf('uid-1')).toBe('finished');
   });
 });

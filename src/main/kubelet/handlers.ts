@@ -26,6 +26,8 @@ export interface HandlerDeps {
   runtimeUids(): string[];
   cachedStatus(uid: string): RuntimePodStatus | undefined;
   containerDeletor: ContainerDeletor;
+  /** Every pod source has delivered once (upstream sourcesReady.AllReady). */
+  allSourcesReady(): boolean;
   clock: Clock;
   logger: Logger;
 }
@@ -88,12 +90,22 @@ export class PodHandlers {
     }
   }
 
+  /**
+   * Upstream HandlePodRemoves + deletePod: the pod leaves the desired set at
+   * once, but before every source has delivered, nothing is killed (a source
+   * that has not reported yet may still want it); housekeeping's orphan
+   * cleanup kills it later if it is really gone.
+   */
   handlePodRemoves(pods: Pod[]): void {
     for (const pod of pods) {
       const uid = pod.metadata.uid ?? '';
       this.d.podManager.remove(pod);
       if (this.rejected.delete(uid)) {
         this.d.statusManager.removePodStatus(uid);
+        continue;
+      }
+      if (!this.d.allSourcesReady()) {
+        this.d.logger.info({ pod: `${pod.metadata.namespace}/${pod.metadata.name}` }, 'Skipping delete because sources aren’t ready yet');
         continue;
       }
       this.d.podWorkers.update({ pod, updateType: 'kill', startTime: this.d.clock.now() });

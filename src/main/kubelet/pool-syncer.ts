@@ -45,6 +45,31 @@ export interface PoolSyncerOptions {
   releaseCacheSlot?(uid: string): void;
 }
 
+/** `p`, or a rejection with the signal's reason as soon as it aborts (a late failure of `p` is then ignored). */
+function untilAborted<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) {
+    p.catch(() => undefined);
+    return Promise.reject(signal.reason);
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => {
+      p.catch(() => undefined);
+      reject(signal.reason);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (e: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(e);
+      },
+    );
+  });
+}
+
 function podRef(pod: Pod): string {
   return `${pod.metadata.namespace ?? ''}/${pod.metadata.name ?? ''}`;
 }
@@ -152,15 +177,23 @@ export class PoolSyncer implements PodSyncer {
     return { terminal: false };
   }
 
-  async syncTerminatingPod(_ctx: SyncContext, pod: Pod, gracePeriodSeconds: number, podStatusFunc?: PodStatusFunc): Promise<void> {
+  /**
+   * Stops the pod's containers with the grace period. When the pod workers
+   * abort this call (the grace period was shortened), it returns at once with
+   * the abort error, so the next call stops the containers again with the
+   * shorter grace period while this task finishes in the background (upstream
+   * cancels the context of the running kill).
+   */
+  async syncTerminatingPod(ctx: SyncContext, pod: Pod, gracePeriodSeconds: number, podStatusFunc?: PodStatusFunc): Promise<void> {
     const uid = pod.metadata.uid ?? '';
     this.o.logger.info({ pod: podRef(pod), gracePeriod: gracePeriodSeconds }, 'Pod is terminating; stopping its containers');
-    const result = await this.slots.run(() =>
+    const task = this.slots.run(() =>
       this.o.runner.run({
         type: 'terminatePod',
         input: { pod, slot: this.o.cache.slotOf(uid) ?? -1, gracePeriodSeconds, remove: false },
       }),
     );
+    const result = await untilAborted(task, ctx.signal);
     this.record(pod, result.events);
     // The final status comes from the runtime as read after the stop, never from an older cache entry.
     if (podStatusFunc) this.o.statusManager.setPodStatus(pod, podStatusFunc(pod, result.status));
