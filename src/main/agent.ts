@@ -42,6 +42,7 @@ import { PoolSyncer } from './kubelet/pool-syncer.js';
 import { kubeletMetrics } from './kubelet/kubelet-metrics.js';
 import { PodHandlers } from './kubelet/handlers.js';
 import { ContainerDeletor } from './kubelet/container-deletor.js';
+import { ContainerGc } from './kubelet/container-gc.js';
 import { StatusManager } from './status/status-manager.js';
 import { podStatusSyncDuration } from './status/status-metrics.js';
 import { StatusSync } from './status/status-sync.js';
@@ -199,7 +200,7 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
       );
     }
 
-    const node = nodeResources(config, collector.machine, collector.resources().allocatable, addresses);
+    const node = nodeResources(config, collector.machine, collector.resources().allocatable, addresses, hostname);
     const podManager = new PodManager();
     const statusManager = new StatusManager(() => clock.now());
     let statusSync: StatusSync | undefined;
@@ -257,11 +258,18 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
       podManager,
       podWorkers,
       statusManager,
-      admitNode: { allocatable: node.allocatable },
+      admitNode: {
+        allocatable: node.allocatable,
+        name: config.nodeName,
+        labels: node.labels,
+        sysctlAllowlist: node.sysctlAllowlist,
+        shuttingDown: () => signal.aborted,
+      },
       runtimeUids: () => shared.cache.uids(),
       cachedStatus: (uid) => syncer.cachedStatus(uid),
       containerDeletor: new ContainerDeletor(runner, kubeletLogger),
       mirrorClient,
+      allSourcesReady: () => podConfig.seenAllSources(),
       clock,
       logger: kubeletLogger,
     });
@@ -276,6 +284,17 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
       logger: kubeletLogger,
       queue,
     });
+
+    const containerGc = new ContainerGc({
+      runner,
+      clock,
+      logger: kubeletLogger.child({ component: 'container-gc' }),
+      podLogsDir: config.podLogsDir,
+      shouldPodContentBeRemoved: (uid) => podWorkers.shouldPodContentBeRemoved(uid),
+      allSourcesReady: () => podConfig.seenAllSources(),
+    });
+    containerGc.start(signal);
+    stops.push(() => containerGc.idle());
 
     // Start-up order as upstream's startKubelet + Kubelet.Run: the HTTP servers, node status and
     // lease, runtime health, (pod status), the PLEG, then the syncLoop.

@@ -8,6 +8,7 @@ import { realClock, type Clock } from '../common/clock.js';
 import { KubeletTsError } from '../common/errors.js';
 import { syncPod, terminatePod, type SyncContext } from './sync/sync-pod.js';
 import { removeContainers } from './sync/kill-pod.js';
+import { gcList, gcRemove } from './sync/container-gc.js';
 import { CriClient } from '../cri/client.js';
 import { CriRuntime } from '../runtime/cri-runtime.js';
 import type { Runtime } from '../runtime/runtime.js';
@@ -80,6 +81,10 @@ export async function runTask(ctx: TaskContext, request: TaskRequest): Promise<T
         return { ok: true, value: await terminatePod(syncContext(ctx), request.input) };
       case 'removeContainers':
         return { ok: true, value: { removed: await removeContainers(syncContext(ctx).cri, request.ids) } };
+      case 'gcList':
+        return { ok: true, value: await gcList(syncContext(ctx).cri) };
+      case 'gcRemove':
+        return { ok: true, value: await gcRemove(syncContext(ctx).cri, request.removal) };
       default:
         return assertNever(request);
     }

@@ -10,13 +10,14 @@ import { podFullName, type Pod } from '../../api/pod.js';
 import type { Clock } from '../../common/clock.js';
 import type { PlegEvent } from '../../runtime/pleg-event.js';
 import type { PodStatus as RuntimePodStatus, RuntimePod } from '../../runtime/types.js';
-import { canAdmitPod, rejectedPodStatus, type AdmitNode } from '../admission/admit.js';
-import type { PodWorkers } from '../pod-workers/pod-workers.js';
+import { canAdmitPod, filterOutInactivePods, rejectedPodStatus, type AdmitNode } from '../admission/admit.js';
+import { isRuntimeStatusTerminal, type PodWorkers } from '../pod-workers/pod-workers.js';
 import type { StatusManager } from '../status/status-manager.js';
 import type { PodManager } from './pod-manager.js';
 import type { ContainerDeletor } from './container-deletor.js';
 import type { MirrorClient } from './mirror-client.js';
 import { isMirrorPod } from '../podconfig/types.js';
+import { pastActiveDeadline } from './active-deadline.js';
 
 export interface HandlerDeps {
   podManager: PodManager;
@@ -29,6 +30,8 @@ export interface HandlerDeps {
   containerDeletor: ContainerDeletor;
   /** Deletes mirror pods whose static pod is gone (cluster mode only). */
   mirrorClient?: Pick<MirrorClient, 'delete'>;
+  /** Every pod source has delivered once (upstream sourcesReady.AllReady). */
+  allSourcesReady(): boolean;
   clock: Clock;
   logger: Logger;
 }
@@ -64,9 +67,14 @@ export class PodHandlers {
         continue;
       }
       if (!podWorkers.isPodTerminationRequested(uid)) {
-        const active = podManager
-          .pods()
-          .filter((p) => p !== pod && !this.rejected.has(p.metadata.uid ?? '') && !podWorkers.isPodKnownTerminated(p.metadata.uid ?? ''));
+        const active = filterOutInactivePods(
+          podManager.pods().filter((p) => p !== pod),
+          {
+            isKnownTerminated: (uid) => podWorkers.isPodKnownTerminated(uid),
+            isTerminationRequested: (uid) => podWorkers.isPodTerminationRequested(uid),
+            statusOf: (uid) => statusManager.getPodStatus(uid),
+          },
+        );
         const verdict = canAdmitPod(pod, active, this.d.admitNode);
         if (!verdict.admit) {
           this.rejected.add(uid);
@@ -94,6 +102,12 @@ export class PodHandlers {
     }
   }
 
+  /**
+   * Upstream HandlePodRemoves + deletePod: the pod leaves the desired set at
+   * once, but before every source has delivered, nothing is killed (a source
+   * that has not reported yet may still want it); housekeeping's orphan
+   * cleanup kills it later if it is really gone.
+   */
   handlePodRemoves(pods: Pod[]): void {
     for (const pod of pods) {
       const uid = pod.metadata.uid ?? '';
@@ -104,6 +118,10 @@ export class PodHandlers {
       }
       if (this.rejected.delete(uid)) {
         this.d.statusManager.removePodStatus(uid);
+        continue;
+      }
+      if (!this.d.allSourcesReady()) {
+        this.d.logger.info({ pod: `${pod.metadata.namespace}/${pod.metadata.name}` }, 'Skipping delete because sources aren’t ready yet');
         continue;
       }
       this.d.podWorkers.update({ pod, updateType: 'kill', startTime: this.d.clock.now() });
@@ -119,6 +137,21 @@ export class PodHandlers {
 
   handlePodReconcile(pods: Pod[]): void {
     for (const pod of pods) this.d.podManager.addOrUpdate(pod);
+  }
+
+  /**
+   * Upstream getPodsToSync: the pods whose resync or retry is due, plus every
+   * desired pod a sync-loop handler wants synced now (past its active deadline).
+   */
+  podsToSync(due: Iterable<string>): string[] {
+    const uids = new Set(due);
+    const now = this.d.clock.now();
+    for (const pod of this.d.podManager.pods()) {
+      if (pod.spec.activeDeadlineSeconds == null) continue;
+      const uid = pod.metadata.uid ?? '';
+      if (!uids.has(uid) && pastActiveDeadline(pod, this.d.statusManager.getPodStatus(uid), now)) uids.add(uid);
+    }
+    return [...uids];
   }
 
   handlePodSyncs(uids: Iterable<string>): void {
@@ -162,11 +195,12 @@ export class PodHandlers {
     statusManager.removeOrphanedStatuses((uid) => podManager.get(uid) !== undefined || workers.has(uid));
     this.deleteOrphanedMirrorPods();
 
-    // Runtime pods no config knows: kill them.
+    // Runtime pods no config knows and no worker handles: kill them (removal is left to container GC).
     for (const uid of this.d.runtimeUids()) {
       if (podManager.get(uid) || workers.has(uid)) continue;
       const status = this.d.cachedStatus(uid);
-      if (!status || (status.sandboxStatuses.length === 0 && status.containerStatuses.length === 0)) continue;
+      // Only pods with something running (upstream runtimeCache.GetPods); dead leftovers are container GC's.
+      if (!status || isRuntimeStatusTerminal(status)) continue;
       logger.info({ podUID: uid, pod: `${status.namespace}/${status.name}` }, 'Clean up orphaned pod known only to the runtime');
       podWorkers.update({
         runningPod: toRuntimePod(status),

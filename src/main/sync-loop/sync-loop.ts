@@ -127,7 +127,7 @@ export class SyncLoop {
         // Probe managers arrive in a later issue; a result syncs its pod.
         return handlers.handlePodSyncs([event.result.podUid]);
       case 'sync':
-        return handlers.handlePodSyncs(this.o.podWorkers.dueForResync());
+        return handlers.handlePodSyncs(handlers.podsToSync(this.o.podWorkers.dueForResync()));
       case 'housekeeping':
         if (!this.o.podConfig.seenAllSources()) {
           if (logger.isLevelEnabled('debug')) logger.debug('SyncLoop (housekeeping, skipped): sources aren’t ready yet');

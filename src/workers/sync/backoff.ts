@@ -65,6 +65,23 @@ export function isInBackOffSince(
 }
 
 /**
+ * Upstream IsInBackOffSinceUpdate: true when less than the key's current
+ * delay has passed between the key's last update (the last failure, when
+ * next() was called) and `eventTime` (normally now). Image pulls back off
+ * this way: 10 s, 20 s, 40 s … after each failed pull.
+ */
+export function isInBackOffSinceUpdate(
+  state: BackoffState,
+  key: string,
+  eventTime: number,
+  policy: BackoffPolicy = IMAGE_PULL_BACKOFF,
+): boolean {
+  const entry = state[key];
+  if (!entry || expired(entry, eventTime, policy)) return false;
+  return eventTime - entry.lastUpdate < entry.backoffMs;
+}
+
+/**
  * Upstream Next: starts the key at the initial delay (new or expired entry,
  * judged at `eventTime`, default `now`) or doubles it up to the maximum.
  */

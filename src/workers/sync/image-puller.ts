@@ -6,8 +6,8 @@
  * result is ImagePullBackOff without calling the runtime.
  */
 import type { Container, Pod } from '../../api/pod.js';
-import type { CriClient } from '../../cri/client.js';
-import { IMAGE_PULL_BACKOFF, getBackoff, isInBackOffSince, next, formatGoDuration, type BackoffState } from './backoff.js';
+import type { CriApi } from '../../cri/client.js';
+import { IMAGE_PULL_BACKOFF, getBackoff, isInBackOffSinceUpdate, next, formatGoDuration, type BackoffState } from './backoff.js';
 import type { PodEvent, SyncReason } from './sync-types.js';
 
 export type EnsureImageResult =
@@ -19,7 +19,7 @@ function imageBackoffKey(pod: Pod, image: string): string {
 }
 
 export async function ensureImage(
-  cri: CriClient,
+  cri: CriApi,
   pod: Pod,
   container: Container,
   backoff: BackoffState,
@@ -41,7 +41,7 @@ export async function ensureImage(
     };
   }
   const key = imageBackoffKey(pod, image);
-  if (isInBackOffSince(backoff, key, now, now, IMAGE_PULL_BACKOFF)) {
+  if (isInBackOffSinceUpdate(backoff, key, now, IMAGE_PULL_BACKOFF)) {
     const message = `Back-off pulling image "${image}"`;
     return {
       ok: false,
