@@ -279,7 +279,7 @@ async function agentRun(cri: CriClient, endpoint: string, n: number, namespace: 
     const cpu = { ...cpuNoAgent(), agentS: cpuAgent().agentS };
     log(`  agent: all ${n} Running after ${ms((tAll - t0) / 1000)} s`);
 
-    const metricsText = await (await fetch(`http://127.0.0.1:${agent.port}/metrics`)).text();
+    const metricsText = await (await fetch(agent.metricsUrl)).text();
     const samples = parseProm(metricsText);
     const times = await criTimes(cri, namespace);
     const seen = new Map<string, number>();

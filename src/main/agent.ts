@@ -16,7 +16,9 @@ import { CriClient } from '../cri/client.js';
 import type { KubeletConfig } from './config/kubelet-config.js';
 import { startEmbeddedSim, type EmbeddedSim } from './embedded-sim.js';
 import { unsupportedSettings, warnIgnoredSettings } from './unsupported.js';
-import { boundPort, startHealthzServer, startMainServer, type HealthCheck } from './http/server.js';
+import { boundPort, startHealthzServer, type HealthCheck } from './http/server.js';
+import { startKubeletServers } from './server/start-servers.js';
+import { ContainerLogManager } from './logs/container-log-manager.js';
 import { registerMetricBlock } from './metrics/shared-collectors.js';
 import { GenericPleg } from './pleg/generic-pleg.js';
 import { plegMetrics } from './pleg/pleg-metrics.js';
@@ -50,6 +52,7 @@ import { MirrorClient } from './kubelet/mirror-client.js';
 import { ApiSource } from './podconfig/api-source.js';
 import type { Pod } from '../api/pod.js';
 import { PodWorkers } from './pod-workers/pod-workers.js';
+import { startProber } from './prober/start-prober.js';
 
 /** containerID prefix as upstream reports it: the runtime's name ("containerd", or ours). */
 function runtimeName(name: string): string {
@@ -57,8 +60,9 @@ function runtimeName(name: string): string {
 }
 
 export interface AgentHandle {
-  /** Bound ports (useful when configured as 0). */
+  /** Bound ports (useful when configured as 0); 0 when the server is off. */
   port: number;
+  readOnlyPort: number;
   healthzPort: number;
   runtimeEndpoint: string;
   registry: Registry;
@@ -226,6 +230,20 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
       );
     }
     const kubeletLogger = logger.child({ component: 'kubelet' });
+    // Probes (prober/): the host runs on its own thread and reads statuses from the shared cache.
+    const prober = startProber({
+      thread: runner.threads > 0,
+      runtimeEndpoint,
+      runtimeRequestTimeoutMs: config.runtimeRequestTimeout,
+      cache: shared.cache,
+      nodeIP: node.info.ip,
+      clock,
+      queue,
+      recorder,
+      podOf: (uid) => podManager.get(uid),
+      logger: logger.child({ component: 'prober' }),
+    });
+    stops.push(() => prober.close());
     const syncer = new PoolSyncer({
       runner,
       cache: shared.cache,
@@ -243,6 +261,7 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
       cacheUnreliable: (uid) => pleg.inspectionFailed(uid),
       releaseCacheSlot: (uid) => pleg.releaseSlotWhenUnused(uid),
       podTerminated: (uid) => statusSync?.enqueue(uid),
+      probes: prober,
       ...(mirrorClient && {
         syncMirrorPod: (pod: Pod) => mirrorClient.sync(pod, podManager.mirrorPodOf(pod), (m, p) => podManager.isMirrorPodOf(m, p)),
       }),
@@ -270,6 +289,7 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
       containerDeletor: new ContainerDeletor(runner, kubeletLogger),
       mirrorClient,
       allSourcesReady: () => podConfig.seenAllSources(),
+      prober,
       clock,
       logger: kubeletLogger,
     });
@@ -305,8 +325,39 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
     ];
     const healthz: Server = await startHealthzServer(config.healthzBindAddress, config.healthzPort, checks);
     stops.push(() => new Promise<void>((r) => healthz.close(() => r())));
-    const main: Server = await startMainServer(config.address, config.port, { registry, checks, pods: () => syncLoop.podList() });
-    stops.push(() => new Promise<void>((r) => main.close(() => r())));
+    // The kubelet server (HTTPS, authn/authz) and the read-only server (server/).
+    const servers = await startKubeletServers({
+      config,
+      hostname,
+      registry,
+      checks,
+      pods: () => syncLoop.podList(),
+      runtimeStatuses: () => shared.cache.uids().flatMap((uid) => syncer.cachedStatus(uid) ?? []),
+      probeMetrics: () => prober.metricsText(),
+      runner,
+      host: linuxHostProbe,
+      cri,
+      podManager,
+      statusManager,
+      apiserver: cluster?.clients.main,
+      clock,
+      logger: logger.child({ component: 'server' }),
+    });
+    for (const server of [servers.main, servers.readOnly]) {
+      if (!server) continue;
+      stops.push(() => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))));
+    }
+    const logManager = new ContainerLogManager({
+      runner,
+      clock,
+      logger: kubeletLogger.child({ component: 'container-log-manager' }),
+      maxSize: config.containerLogMaxSize,
+      maxFiles: config.containerLogMaxFiles,
+      maxWorkers: config.containerLogMaxWorkers,
+      periodMs: config.containerLogMonitorInterval,
+    });
+    logManager.start(signal);
+    stops.push(() => logManager.idle());
 
     if (clusterNode) {
       clusterNode.start();
@@ -329,7 +380,8 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
     stops.push(() => podWorkers.idle());
     logger.info(
       {
-        port: boundPort(main),
+        port: servers.main ? boundPort(servers.main) : 0,
+        readOnlyPort: servers.readOnly ? boundPort(servers.readOnly) : 0,
         healthzPort: boundPort(healthz),
         rootDir,
         podLogsDir: join(config.podLogsDir),
@@ -338,7 +390,14 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
       'kubelet-ts is running',
     );
 
-    return { port: boundPort(main), healthzPort: boundPort(healthz), runtimeEndpoint, registry, stop };
+    return {
+      port: servers.main ? boundPort(servers.main) : 0,
+      readOnlyPort: servers.readOnly ? boundPort(servers.readOnly) : 0,
+      healthzPort: boundPort(healthz),
+      runtimeEndpoint,
+      registry,
+      stop,
+    };
   } catch (err) {
     await stop();
     throw err;

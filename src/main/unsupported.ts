@@ -6,11 +6,13 @@
  */
 import type { Logger } from 'pino';
 import type { KubeletConfig } from './config/kubelet-config.js';
+import { webhookClientProblems } from './config/server-config.js';
 
 export function unsupportedSettings(config: KubeletConfig): string[] {
   const problems: string[] = [];
   if (config.runonce) problems.push('--runonce: run-once mode is not implemented yet');
   if (config.pleg === 'evented') problems.push('--pleg=evented: the evented PLEG is not implemented yet; use --pleg=generic');
+  problems.push(...webhookClientProblems(config));
   if (config.bootstrapKubeconfig && !config.kubeconfig) {
     problems.push('--bootstrap-kubeconfig needs --kubeconfig: the path where the bootstrapped kubeconfig is written');
   }
@@ -18,9 +20,6 @@ export function unsupportedSettings(config: KubeletConfig): string[] {
 }
 
 export function warnIgnoredSettings(config: KubeletConfig, logger: Logger): void {
-  if (config.readOnlyPort !== 0) {
-    logger.warn({ readOnlyPort: config.readOnlyPort }, 'The read-only port is not served yet; use --read-only-port=0 to silence this');
-  }
   if (!config.kubeconfig && (config.registerWithTaints.length > 0 || Object.keys(config.nodeLabels).length > 0)) {
     logger.warn(
       '--node-labels and --register-with-taints apply when the node registers with an apiserver (--kubeconfig); standalone, they have no effect',

@@ -8,7 +8,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export const UPSTREAM_COMPAT_VERSION = 'v1.20.2';
+import { UPSTREAM_COMPAT_VERSION } from '../common/upstream-version.js';
+
+export { UPSTREAM_COMPAT_VERSION };
 
 let cachedVersion: string | undefined;
 

@@ -36,12 +36,22 @@ export class LogWriter {
 
   append(file: string, data: string): void {
     if (file === '' || data === '') return;
+    void this.enqueue(file, data);
+  }
+
+  /** Creates the file when it does not exist (as containerd opens the log at start and on reopen); resolves once done. */
+  touch(file: string): Promise<void> {
+    return file === '' ? Promise.resolve() : this.enqueue(file, '');
+  }
+
+  private enqueue(file: string, data: string): Promise<void> {
     const prev = this.chains.get(file) ?? Promise.resolve();
     const next = prev.then(() => this.write(file, data));
     this.chains.set(file, next);
     void next.finally(() => {
       if (this.chains.get(file) === next) this.chains.delete(file);
     });
+    return next;
   }
 
   /** Resolves when every queued write has been attempted. */

@@ -229,8 +229,8 @@ export function createRuntimeService(d: RuntimeServiceDeps): RuntimeServiceServe
       return {};
     }),
 
-    reopenContainerLog: unary(ctx, 'ReopenContainerLog', (req) => {
-      rt.reopenContainerLog(req.containerId);
+    reopenContainerLog: unary(ctx, 'ReopenContainerLog', async (req) => {
+      await rt.reopenContainerLog(req.containerId);
       return {};
     }),
 

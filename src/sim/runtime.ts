@@ -276,6 +276,7 @@ export class SimRuntime {
     this.store.setContainerState(c, ContainerState.CONTAINER_RUNNING);
     const proc: Proc = { timers: new Set(), waiters: [] };
     this.procs.set(c.id, proc);
+    void this.deps.logs.touch(c.logFile);
     this.emit(ContainerEventType.CONTAINER_STARTED_EVENT, c.id, c.sandboxId);
 
     const plan = planContainer([...c.config.command, ...c.config.args]);
@@ -401,11 +402,13 @@ export class SimRuntime {
     return r;
   }
 
-  reopenContainerLog(id: string): void {
+  /** containerd reopens (creating if need be) the log file at its path. */
+  async reopenContainerLog(id: string): Promise<void> {
     const c = this.getContainer(id);
     if (c.state !== ContainerState.CONTAINER_RUNNING) {
       throw new CriError('container is not running', 'ReopenContainerLog', status.UNKNOWN);
     }
+    await this.deps.logs.touch(c.logFile);
   }
 
   // ---- internals ---------------------------------------------------------

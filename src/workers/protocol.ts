@@ -7,6 +7,8 @@
  */
 import type { PlegEvent } from '../runtime/pleg-event.js';
 import type { GcContainer, GcRemoval, GcResult, GcSandbox } from './sync/container-gc.js';
+import type { RotateLogsInput, RotateLogsResult } from './logs/rotate-logs.js';
+import type { CriStatsSnapshot } from './stats/cri-stats.js';
 import type { SyncPodInput, SyncPodResult, TerminatePodInput, TerminatePodResult } from './sync/sync-types.js';
 
 /** Data every worker is started with (piscina workerData). */
@@ -41,7 +43,9 @@ export type TaskRequest =
   | { type: 'terminatePod'; input: TerminatePodInput }
   | { type: 'removeContainers'; ids: string[] }
   | { type: 'gcList' }
-  | { type: 'gcRemove'; removal: GcRemoval };
+  | { type: 'gcRemove'; removal: GcRemoval }
+  | { type: 'criStats' }
+  | { type: 'rotateLogs'; input: RotateLogsInput };
 
 export interface RelistSummary {
   /** Pods the runtime reported. */
@@ -74,6 +78,8 @@ export interface TaskResults {
   removeContainers: { removed: number };
   gcList: { containers: GcContainer[]; sandboxes: GcSandbox[] };
   gcRemove: GcResult;
+  criStats: CriStatsSnapshot;
+  rotateLogs: RotateLogsResult;
 }
 
 export type TaskType = TaskRequest['type'];

@@ -9,6 +9,8 @@ import { KubeletTsError } from '../common/errors.js';
 import { syncPod, terminatePod, type SyncContext } from './sync/sync-pod.js';
 import { removeContainers } from './sync/kill-pod.js';
 import { gcList, gcRemove } from './sync/container-gc.js';
+import { rotateLogs } from './logs/rotate-logs.js';
+import { criStats } from './stats/cri-stats.js';
 import { CriClient } from '../cri/client.js';
 import { CriRuntime } from '../runtime/cri-runtime.js';
 import type { Runtime } from '../runtime/runtime.js';
@@ -85,6 +87,10 @@ export async function runTask(ctx: TaskContext, request: TaskRequest): Promise<T
         return { ok: true, value: await gcList(syncContext(ctx).cri) };
       case 'gcRemove':
         return { ok: true, value: await gcRemove(syncContext(ctx).cri, request.removal) };
+      case 'criStats':
+        return { ok: true, value: await criStats(syncContext(ctx).cri) };
+      case 'rotateLogs':
+        return { ok: true, value: await rotateLogs(syncContext(ctx).cri, request.input) };
       default:
         return assertNever(request);
     }

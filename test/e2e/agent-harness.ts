@@ -54,7 +54,10 @@ export class AgentProcess {
   readonly logs: string[] = [];
   /** Each log line with the wall-clock time (ms) it was read, in order. */
   readonly timedLogs: { at: number; line: string }[] = [];
+  /** The kubelet server (HTTPS, authenticated). */
   port = 0;
+  /** The read-only server (plain HTTP): /pods, /metrics, /healthz, /stats/summary. */
+  readOnlyPort = 0;
   healthzPort = 0;
   private child: ChildProcess | undefined;
 
@@ -83,6 +86,7 @@ export class AgentProcess {
 
   async start(): Promise<void> {
     this.port = await freePort();
+    this.readOnlyPort = await freePort();
     this.healthzPort = await freePort();
     const child = spawn(
       process.execPath,
@@ -96,7 +100,7 @@ export class AgentProcess {
         `--port=${this.port}`,
         `--healthz-port=${this.healthzPort}`,
         '--address=127.0.0.1',
-        '--read-only-port=0',
+        `--read-only-port=${this.readOnlyPort}`,
         '--file-check-frequency=2s',
         '--v=2',
         ...this.extraArgs,
@@ -138,8 +142,13 @@ export class AgentProcess {
     return this.logs.slice(-n).join('\n');
   }
 
+  /** /metrics of the read-only server. */
+  get metricsUrl(): string {
+    return `http://127.0.0.1:${this.readOnlyPort}/metrics`;
+  }
+
   async pods(): Promise<Pod[]> {
-    const r = await fetch(`http://127.0.0.1:${this.port}/pods`);
+    const r = await fetch(`http://127.0.0.1:${this.readOnlyPort}/pods`);
     return ((await r.json()) as { items: Pod[] }).items;
   }
 

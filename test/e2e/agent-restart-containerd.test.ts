@@ -89,7 +89,7 @@ describeE2E('agent restart on containerd', () => {
     await pollUntil(
       '5 relists by the new agent',
       async () => {
-        const text = await (await fetch(`http://127.0.0.1:${agent.port}/metrics`)).text();
+        const text = await (await fetch(agent.metricsUrl)).text();
         return Number(/^kubelet_pleg_relist_duration_seconds_count (\d+)/m.exec(text)?.[1] ?? 0) >= 5;
       },
       { timeoutMs: 60_000 },

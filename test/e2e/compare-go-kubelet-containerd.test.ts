@@ -98,7 +98,7 @@ describeE2E('kubelet-ts-compare: the Go kubelet v1.20.2 and kubelet-ts on contai
       for (let i = 0; i < PODS; i++) ts.writeManifest(`p${i}`, manifest(i, ts.namespace));
       await ts.start();
       await running(ts.namespace);
-      const r = await compare(['--window', '5s', '--save', both, goSnapshot, `ts=http://127.0.0.1:${ts.port}/metrics`]);
+      const r = await compare(['--window', '5s', '--save', both, goSnapshot, `ts=${ts.metricsUrl}`]);
       expect(r.code, r.stderr).toBe(0);
       console.log(
         `kubelet-ts-compare, Go kubelet v1.20.2 (saved window) vs kubelet-ts (live window), ${PODS} pods each on containerd:\n${r.stdout}`,

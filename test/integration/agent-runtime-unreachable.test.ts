@@ -42,6 +42,7 @@ describe('agent start-up with an unreachable runtime', () => {
       '--hostname-override=n',
       '--address=127.0.0.1',
       `--port=${await freePort()}`,
+      `--read-only-port=${await freePort()}`,
       `--healthz-port=${await freePort()}`,
       '--worker-threads=0',
     ]);
@@ -67,7 +68,7 @@ describe('agent start-up with an unreachable runtime', () => {
     sim = await startSimRuntime({ listen: endpoint });
     agent = await starting;
     const pods = async (): Promise<Pod[]> =>
-      ((await (await fetch(`http://127.0.0.1:${agent!.port}/pods`)).json()) as { items: Pod[] }).items;
+      ((await (await fetch(`http://127.0.0.1:${agent!.readOnlyPort}/pods`)).json()) as { items: Pod[] }).items;
     await pollUntil('the pod Running', async () => (await pods())[0]?.status?.phase === 'Running', { timeoutMs: 30_000 });
   });
 });

@@ -36,7 +36,8 @@ describe('agent on the simulated runtime', () => {
   let cri: CriClient;
   const lines: string[] = [];
 
-  const pods = async (): Promise<Pod[]> => ((await (await fetch(`http://127.0.0.1:${agent.port}/pods`)).json()) as { items: Pod[] }).items;
+  const pods = async (): Promise<Pod[]> =>
+    ((await (await fetch(`http://127.0.0.1:${agent.readOnlyPort}/pods`)).json()) as { items: Pod[] }).items;
   const pod = async (name: string) => (await pods()).find((p) => p.metadata.name === `${name}-it-node`);
   const write = (name: string, body: string) => writeFileSync(join(manifests, `${name}.json`), body);
 
@@ -55,6 +56,7 @@ describe('agent on the simulated runtime', () => {
       '--hostname-override=it-node',
       '--address=127.0.0.1',
       `--port=${await freePort()}`,
+      `--read-only-port=${await freePort()}`,
       `--healthz-port=${await freePort()}`,
       '--file-check-frequency=1s',
       '--worker-threads=1',

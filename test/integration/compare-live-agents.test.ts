@@ -71,7 +71,7 @@ describe('kubelet-ts-compare against two live agents', () => {
   });
 
   it('prints a table whose counts are the two agents’ own', async () => {
-    const urls = agents.map((a) => `http://127.0.0.1:${a.port}/metrics`);
+    const urls = agents.map((a) => a.metricsUrl);
     const own = async () => Promise.all(urls.map(async (u) => (await fetch(u)).text()));
     const before = await own();
     const save = join(dir, 'live.prom');

@@ -24,9 +24,14 @@ import {
   type KubeletConfig,
   type TaintSpec,
 } from './kubelet-config.js';
+import { SERVER_FLAG_SPECS, type ServerNestedKey } from './server-config.js';
 
 /** A resolved-config key a flag writes; logging sub-fields are dotted. */
-export type FlagTarget = Exclude<keyof KubeletConfig, 'logging' | 'nodeName'> | 'logging.format' | 'logging.verbosity';
+export type FlagTarget =
+  | Exclude<keyof KubeletConfig, 'logging' | 'nodeName' | 'authentication' | 'authorization'>
+  | 'logging.format'
+  | 'logging.verbosity'
+  | ServerNestedKey;
 
 type FlagKind = 'string' | 'duration' | 'int' | 'bool' | 'enum' | 'colonMultimap' | 'list' | 'langleMap' | 'map' | 'taints';
 
@@ -198,6 +203,7 @@ export const FLAG_SPECS: readonly FlagSpec[] = [
     '10255 without --config, 0 with --config',
     'Read-only port without authentication (0 = disabled).',
   ),
+  ...SERVER_FLAG_SPECS,
   spec('healthz-port', 'healthzPort', 'int', 'port', '10248', 'Port of the healthz endpoint (0 = disabled).'),
   spec('healthz-bind-address', 'healthzBindAddress', 'string', 'ip', '127.0.0.1', 'IP address for the healthz server.'),
 

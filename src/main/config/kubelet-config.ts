@@ -14,7 +14,8 @@
  */
 import * as z from 'zod';
 import { isValidQuantity } from '../../api/quantity.js';
-import { parseDuration } from './duration.js';
+import { durationString } from './duration-schema.js';
+import { ServerConfigFileFields, applyServerFile, defaultServerConfig, type ServerConfig } from './server-config.js';
 
 export const KUBELET_CONFIG_API_VERSION = 'kubelet.config.k8s.io/v1beta1';
 export const KUBELET_CONFIG_KIND = 'KubeletConfiguration';
@@ -74,17 +75,6 @@ export type HairpinMode = (typeof HAIRPIN_MODES)[number];
 
 // ---------------------------------------------------------------------------
 // File schema
-
-const durationString = z
-  .string({ error: 'expected a duration string such as "20s" or "1m30s"' })
-  .superRefine((value, ctx) => {
-    try {
-      parseDuration(value);
-    } catch (err) {
-      ctx.addIssue({ code: 'custom', message: (err as Error).message });
-    }
-  })
-  .transform((value) => parseDuration(value));
 
 const quantityString = z
   .string()
@@ -206,6 +196,7 @@ export const KubeletConfigurationFileSchema = z.strictObject({
   shutdownGracePeriodCriticalPods: durationString.optional(),
 
   featureGates: z.record(str, bool).optional(),
+  ...ServerConfigFileFields,
   logging: z
     .strictObject({
       format: z.enum(LOGGING_FORMATS).optional(),
@@ -224,8 +215,8 @@ export type KubeletConfigurationFile = z.output<typeof KubeletConfigurationFileS
  * that were explicitly set. Durations are milliseconds. Read-only after
  * resolveConfig returns it.
  */
-export interface KubeletConfig {
-  // --- KubeletConfiguration (file or flag) ---
+export interface KubeletConfig extends ServerConfig {
+  // --- KubeletConfiguration (file or flag); the server's fields are in ServerConfig ---
   enableServer: boolean;
   /** Directory or single file of static pods; '' = no file source. */
   staticPodPath: string;
@@ -333,7 +324,7 @@ export interface KubeletConfig {
 export type FileField = Exclude<keyof KubeletConfigurationFile, 'apiVersion' | 'kind'>;
 
 export interface DefaultsContext {
-  /** Upstream: readOnlyPort is 10255 without --config, 0 with it. */
+  /** Upstream: readOnlyPort is 10255 without --config, 0 with it; so differ the authn/authz defaults. */
   withConfigFile: boolean;
   availableParallelism: number;
   hostname: string;
@@ -415,6 +406,7 @@ export function defaultKubeletConfig(ctx: DefaultsContext): KubeletConfig {
     shutdownGracePeriodCriticalPods: 0,
     featureGates: {},
     logging: { format: 'text', verbosity: 0 },
+    ...defaultServerConfig(ctx.withConfigFile),
 
     configFile: '',
     kubeconfig: '',
@@ -464,10 +456,12 @@ export function applyConfigFile(base: KubeletConfig, file: KubeletConfigurationF
   const target = base as unknown as Record<string, unknown>;
   for (const [key, value] of Object.entries(file) as [string, unknown][]) {
     if (key === 'apiVersion' || key === 'kind' || key === 'logging' || value === undefined) continue;
+    if (key in ServerConfigFileFields) continue;
     if (ZERO_MEANS_DEFAULT.has(key as FileField) && (value === 0 || value === '')) continue;
     target[key] = value;
     set.add(key);
   }
+  for (const key of applyServerFile(base, file)) set.add(key);
   if (file.logging?.format !== undefined) {
     base.logging.format = file.logging.format;
     set.add('logging.format');

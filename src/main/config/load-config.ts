@@ -33,12 +33,16 @@ import {
   type KubeletConfig,
   type KubeletConfigurationFile,
 } from './kubelet-config.js';
+import { AUTHORIZATION_MODES, SERVER_NESTED_KEYS, setPath } from './server-config.js';
 
 export type ConfigSource = 'default' | 'file' | 'flag';
 
+/** Settings whose sources are tracked per nested field (dotted keys). */
+const NESTED = new Set(['logging', 'authentication', 'authorization']);
+
 /**
- * Where each setting came from, keyed by KubeletConfig field name; the two
- * logging settings are keyed 'logging.format' and 'logging.verbosity'.
+ * Where each setting came from, keyed by KubeletConfig field name; nested
+ * settings by their dotted path ('logging.format', 'authentication.webhook.enabled').
  */
 export type ConfigSources = Record<string, ConfigSource>;
 
@@ -76,9 +80,8 @@ export function resolveFromFlags(flags: ParsedFlags, env: ResolveEnv = {}): Reso
     hostname: env.hostname ?? os.hostname(),
   });
   const sources: ConfigSources = {};
-  for (const key of Object.keys(config)) if (key !== 'logging') sources[key] = 'default';
-  sources['logging.format'] = 'default';
-  sources['logging.verbosity'] = 'default';
+  for (const key of Object.keys(config)) if (!NESTED.has(key)) sources[key] = 'default';
+  for (const key of ['logging.format', 'logging.verbosity', ...SERVER_NESTED_KEYS]) sources[key] = 'default';
 
   let displayFile = '';
   if (configFile !== '') {
@@ -89,8 +92,7 @@ export function resolveFromFlags(flags: ParsedFlags, env: ResolveEnv = {}): Reso
 
   const target = config as unknown as Record<string, unknown>;
   for (const [key, value] of Object.entries(flags.values) as [FlagTarget, unknown][]) {
-    if (key === 'logging.format') config.logging.format = value as KubeletConfig['logging']['format'];
-    else if (key === 'logging.verbosity') config.logging.verbosity = value as number;
+    if (key.includes('.')) setPath(config, key, value);
     else target[key] = value;
     sources[key] = 'flag';
   }
@@ -145,7 +147,7 @@ type LocatedIssue = ConfigIssue & { where: string };
 
 function describeSource(issue: ConfigIssue, sources: ConfigSources, flags: ParsedFlags, file: string): string {
   const top = issue.path.split(/[.[]/)[0]!;
-  const key = top === 'logging' ? issue.path : top;
+  const key = NESTED.has(top) ? issue.path : top;
   switch (sources[key]) {
     case 'flag':
       return `flag ${flags.flagOf.get(key as FlagTarget) ?? `for ${key}`}`;
@@ -239,8 +241,24 @@ export const KubeletConfigConstraints = z
     relistMode: z.enum(RELIST_MODES),
     pleg: z.enum(PLEG_MODES),
     nodeName: z.string().min(1, { error: 'is empty: set --hostname-override' }),
+    tlsCertFile: z.string(),
+    tlsPrivateKeyFile: z.string(),
+    authentication: z.looseObject({
+      webhook: z.looseObject({ cacheTTL: nonNegativeMs }),
+    }),
+    authorization: z.looseObject({
+      mode: z.enum(AUTHORIZATION_MODES),
+      webhook: z.looseObject({ cacheAuthorizedTTL: nonNegativeMs, cacheUnauthorizedTTL: nonNegativeMs }),
+    }),
   })
   .superRefine((c, ctx) => {
+    if ((c.tlsCertFile === '') !== (c.tlsPrivateKeyFile === '')) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [c.tlsCertFile ? 'tlsPrivateKeyFile' : 'tlsCertFile'],
+        message: 'tlsCertFile and tlsPrivateKeyFile must be set together',
+      });
+    }
     if (c.imageGCLowThresholdPercent >= c.imageGCHighThresholdPercent && c.imageGCHighThresholdPercent !== 100) {
       ctx.addIssue({
         code: 'custom',

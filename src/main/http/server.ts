@@ -1,26 +1,18 @@
 /**
- * The kubelet's HTTP endpoints, for now the read-only subset:
- * - healthz server (healthzBindAddress:healthzPort, 127.0.0.1:10248): /healthz
- * - main server (address:port, 10250): /healthz, /metrics, /pods
- * Plain HTTP (no TLS or authn yet; see docs/architecture.md).
+ * The healthz server (healthzBindAddress:healthzPort, 127.0.0.1:10248):
+ * /healthz over plain HTTP, no authentication, as upstream. The main and
+ * read-only servers are in ../server/kubelet-server.ts.
  */
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Registry } from 'prom-client';
 
 export interface HealthCheck {
   name: string;
   check(): { ok: boolean; message: string };
 }
 
-export interface HttpHandlers {
-  registry: Registry;
-  checks: HealthCheck[];
-  /** The PodList JSON (apiVersion v1, kind PodList) of the pods the kubelet knows. */
-  pods(): unknown;
-}
-
-function healthz(res: ServerResponse, checks: HealthCheck[], verbose: boolean): void {
+/** upstream healthz: "ok", or per check with ?verbose (and on failure); 500 when a check fails. */
+export function healthz(res: ServerResponse, checks: HealthCheck[], verbose: boolean): void {
   const results = checks.map((c) => ({ name: c.name, ...c.check() }));
   const failed = results.filter((r) => !r.ok);
   res.statusCode = failed.length ? 500 : 200;
@@ -60,24 +52,6 @@ export async function startHealthzServer(host: string, port: number, checks: Hea
     if (path === '/healthz') return healthz(res, checks, query.has('verbose'));
     res.statusCode = 404;
     res.end('not found\n');
-  });
-}
-
-export async function startMainServer(host: string, port: number, h: HttpHandlers): Promise<Server> {
-  return serve(host, port, async (path, query, res) => {
-    switch (path) {
-      case '/healthz':
-        return healthz(res, h.checks, query.has('verbose'));
-      case '/metrics':
-        res.setHeader('content-type', h.registry.contentType);
-        return void res.end(await h.registry.metrics());
-      case '/pods':
-        res.setHeader('content-type', 'application/json');
-        return void res.end(JSON.stringify(h.pods()));
-      default:
-        res.statusCode = 404;
-        res.end('not found\n');
-    }
   });
 }
 

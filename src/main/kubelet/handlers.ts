@@ -32,6 +32,8 @@ export interface HandlerDeps {
   mirrorClient?: Pick<MirrorClient, 'delete'>;
   /** Every pod source has delivered once (upstream sourcesReady.AllReady). */
   allSourcesReady(): boolean;
+  /** The prober (upstream probeManager): admitted pods get probe workers; housekeeping stops those of pods no longer running. */
+  prober?: { addPod(pod: Pod): void; cleanupPods(possiblyRunning: Iterable<string>): void };
   clock: Clock;
   logger: Logger;
 }
@@ -87,6 +89,7 @@ export class PodHandlers {
         }
       }
       podWorkers.update({ pod, updateType: 'create', startTime: clock.now() });
+      this.d.prober?.addPod(pod);
     }
   }
 
@@ -194,6 +197,8 @@ export class PodHandlers {
     const workers = podWorkers.syncKnownPods(desired);
     statusManager.removeOrphanedStatuses((uid) => podManager.get(uid) !== undefined || workers.has(uid));
     this.deleteOrphanedMirrorPods();
+    // Stop probing pods that are not running (upstream CleanupPods(possiblyRunningPods)).
+    this.d.prober?.cleanupPods([...workers].filter(([, w]) => w.state !== 'terminated').map(([uid]) => uid));
 
     // Runtime pods no config knows and no worker handles: kill them (removal is left to container GC).
     for (const uid of this.d.runtimeUids()) {
@@ -215,6 +220,9 @@ export class PodHandlers {
       if (workers.has(uid) || podWorkers.isPodKnownTerminated(uid)) continue;
       logger.info({ pod: `${pod.metadata.namespace}/${pod.metadata.name}` }, 'Pod is desired but has no worker; starting it');
       podWorkers.update({ pod, updateType: 'create', startTime: this.d.clock.now() });
+      // Its probes ended with its termination; upstream does not restart them here (a static pod restarted
+      // under the same UID would run unprobed), kubelet-ts does.
+      this.d.prober?.addPod(pod);
     }
   }
 }

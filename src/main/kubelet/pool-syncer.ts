@@ -22,6 +22,7 @@ import type { KubeletMetrics } from './kubelet-metrics.js';
 import { Semaphore } from '../../common/semaphore.js';
 import { podReference, type EventRecorder } from '../events/event-recorder.js';
 import { isStaticPod } from '../podconfig/types.js';
+import type { ProbeStatusInputs, ProbeSyncInputs } from '../prober/prober-manager.js';
 
 export interface PoolSyncerOptions {
   runner: TaskRunner;
@@ -51,6 +52,16 @@ export interface PoolSyncerOptions {
   syncMirrorPod?(pod: Pod): Promise<void>;
   /** The pod's worker finished termination (the apiserver object may now be deleted). */
   podTerminated?(uid: string): void;
+  /** The prober (absent: no probes, every running container is started and ready). */
+  probes?: PodProbes;
+}
+
+/** What the pod syncer needs of the prober (ProberManager). */
+export interface PodProbes {
+  statusInputs(pod: Pod, runtime: RuntimePodStatus | undefined): ProbeStatusInputs;
+  syncInputs(uid: string): ProbeSyncInputs;
+  stopLivenessAndStartup(uid: string): void;
+  removePod(uid: string): void;
 }
 
 /** `p`, or a rejection with the signal's reason as soon as it aborts (a late failure of `p` is then ignored). */
@@ -117,7 +128,9 @@ export class PoolSyncer implements PodSyncer {
     const previous = this.o.statusManager.getPodStatus(uid);
     const evict = activeDeadlineEviction(pod, previous, now);
     if (evict && previous?.reason !== evict.reason) this.record(pod, [{ type: 'Normal', reason: evict.reason, message: evict.message }]);
-    const status = generateAPIPodStatus(pod, runtime ?? this.cachedStatus(uid), {
+    const current = runtime ?? this.cachedStatus(uid);
+    const status = generateAPIPodStatus(pod, current, {
+      ...this.o.probes?.statusInputs(pod, current),
       now,
       evict,
       nodeIP: this.o.node.ip || undefined,
@@ -176,6 +189,7 @@ export class PoolSyncer implements PodSyncer {
           cacheUnreliable: this.o.cacheUnreliable?.(uid) ?? false,
           backoff: this.backoff.get(uid) ?? {},
           node: this.o.node,
+          ...this.o.probes?.syncInputs(uid),
         },
       }),
     );
@@ -199,6 +213,7 @@ export class PoolSyncer implements PodSyncer {
   async syncTerminatingPod(ctx: SyncContext, pod: Pod, gracePeriodSeconds: number, podStatusFunc?: PodStatusFunc): Promise<void> {
     const uid = pod.metadata.uid ?? '';
     this.o.logger.info({ pod: podRef(pod), gracePeriod: gracePeriodSeconds }, 'Pod is terminating; stopping its containers');
+    this.o.probes?.stopLivenessAndStartup(uid);
     const task = this.slots.run(() =>
       this.o.runner.run({
         type: 'terminatePod',
@@ -206,6 +221,8 @@ export class PoolSyncer implements PodSyncer {
       }),
     );
     const result = await untilAborted(task, ctx.signal);
+    // Once the containers are stopped, readiness probing stops too.
+    this.o.probes?.removePod(uid);
     this.record(pod, result.events);
     // The final status comes from the runtime as read after the stop, never from an older cache entry.
     if (podStatusFunc) this.o.statusManager.setPodStatus(pod, podStatusFunc(pod, result.status));

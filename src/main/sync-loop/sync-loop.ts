@@ -124,7 +124,8 @@ export class SyncLoop {
           logger.debug({ pod: event.event.id, event: event.event.type, data: event.event.data }, 'SyncLoop (PLEG): event for pod');
         return handlers.handlePlegEvent(event.event);
       case 'probe':
-        // Probe managers arrive in a later issue; a result syncs its pod.
+        // upstream handleProbeSync: a readiness or startup change, or a liveness failure, syncs the pod
+        // (its status is regenerated with the new results; SyncPod restarts a failed container).
         return handlers.handlePodSyncs([event.result.podUid]);
       case 'sync':
         return handlers.handlePodSyncs(handlers.podsToSync(this.o.podWorkers.dueForResync()));

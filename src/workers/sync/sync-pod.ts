@@ -188,7 +188,11 @@ export async function syncPod(ctx: SyncContext, input: SyncPodInput): Promise<Sy
   const reasons: Record<string, SyncReason> = {};
   const errors: string[] = [];
   const status = await currentStatus(ctx, pod, input.slot, input.minTimestamp, input.cacheUnreliable);
-  const actions = computePodActions(pod, status, { livenessFailed: input.livenessFailed });
+  const actions = computePodActions(pod, status, {
+    livenessFailed: input.livenessFailed,
+    startupFailed: input.startupFailed,
+    startupSucceeded: input.startupSucceeded,
+  });
   const plan = describePodActions(actions);
 
   // Steps 1–2: kill what must not run.

@@ -34,8 +34,12 @@ export interface SyncPodInput {
   cacheUnreliable?: boolean;
   backoff: BackoffState;
   node: NodeInfo;
-  /** Container names or ids whose liveness probe failed. */
+  /** Container ids (or names) whose liveness probe failed: they are restarted. */
   livenessFailed?: string[];
+  /** Container ids whose startup probe failed: they are restarted. */
+  startupFailed?: string[];
+  /** Container ids whose startup probe succeeded (a sidecar with a startupProbe is started only then). */
+  startupSucceeded?: string[];
 }
 
 /** A container's waiting reason from the last sync (upstream reasonCache). */

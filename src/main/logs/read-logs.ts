@@ -1,0 +1,164 @@
+/**
+ * Reading a container's CRI log file for /containerLogs (upstream
+ * kuberuntime/logs ReadLogs).
+ *
+ * - tail: starts at the n-th last line of the file (an unterminated last
+ *   line does not count); without follow it then stops after n lines.
+ * - since: lines older than it are skipped; timestamps: each logical line
+ *   (not each partial piece) starts with its RFC3339Nano timestamp and a space.
+ * - bytes: output stops at the limit, mid-line if need be.
+ * - follow: at the end of the file it waits for the file to change (fs.watch,
+ *   or a check every second), reopens the path when the file was rotated
+ *   (renamed or recreated), and ends once the container is no longer running
+ *   and everything written has been read; also when `signal` aborts.
+ * Malformed lines are skipped. Only I/O; runs on the main thread.
+ */
+import { watch, type FSWatcher } from 'node:fs';
+import { open, type FileHandle } from 'node:fs/promises';
+import { basename, dirname } from 'node:path';
+import type { Clock } from '../../common/clock.js';
+import { parseCriLogLine, type LogReadOptions } from './cri-log.js';
+
+const BLOCK = 4096;
+const READ_CHUNK = 64 * 1024;
+const FORCE_CHECK_MS = 1000;
+const NL = 0x0a;
+
+/** Upstream tail.FindTailLineStartIndex. */
+export async function findTailLineStart(fh: FileHandle, n: number): Promise<number> {
+  if (n < 0) return 0;
+  const size = (await fh.stat()).size;
+  let left = 0;
+  let count = 0;
+  let buf = Buffer.alloc(0);
+  for (let right = size; right > 0 && count <= n; right -= BLOCK) {
+    left = Math.max(0, right - BLOCK);
+    buf = Buffer.alloc(right - left);
+    await fh.read(buf, 0, buf.length, left);
+    for (const b of buf) if (b === NL) count++;
+  }
+  for (; count > n; count--) {
+    const idx = buf.indexOf(NL) + 1;
+    buf = buf.subarray(idx);
+    left += idx;
+  }
+  return left;
+}
+
+export interface ReadLogsOptions {
+  path: string;
+  options: LogReadOptions;
+  /** Receives output; resolves when it may continue (back-pressure). */
+  write(chunk: Buffer): Promise<void>;
+  /** Whether the container still runs (follow mode asks at each end of file). */
+  isRunning(): Promise<boolean>;
+  clock: Clock;
+  signal?: AbortSignal;
+  /** Called for each skipped malformed line. */
+  onBadLine?(line: string, reason: string): void;
+}
+
+class Stop extends Error {}
+
+/** Waits for a change of `file` in its directory, at most FORCE_CHECK_MS; true when the file was renamed or recreated. */
+function waitForChange(watcher: FSWatcher, file: string, clock: Clock, signal?: AbortSignal): Promise<boolean> {
+  return new Promise((resolve) => {
+    let cancel = () => {};
+    const done = (recreated: boolean) => {
+      cancel();
+      watcher.off('change', onChange);
+      signal?.removeEventListener('abort', onAbort);
+      resolve(recreated);
+    };
+    const onChange = (event: string, name: string | Buffer | null) => {
+      if (name !== null && String(name) !== file) return;
+      done(event === 'rename');
+    };
+    const onAbort = () => done(false);
+    cancel = clock.setTimer(FORCE_CHECK_MS, () => done(false));
+    watcher.on('change', onChange);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+export async function readLogs(o: ReadLogsOptions): Promise<void> {
+  const opts = o.options;
+  let fh = await open(o.path, 'r').catch((err: NodeJS.ErrnoException) => {
+    throw new Error(`failed to open log file "${o.path}": ${err.message}`);
+  });
+  let watcher: FSWatcher | undefined;
+  let pos = await findTailLineStart(fh, opts.tail);
+  const limited = opts.tail >= 0 && !opts.follow;
+  let limitedNum = opts.tail;
+  let remain = opts.bytes < 0 ? Number.POSITIVE_INFINITY : opts.bytes;
+  let isNewLine = true;
+  let found = true;
+  let pending = Buffer.alloc(0);
+  const chunk = Buffer.alloc(READ_CHUNK);
+
+  const emit = async (raw: Buffer) => {
+    let line;
+    try {
+      line = parseCriLogLine(raw);
+    } catch (err) {
+      o.onBadLine?.(raw.toString(), (err as Error).message);
+      return;
+    }
+    if (line.timeNs >= opts.sinceNs) {
+      let out = opts.timestamps && isNewLine ? Buffer.concat([Buffer.from(`${line.timestamp} `), line.content]) : line.content;
+      if (out.length > remain) out = out.subarray(0, remain);
+      if (out.length > 0) await o.write(out);
+      remain -= out.length;
+      if (remain <= 0) throw new Stop();
+    }
+    if (limited) limitedNum--;
+    isNewLine = line.content.length === 0 || line.content[line.content.length - 1] === NL;
+  };
+
+  try {
+    for (;;) {
+      if (o.signal?.aborted || (limited && limitedNum === 0)) return;
+      const { bytesRead } = await fh.read(chunk, 0, READ_CHUNK, pos);
+      if (bytesRead > 0) {
+        pos += bytesRead;
+        pending = pending.length ? Buffer.concat([pending, chunk.subarray(0, bytesRead)]) : Buffer.from(chunk.subarray(0, bytesRead));
+        let start = 0;
+        for (let nl = pending.indexOf(NL); nl >= 0; nl = pending.indexOf(NL, start)) {
+          await emit(pending.subarray(start, nl + 1));
+          start = nl + 1;
+          if (limited && limitedNum === 0) return;
+        }
+        pending = pending.subarray(start);
+        continue;
+      }
+      // End of file.
+      if (!opts.follow) {
+        if (pending.length > 0) await emit(pending); // an incomplete last line, as upstream
+        return;
+      }
+      if (!found) return; // the container stopped and everything it wrote was read
+      if (!watcher) {
+        watcher = watch(dirname(o.path));
+        watcher.on('error', () => undefined);
+        continue; // read once more: a write may have come before the watcher
+      }
+      found = await o.isRunning();
+      if (!found) continue;
+      const recreated = await waitForChange(watcher, basename(o.path), o.clock, o.signal);
+      if (recreated) {
+        const next = await open(o.path, 'r').catch(() => undefined);
+        if (next) {
+          await fh.close();
+          fh = next;
+          pos = 0;
+          pending = Buffer.alloc(0);
+        }
+      }
+    }
+  } catch (err) {
+    if (!(err instanceof Stop)) throw err;
+  } finally {
+    watcher?.close();
+    await fh.close();
+  }
+}

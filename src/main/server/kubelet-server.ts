@@ -1,0 +1,243 @@
+/**
+ * The kubelet server on `port` (10250) and the read-only server on
+ * `readOnlyPort` (upstream pkg/kubelet/server).
+ *
+ * Main server: HTTPS (serving-cert.ts); with authentication.x509.clientCAFile
+ * the client may present a certificate, and one the CA did not sign ends the
+ * connection right after the handshake (no HTTP answer; upstream's Go server
+ * would answer 401 instead). Every request is authenticated (authenticator.ts,
+ * 401 "Unauthorized") and authorized for its node attributes (authorizer.ts,
+ * 403 "Forbidden (user=…, verb=…, resource=…, subresource=…)", 500 when the
+ * authorizer fails), then routed. Routes: the default ones (/healthz, /pods,
+ * /stats/summary, /metrics, /metrics/probes, /metrics/resource) and the
+ * debugging ones (/containerLogs/, /logs/, /runningpods/, /configz).
+ *
+ * Read-only server: plain HTTP, no authentication, default routes only.
+ *
+ * Paths are decoded and cleaned first; a request whose path was not clean is
+ * redirected to the clean one (Go's ServeMux), so `/logs/../x` never reaches
+ * /logs/. Every request counts in kubelet_http_requests_total and is in
+ * kubelet_http_inflight_requests while it runs.
+ */
+import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import { posix } from 'node:path';
+import type { TLSSocket } from 'node:tls';
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
+import { v } from '../../common/logger.js';
+import { healthz, type HealthCheck } from '../http/server.js';
+import type { RequestAuthenticator } from './authenticator.js';
+import type { Authorizer } from './authorizer.js';
+import { serveContainerLogs, type ContainerLogsHost } from './container-logs.js';
+import type { HttpMetrics } from './http-metrics.js';
+import { serveNodeLogs } from './node-logs.js';
+import { nodeRequestAttributes } from './request-attributes.js';
+
+export interface ServerHandlers {
+  registry: Registry;
+  checks: HealthCheck[];
+  /** PodList of the pods the kubelet manages, with their statuses. */
+  pods(): unknown;
+  /** PodList of the pods with running containers, as the runtime reports them. */
+  runningPods(): unknown;
+  probeMetrics(): Promise<string>;
+  resourceMetrics(): Promise<string>;
+  /** The Summary as JSON text (uint64 values exact). */
+  statsSummary(onlyCpuAndMemory: boolean): Promise<string>;
+  configz(): unknown;
+  containerLogs: ContainerLogsHost;
+  /** Directory served under /logs/ (upstream /var/log/). */
+  nodeLogDir: string;
+}
+
+export interface ServerAuth {
+  authenticator: RequestAuthenticator;
+  authorizer: Authorizer;
+  nodeName: string;
+}
+
+export interface KubeletServerOptions {
+  host: string;
+  port: number;
+  handlers: ServerHandlers;
+  metrics: HttpMetrics;
+  logger: Logger;
+  /** HTTPS with this certificate chain and key; the client CA bundle enables client certificates. */
+  tls?: { cert: string; key: string; clientCA?: string };
+  /** Required for the main server; absent for the read-only server. */
+  auth?: ServerAuth;
+}
+
+const PROM_TEXT = 'text/plain; version=0.0.4; charset=utf-8';
+
+function send(res: ServerResponse, status: number, body: string, type = 'text/plain; charset=utf-8'): void {
+  res.statusCode = status;
+  res.setHeader('content-type', type);
+  res.end(body);
+}
+
+const sendJson = (res: ServerResponse, body: unknown) => send(res, 200, JSON.stringify(body), 'application/json');
+
+/** Go's path.Clean of the decoded URL path, keeping a trailing slash (ServeMux does). */
+export function cleanPath(decoded: string): string {
+  let p = posix.normalize(`/${decoded}`);
+  if (p !== '/' && p.endsWith('/') === false && decoded.endsWith('/')) p += '/';
+  return p.replace(/\/{2,}/g, '/');
+}
+
+/** The route for a clean path, or undefined (404). Default routes are on both servers; debugging ones need auth. */
+async function route(
+  o: KubeletServerOptions,
+  method: string,
+  path: string,
+  query: URLSearchParams,
+  res: ServerResponse,
+  signal: AbortSignal,
+): Promise<boolean> {
+  const h = o.handlers;
+  const readOnly = !o.auth;
+  if (path === '/healthz' || path.startsWith('/healthz/')) {
+    const name = path.slice('/healthz/'.length);
+    const checks = name ? h.checks.filter((c) => c.name === name) : h.checks;
+    if (name && checks.length === 0) return false;
+    healthz(res, checks, query.has('verbose'));
+    return true;
+  }
+  if (method !== 'GET' && method !== 'HEAD') {
+    send(res, 405, 'method not allowed\n');
+    return true;
+  }
+  switch (path) {
+    case '/pods':
+    case '/pods/':
+      sendJson(res, h.pods());
+      return true;
+    case '/metrics':
+      send(res, 200, await h.registry.metrics(), h.registry.contentType);
+      return true;
+    case '/metrics/probes':
+      send(res, 200, await h.probeMetrics(), PROM_TEXT);
+      return true;
+    case '/metrics/resource':
+      send(res, 200, await h.resourceMetrics(), PROM_TEXT);
+      return true;
+    case '/stats/summary':
+    case '/stats/summary/':
+      send(res, 200, await h.statsSummary(query.get('only_cpu_and_memory') === 'true'), 'application/json');
+      return true;
+  }
+  if (readOnly) return false;
+  if (path === '/runningpods/' || path === '/runningpods') {
+    sendJson(res, h.runningPods());
+    return true;
+  }
+  if (path === '/configz') {
+    sendJson(res, { kubeletconfig: h.configz() });
+    return true;
+  }
+  if (path.startsWith('/containerLogs/')) {
+    await serveContainerLogs(h.containerLogs, path.slice('/containerLogs/'.length).split('/'), query, res, signal);
+    return true;
+  }
+  if (path === '/logs' || path.startsWith('/logs/')) {
+    const rel = path.slice('/logs/'.length).replace(/\/$/, '');
+    if (path === '/logs') {
+      res.statusCode = 301;
+      res.setHeader('location', '/logs/');
+      res.end();
+      return true;
+    }
+    await serveNodeLogs(h.nodeLogDir, rel, path.endsWith('/'), res);
+    return true;
+  }
+  return false;
+}
+
+async function handle(o: KubeletServerOptions, req: IncomingMessage, res: ServerResponse, signal: AbortSignal): Promise<void> {
+  const method = req.method ?? 'GET';
+  const url = new URL(req.url ?? '/', 'http://kubelet');
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(url.pathname);
+  } catch {
+    return send(res, 400, 'invalid URL escape\n');
+  }
+  const path = cleanPath(decoded);
+  if (path !== decoded) {
+    // Go's ServeMux: redirect to the clean path rather than serve an unclean one.
+    res.statusCode = 301;
+    res.setHeader('location', encodeURI(path) + url.search);
+    return void res.end();
+  }
+  if (o.auth) {
+    const authn = await o.auth.authenticator.authenticate(req);
+    if (!authn.ok) {
+      v(o.logger, 2).info({ path, reason: authn.reason }, 'Unauthorized request');
+      return send(res, 401, 'Unauthorized');
+    }
+    const attrs = nodeRequestAttributes(method, path, o.auth.nodeName);
+    const user = authn.user.name;
+    const what = `user=${user}, verb=${attrs.verb}, resource=${attrs.resource}, subresource=${attrs.subresource}`;
+    let allowed: boolean;
+    try {
+      allowed = (await o.auth.authorizer.authorize(authn.user, attrs)).allowed;
+    } catch (err) {
+      o.logger.error({ err: (err as Error).message, user, verb: attrs.verb, subresource: attrs.subresource }, 'Authorization error');
+      return send(res, 500, `Authorization error (${what})`);
+    }
+    if (!allowed) {
+      v(o.logger, 2).info({ user, verb: attrs.verb, resource: attrs.resource, subresource: attrs.subresource }, 'Forbidden');
+      return send(res, 403, `Forbidden (${what})`);
+    }
+  }
+  if (!(await route(o, method, path, url.searchParams, res, signal))) send(res, 404, '404 page not found\n');
+}
+
+export function startKubeletServer(o: KubeletServerOptions): Promise<Server> {
+  const serverType = o.auth ? 'readwrite' : 'readonly';
+  const listener = (req: IncomingMessage, res: ServerResponse) => {
+    const done = o.metrics.start(req.method ?? 'GET', (req.url ?? '/').split('?')[0]!, serverType);
+    const ac = new AbortController();
+    res.once('close', () => {
+      ac.abort();
+      done();
+    });
+    handle(o, req, res, ac.signal).catch((err: unknown) => {
+      o.logger.error({ err: (err as Error).message, path: req.url }, 'Request failed');
+      if (!res.headersSent) send(res, 500, `internal error: ${(err as Error).message}\n`);
+      else res.end();
+    });
+  };
+  let server: Server;
+  if (o.tls) {
+    server = createHttpsServer(
+      {
+        cert: o.tls.cert,
+        key: o.tls.key,
+        ...(o.tls.clientCA ? { ca: o.tls.clientCA, requestCert: true, rejectUnauthorized: false } : {}),
+      },
+      listener,
+    );
+    if (o.tls.clientCA) {
+      // A certificate was presented but does not verify against the client CA: no HTTP exchange at all.
+      server.on('secureConnection', (socket: TLSSocket) => {
+        if (socket.authorized) return;
+        const peer = socket.getPeerCertificate();
+        if (peer && Object.keys(peer).length > 0) {
+          v(o.logger, 2).info({ reason: socket.authorizationError, subject: peer.subject?.CN }, 'Rejected a client certificate');
+          socket.destroy();
+        }
+      });
+    }
+  } else {
+    server = createHttpServer(listener);
+  }
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(o.port, o.host, () => {
+      server.off('error', reject);
+      resolve(server);
+    });
+  });
+}

@@ -1,0 +1,176 @@
+/**
+ * The `criStats` pool task: the CRI's view of resource usage (upstream
+ * criStatsProvider's inputs): ListPodSandbox, ListContainers,
+ * ListContainerStats, ListPodSandboxStats (a runtime without it, UNIMPLEMENTED,
+ * gets pod totals summed from its containers) and ImageFsInfo, decoded here,
+ * off the main thread, into a compact snapshot of plain numbers. Only ready
+ * sandboxes and their running containers count, as upstream.
+ */
+import type { CriApi } from '../../cri/client.js';
+import { CriError } from '../../common/errors.js';
+import { ContainerState, PodSandboxState, type ContainerStats, type MemoryUsage, type PodSandboxStats } from '../../gen/runtime/v1/api.js';
+
+export interface CpuSample {
+  /** ns since the epoch */
+  time: bigint;
+  usageCoreNanoSeconds: bigint;
+  /** When the runtime reports it. */
+  usageNanoCores?: bigint;
+}
+
+export interface MemorySample {
+  time: bigint;
+  workingSetBytes?: bigint;
+  usageBytes?: bigint;
+  rssBytes?: bigint;
+  availableBytes?: bigint;
+  pageFaults?: bigint;
+  majorPageFaults?: bigint;
+}
+
+export interface FsSample {
+  time: bigint;
+  usedBytes?: bigint;
+  inodesUsed?: bigint;
+  mountpoint?: string;
+}
+
+export interface ContainerStatsSample {
+  id: string;
+  name: string;
+  /** ns */
+  createdAt: bigint;
+  cpu?: CpuSample;
+  memory?: MemorySample;
+  rootfs?: FsSample;
+}
+
+export interface PodStatsSample {
+  uid: string;
+  name: string;
+  namespace: string;
+  sandboxId: string;
+  createdAt: bigint;
+  cpu?: CpuSample;
+  memory?: MemorySample;
+  network?: {
+    time: bigint;
+    interfaces: { name: string; rxBytes?: bigint; rxErrors?: bigint; txBytes?: bigint; txErrors?: bigint }[];
+    defaultName?: string;
+  };
+  processCount?: bigint;
+  containers: ContainerStatsSample[];
+}
+
+export interface CriStatsSnapshot {
+  pods: PodStatsSample[];
+  imageFs?: FsSample;
+}
+
+const u = (v: { value: bigint } | undefined) => v?.value;
+
+function cpuOf(c: ContainerStats['cpu']): CpuSample | undefined {
+  if (!c?.usageCoreNanoSeconds) return undefined;
+  return {
+    time: c.timestamp,
+    usageCoreNanoSeconds: c.usageCoreNanoSeconds.value,
+    ...(c.usageNanoCores && { usageNanoCores: c.usageNanoCores.value }),
+  };
+}
+
+function memoryOf(m: MemoryUsage | undefined): MemorySample | undefined {
+  if (!m) return undefined;
+  return {
+    time: m.timestamp,
+    workingSetBytes: u(m.workingSetBytes),
+    usageBytes: u(m.usageBytes),
+    rssBytes: u(m.rssBytes),
+    availableBytes: u(m.availableBytes),
+    pageFaults: u(m.pageFaults),
+    majorPageFaults: u(m.majorPageFaults),
+  };
+}
+
+async function sandboxStats(cri: CriApi): Promise<Map<string, PodSandboxStats> | undefined> {
+  try {
+    const r = await cri.listPodSandboxStats({});
+    return new Map(r.stats.map((s) => [s.attributes?.id ?? '', s]));
+  } catch (err) {
+    if (err instanceof CriError && err.grpcCode === 12) return undefined; // UNIMPLEMENTED
+    throw err;
+  }
+}
+
+const sum = (xs: (bigint | undefined)[]) => (xs.some((x) => x !== undefined) ? xs.reduce<bigint>((a, x) => a + (x ?? 0n), 0n) : undefined);
+
+export async function criStats(cri: CriApi): Promise<CriStatsSnapshot> {
+  const [sandboxes, containers, stats, podStats, fsInfo] = await Promise.all([
+    cri.listPodSandbox({ filter: { state: { state: PodSandboxState.SANDBOX_READY } } }),
+    cri.listContainers({ filter: { state: { state: ContainerState.CONTAINER_RUNNING } } }),
+    cri.listContainerStats({}),
+    sandboxStats(cri),
+    cri.imageFsInfo({}).catch(() => undefined),
+  ]);
+  const statsById = new Map(stats.stats.map((s) => [s.attributes?.id ?? '', s]));
+  const bySandbox = new Map<string, ContainerStatsSample[]>();
+  for (const c of containers.containers) {
+    const s = statsById.get(c.id);
+    const sample: ContainerStatsSample = {
+      id: c.id,
+      name: c.metadata?.name ?? '',
+      createdAt: c.createdAt,
+      cpu: cpuOf(s?.cpu),
+      memory: memoryOf(s?.memory),
+      rootfs: s?.writableLayer
+        ? { time: s.writableLayer.timestamp, usedBytes: u(s.writableLayer.usedBytes), inodesUsed: u(s.writableLayer.inodesUsed) }
+        : undefined,
+    };
+    let list = bySandbox.get(c.podSandboxId);
+    if (!list) bySandbox.set(c.podSandboxId, (list = []));
+    list.push(sample);
+  }
+  const pods: PodStatsSample[] = [];
+  for (const sb of sandboxes.items) {
+    const list = bySandbox.get(sb.id) ?? [];
+    const ps = podStats?.get(sb.id)?.linux;
+    const pod: PodStatsSample = {
+      uid: sb.metadata?.uid ?? '',
+      name: sb.metadata?.name ?? '',
+      namespace: sb.metadata?.namespace ?? '',
+      sandboxId: sb.id,
+      createdAt: sb.createdAt,
+      containers: list,
+    };
+    if (ps) {
+      pod.cpu = cpuOf(ps.cpu);
+      pod.memory = memoryOf(ps.memory);
+      if (ps.network) {
+        pod.network = {
+          time: ps.network.timestamp,
+          defaultName: ps.network.defaultInterface?.name,
+          interfaces: (ps.network.interfaces.length > 0 ? ps.network.interfaces : [ps.network.defaultInterface])
+            .filter((i) => i !== undefined)
+            .map((i) => ({ name: i.name, rxBytes: u(i.rxBytes), rxErrors: u(i.rxErrors), txBytes: u(i.txBytes), txErrors: u(i.txErrors) })),
+        };
+      }
+      pod.processCount = u(ps.process?.processCount);
+    } else if (list.length > 0) {
+      const time = list.reduce((t, c) => (c.cpu && c.cpu.time > t ? c.cpu.time : t), 0n);
+      const core = sum(list.map((c) => c.cpu?.usageCoreNanoSeconds));
+      if (core !== undefined) pod.cpu = { time, usageCoreNanoSeconds: core };
+      pod.memory = {
+        time,
+        workingSetBytes: sum(list.map((c) => c.memory?.workingSetBytes)),
+        usageBytes: sum(list.map((c) => c.memory?.usageBytes)),
+      };
+    }
+    pods.push(pod);
+  }
+  const fs = fsInfo?.imageFilesystems[0];
+  return {
+    pods,
+    ...(fs && {
+      imageFs: { time: fs.timestamp, usedBytes: u(fs.usedBytes), inodesUsed: u(fs.inodesUsed), mountpoint: fs.fsId?.mountpoint },
+    }),
+  };
+}
