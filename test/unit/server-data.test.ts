@@ -1,0 +1,222 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { X509Certificate } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { resolveConfig } from '../../src/main/config/load-config.js';
+import type { HostProbe } from '../../src/main/node/host-probe.js';
+import { configz } from '../../src/main/server/configz.js';
+import { runningPodList } from '../../src/main/server/running-pods.js';
+import { loadServingCert } from '../../src/main/server/serving-cert.js';
+import { StatsProvider, stringifyWithBigints } from '../../src/main/server/stats-provider.js';
+import type { PodStatus } from '../../src/runtime/types.js';
+import type { CriStatsSnapshot } from '../../src/workers/stats/cri-stats.js';
+import { FakeClock } from '../fakes/fake-clock.js';
+
+describe('configz', () => {
+  it('the effective config in v1beta1 JSON: durations as Go strings, nested server settings', () => {
+    const { config } = resolveConfig(['--sync-frequency=90s', '--client-ca-file=/ca.crt'], { hostname: 'n', availableParallelism: 2 });
+    const z = configz(config);
+    expect(z).toMatchObject({
+      syncFrequency: '1m30s',
+      fileCheckFrequency: '20s',
+      runtimeRequestTimeout: '2m0s',
+      port: 10250,
+      maxPods: 110,
+      containerLogMaxSize: '10Mi',
+      authentication: { x509: { clientCAFile: '/ca.crt' }, webhook: { enabled: false, cacheTTL: '2m0s' }, anonymous: { enabled: true } },
+      authorization: { mode: 'AlwaysAllow', webhook: { cacheAuthorizedTTL: '5m0s', cacheUnauthorizedTTL: '30s' } },
+    });
+    expect(z).not.toHaveProperty('apiVersion');
+    expect(z).not.toHaveProperty('workerThreads'); // flag-only settings are not KubeletConfiguration fields
+  });
+});
+
+const ctr = (id: string, name: string, state: 'running' | 'exited') => ({
+  id,
+  name,
+  state,
+  createdAt: 1n,
+  startedAt: 1n,
+  finishedAt: 0n,
+  exitCode: 0,
+  reason: '',
+  message: '',
+  image: 'busybox:1',
+  imageRef: 'x',
+  restartCount: 0,
+  hash: '',
+  sandboxId: 's',
+});
+
+describe('runningPodList (upstream GetRunningPods + ToAPIPod)', () => {
+  it('pods with a running container or a ready sandbox, with their running containers', () => {
+    const s = (uid: string, sb: 'ready' | 'notready', containers: ReturnType<typeof ctr>[]): PodStatus => ({
+      uid,
+      name: uid,
+      namespace: 'ns',
+      ips: [],
+      sandboxStatuses: [{ id: 's', state: sb, createdAt: 1n, attempt: 0, ips: [], hostNetwork: false }],
+      containerStatuses: containers,
+      timestamp: 0,
+    });
+    const list = runningPodList([
+      s('a', 'ready', [ctr('1', 'web', 'running'), ctr('2', 'old', 'exited')]),
+      s('b', 'notready', [ctr('3', 'x', 'exited')]),
+    ]);
+    expect(list).toEqual({
+      kind: 'PodList',
+      apiVersion: 'v1',
+      metadata: {},
+      items: [
+        {
+          metadata: { name: 'a', namespace: 'ns', uid: 'a', creationTimestamp: null },
+          spec: { containers: [{ name: 'web', image: 'busybox:1', resources: {} }] },
+          status: {},
+        },
+      ],
+    });
+  });
+});
+
+describe('StatsProvider', () => {
+  const host: HostProbe = {
+    machine: () => ({
+      machineID: '',
+      systemUUID: '',
+      bootID: '',
+      kernelVersion: '',
+      osImage: '',
+      operatingSystem: 'linux',
+      architecture: 'amd64',
+      cpuCores: 2,
+      memoryBytes: 8_000n,
+      hugepages: {},
+    }),
+    fsStats: () => ({ capacityBytes: 1000n, availableBytes: 400n, inodes: 100n, inodesFree: 90n }),
+    memoryWorkingSetBytes: () => 3_000n,
+    pids: () => ({ max: 4096, running: 99 }),
+  };
+  const S = 1_000_000_000n;
+  const snapshot = (t: bigint, core: bigint): CriStatsSnapshot => ({
+    pods: [
+      {
+        uid: 'u1',
+        name: 'web',
+        namespace: 'default',
+        sandboxId: 'sb',
+        createdAt: 5n * S,
+        cpu: { time: t, usageCoreNanoSeconds: core },
+        memory: { time: t, workingSetBytes: 2n ** 60n },
+        containers: [
+          {
+            id: 'c1',
+            name: 'app',
+            createdAt: 6n * S,
+            cpu: { time: t, usageCoreNanoSeconds: core },
+            memory: { time: t, workingSetBytes: 10n },
+          },
+        ],
+      },
+    ],
+    imageFs: { time: t, usedBytes: 7n, mountpoint: '/var/lib/containerd' },
+  });
+
+  it('Summary: usageNanoCores from the previous sample; exact uint64 JSON; /metrics/resource text', async () => {
+    const clock = new FakeClock(1_000_000);
+    let snap = snapshot(10n * S, 1n * S);
+    let nodeCore = 100n * S;
+    const p = new StatsProvider({
+      runner: { run: (async () => snap) as never },
+      host,
+      nodeName: 'n1',
+      rootDir: '/',
+      clock,
+      startedAt: 0,
+      nodeCpuNs: () => nodeCore,
+    });
+    const first = await p.summary();
+    expect((first.pods as { cpu: { usageNanoCores?: bigint } }[])[0]!.cpu.usageNanoCores).toBeUndefined();
+    snap = snapshot(12n * S, 2n * S); // 1 core-second over 2 s = half a core
+    clock.step(2000);
+    nodeCore += 3n * S;
+    const second = await p.summary();
+    const pod = (second.pods as Record<string, unknown>[])[0]!;
+    expect(pod.cpu).toEqual({ time: '1970-01-01T00:00:12Z', usageNanoCores: 500_000_000n, usageCoreNanoSeconds: 2n * S });
+    expect((second.node as { cpu: unknown }).cpu).toEqual({
+      time: '1970-01-01T00:16:42Z',
+      usageNanoCores: 1_500_000_000n,
+      usageCoreNanoSeconds: 103n * S,
+    });
+    expect(second.node).toMatchObject({
+      nodeName: 'n1',
+      memory: { availableBytes: 5000n, workingSetBytes: 3000n },
+      fs: { availableBytes: 400n, capacityBytes: 1000n, usedBytes: 600n, inodesUsed: 10n },
+      rlimit: { maxpid: 4096, curproc: 99 },
+      runtime: { imageFs: { usedBytes: 7n } },
+    });
+    expect(stringifyWithBigints(second)).toContain('"workingSetBytes":1152921504606846976');
+    const text = await p.resourceMetrics();
+    expect(text).toContain('container_cpu_usage_seconds_total{container="app",namespace="default",pod="web"} 2 12000');
+    expect(text).toContain('container_memory_working_set_bytes{container="app",namespace="default",pod="web"} 10 12000');
+    expect(text).toContain('container_start_time_seconds{container="app",namespace="default",pod="web"} 6');
+    expect(text).toContain('pod_memory_working_set_bytes{namespace="default",pod="web"} 1152921504606846976 12000');
+    expect(text).toContain('node_memory_working_set_bytes 3000 1002000');
+    expect(text).toContain('resource_scrape_error 0');
+  });
+
+  it('a failed CRI read is resource_scrape_error 1', async () => {
+    const p = new StatsProvider({
+      runner: { run: (async () => Promise.reject(new Error('down'))) as never },
+      host,
+      nodeName: 'n1',
+      rootDir: '/',
+      clock: new FakeClock(),
+      startedAt: 0,
+      nodeCpuNs: () => 1n,
+    });
+    expect(await p.resourceMetrics()).toContain('resource_scrape_error 1');
+  });
+});
+
+describe('serving certificate', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'kts-cert-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('generates kubelet.crt/kubelet.key once (serving cert then its CA) and reuses them', () => {
+    const a = loadServingCert({
+      tlsCertFile: '',
+      tlsPrivateKeyFile: '',
+      certDir: join(dir, 'pki'),
+      hostname: '10.0.0.7',
+      nowMs: Date.UTC(2026, 0, 1),
+    });
+    expect(a.generated).toBe(true);
+    const [leaf, ca] = a.cert.split(/(?=-----BEGIN CERTIFICATE-----)/).map((p) => new X509Certificate(p));
+    expect(leaf!.subject).toBe(`CN=10.0.0.7@${Date.UTC(2026, 0, 1) / 1000}`);
+    expect(leaf!.subjectAltName).toBe('IP Address:10.0.0.7');
+    expect(leaf!.checkIssued(ca!)).toBe(true);
+    expect(leaf!.verify(ca!.publicKey)).toBe(true);
+    expect(ca!.ca).toBe(true);
+    expect(new Date(leaf!.validFrom).getTime()).toBe(Date.UTC(2026, 0, 1) - 3600_000);
+    const b = loadServingCert({ tlsCertFile: '', tlsPrivateKeyFile: '', certDir: join(dir, 'pki'), hostname: 'other', nowMs: 0 });
+    expect([b.generated, b.cert]).toEqual([false, a.cert]);
+  });
+
+  it('configured files are used as they are; unreadable ones are a clear error', () => {
+    writeFileSync(join(dir, 'c.pem'), readFileSync(join(dir, 'pki', 'kubelet.crt')));
+    writeFileSync(join(dir, 'k.pem'), readFileSync(join(dir, 'pki', 'kubelet.key')));
+    expect(
+      loadServingCert({
+        tlsCertFile: join(dir, 'c.pem'),
+        tlsPrivateKeyFile: join(dir, 'k.pem'),
+        certDir: '/nonexistent',
+        hostname: 'h',
+        nowMs: 0,
+      }).generated,
+    ).toBe(false);
+    expect(() =>
+      loadServingCert({ tlsCertFile: join(dir, 'nope'), tlsPrivateKeyFile: join(dir, 'k.pem'), certDir: '/x', hostname: 'h', nowMs: 0 }),
+    ).toThrow(/cannot load the serving certificate/);
+  });
+});
