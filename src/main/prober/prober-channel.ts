@@ -92,11 +92,16 @@ export class ThreadProber implements ProberChannel {
     });
   }
 
+  /** Ends the thread (its probes in flight are abandoned); gives up waiting after 5 s so shutdown cannot hang on it. */
   close(): Promise<void> {
-    this.closed ??= (async () => {
-      this.worker.postMessage({ type: 'close' } satisfies ProberCommand);
-      await this.worker.terminate();
-    })();
+    this.closed ??= new Promise<void>((resolve) => {
+      const t = setTimeout(resolve, 5000);
+      t.unref();
+      void this.worker.terminate().finally(() => {
+        clearTimeout(t);
+        resolve();
+      });
+    });
     return this.closed;
   }
 }

@@ -15,9 +15,9 @@
  *   (upstream RedirectChecker(false)); a redirect elsewhere ends the exchange
  *   with that 3xx response. Lifecycle hooks follow any redirect (Go's default
  *   client). At most 10 redirects.
- * - The response body is read up to 10 KiB; then the connection is reset, so
- *   probes leave no TIME_WAIT sockets behind (upstream shortens TIME_WAIT with
- *   SO_LINGER for the same reason).
+ * - The response body is read up to 10 KiB; then the connection is closed
+ *   (upstream also shortens TIME_WAIT with SO_LINGER 1 s; Node has no
+ *   SO_LINGER, so a closed probe connection may sit in TIME_WAIT).
  *
  * Errors are HttpGetError with Go's url.Error wording (`Get "<url>": dial tcp
  * <addr>: connect: connection refused`); they reach events and probe output.
@@ -144,14 +144,12 @@ function readBody(res: IncomingMessage, limit: number): Promise<string> {
   });
 }
 
-/** Ends the connection with RST (no TIME_WAIT); falls back to destroy. */
+/**
+ * Ends the connection. Not with an RST (socket.resetAndDestroy): in Node 20
+ * that can leave a worker thread's Worker.terminate() hanging for ever.
+ */
 function closeHard(socket: Socket | null | undefined): void {
-  if (!socket || socket.destroyed) return;
-  try {
-    socket.resetAndDestroy();
-  } catch {
-    socket.destroy();
-  }
+  if (socket && !socket.destroyed) socket.destroy();
 }
 
 /** Performs the GET. Resolves with any status code; rejects with HttpGetError. */

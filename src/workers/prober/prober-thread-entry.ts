@@ -41,12 +41,6 @@ port.on('message', (cmd: ProberCommand) => {
     case 'metrics':
       void host.registry.metrics().then((text) => send({ type: 'metrics', id: cmd.id, text }));
       return;
-    case 'close':
-      host.close();
-      cri.close();
-      send({ type: 'closed' });
-      port.close();
-      return;
     default: {
       const never: never = cmd;
       throw new Error(`unknown prober command ${JSON.stringify(never)}`);

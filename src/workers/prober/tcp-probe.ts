@@ -1,7 +1,7 @@
 /**
  * The tcpSocket probe (upstream pkg/probe/tcp DoTCPProbe): success when a TCP
- * connection opens within the timeout; the connection is then reset at once
- * (no TIME_WAIT). Failures carry Go's dial error text.
+ * connection opens within the timeout; it is then closed at once. Failures
+ * carry Go's dial error text.
  */
 import net from 'node:net';
 import type { Clock } from '../../common/clock.js';
@@ -22,11 +22,7 @@ export function doTcpProbe(host: string, port: number, timeoutMs: number, clock:
       if (settled) return;
       settled = true;
       cancel();
-      try {
-        socket.resetAndDestroy();
-      } catch {
-        socket.destroy();
-      }
+      socket.destroy(); // not resetAndDestroy: see http-get.ts closeHard
       resolve(run);
     };
     const cancel = clock.setTimer(timeoutMs, () => finish({ outcome: 'failure', output: `dial tcp ${addr}: i/o timeout` }));
