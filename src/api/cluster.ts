@@ -5,7 +5,19 @@
  * objects whose timestamps are the RFC3339 strings the apiserver sends, never
  * class instances or Date objects, so they can be sent as they are.
  */
-import type { CoreV1Event, V1Lease, V1Node, V1NodeCondition, V1NodeStatus, V1ObjectReference, V1Taint } from '@kubernetes/client-node';
+import type {
+  AuthenticationV1TokenRequest,
+  CoreV1Event,
+  V1ConfigMap,
+  V1Lease,
+  V1Node,
+  V1NodeCondition,
+  V1NodeStatus,
+  V1ObjectReference,
+  V1Secret,
+  V1Taint,
+  V1Volume,
+} from '@kubernetes/client-node';
 
 /** A client-node model as it travels on the wire: Date fields become RFC3339 strings, recursively. */
 export type Wire<T> = T extends Date
@@ -23,3 +35,10 @@ export type Taint = Wire<V1Taint>;
 export type Lease = Wire<V1Lease>;
 export type Event = Wire<CoreV1Event>;
 export type ObjectReference = Wire<V1ObjectReference>;
+export type ConfigMap = Wire<V1ConfigMap>;
+/** A Secret; `data` values are base64 on the wire. */
+export type Secret = Wire<V1Secret>;
+/** authentication.k8s.io/v1 TokenRequest (POST serviceaccounts/NAME/token). */
+export type TokenRequest = Wire<AuthenticationV1TokenRequest>;
+/** A pod volume with its typed source (src/api/pod.ts keeps sources loose until the Pod model is unified). */
+export type ApiVolume = Wire<V1Volume>;

@@ -43,6 +43,7 @@ import { PodHandlers } from './kubelet/handlers.js';
 import { ContainerDeletor } from './kubelet/container-deletor.js';
 import { StatusManager } from './status/status-manager.js';
 import { PodWorkers } from './pod-workers/pod-workers.js';
+import { startVolumeStack } from './volumes/volume-setup.js';
 
 /** containerID prefix as upstream reports it: the runtime's name ("containerd", or ours). */
 function runtimeName(name: string): string {
@@ -186,6 +187,19 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
     }
 
     const node = nodeResources(config, collector.machine, collector.resources().allocatable, addresses);
+
+    // Volumes (issue 9): plugins, the volume manager (with what an earlier run left on disk) and pod-directory housekeeping.
+    const volumes = await startVolumeStack({
+      rootDir,
+      nodeAllocatable: node.allocatable,
+      recorder,
+      registry,
+      clock,
+      logger: logger.child({ component: 'volumes' }),
+      signal,
+    });
+    stops.push(() => volumes.idle());
+
     const podManager = new PodManager();
     const statusManager = new StatusManager();
     const kubeletLogger = logger.child({ component: 'kubelet' });
@@ -205,6 +219,7 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
       maxConcurrentSyncs: runner.threads > 0 ? runner.threads * 6 : 16,
       cacheUnreliable: (uid) => pleg.inspectionFailed(uid),
       releaseCacheSlot: (uid) => pleg.releaseSlotWhenUnused(uid),
+      volumes: volumes.manager,
     });
     const podWorkers = new PodWorkers({
       syncer,
@@ -221,6 +236,7 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
       runtimeUids: () => shared.cache.uids(),
       cachedStatus: (uid) => syncer.cachedStatus(uid),
       containerDeletor: new ContainerDeletor(runner, kubeletLogger),
+      cleanupPodDirs: (isActive) => volumes.housekeeping(isActive),
       clock,
       logger: kubeletLogger,
     });

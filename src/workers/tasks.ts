@@ -4,6 +4,7 @@
  * worker (worker-entry.ts) and inline mode (task-runner.ts InlineRunner) call
  * exactly these. Tasks return TaskResult and never throw.
  */
+import { LinuxMounter, type Mounter } from '../common/mounter.js';
 import { realClock, type Clock } from '../common/clock.js';
 import { KubeletTsError } from '../common/errors.js';
 import { syncPod, terminatePod, type SyncContext } from './sync/sync-pod.js';
@@ -31,6 +32,8 @@ import { sharedRuntimeObserver } from './worker-metrics.js';
 
 export interface TaskContext {
   runtime: Runtime;
+  /** Mounts for sync tasks (subPath binds). */
+  mounter: Mounter;
   /** The CRI client behind `runtime`; undefined when a test injects a fake runtime (sync tasks then fail). */
   cri: CriClient | undefined;
   clock: Clock;
@@ -54,6 +57,7 @@ export function createTaskContext(init: WorkerInit, runtime?: Runtime): TaskCont
   }
   return {
     runtime,
+    mounter: new LinuxMounter(),
     cri,
     clock: realClock,
     cache: PodStatusCache.attach(init.podCache),
@@ -90,7 +94,7 @@ export async function runTask(ctx: TaskContext, request: TaskRequest): Promise<T
 
 function syncContext(ctx: TaskContext): SyncContext {
   if (!ctx.cri) throw new KubeletTsError('sync tasks need a CRI client; this task context was built with an injected runtime');
-  return { cri: ctx.cri, runtime: ctx.runtime, cache: ctx.cache, clock: ctx.clock };
+  return { cri: ctx.cri, runtime: ctx.runtime, cache: ctx.cache, clock: ctx.clock, mounter: ctx.mounter };
 }
 
 /**

@@ -3,12 +3,13 @@
  * free ports, a temp root/log/manifest directory, /pods polling, and clean
  * shutdown plus removal of every pod the test created (by namespace).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Pod } from '../../src/api/pod.js';
+import { mountsUnder, parseMountInfo } from '../../src/common/mounter.js';
 import { CriClient } from '../../src/cri/client.js';
 import { LABEL_POD_NAMESPACE } from '../../src/runtime/types.js';
 import { pollUntil } from '../helpers/poll.js';
@@ -154,7 +155,14 @@ export class AgentProcess {
       }
     } finally {
       cri.close();
+      // Volumes the agent left mounted (it does not unmount on stop, as upstream) go before the directory.
+      for (const m of this.mounts()) execFileSync('umount', [m]);
       rmSync(this.dir, { recursive: true, force: true });
     }
+  }
+
+  /** Mount points below the test's directory (volumes of its pods), deepest first. */
+  mounts(): string[] {
+    return mountsUnder(parseMountInfo(readFileSync('/proc/self/mountinfo', 'utf8')), this.dir).map((m) => m.mountPoint);
   }
 }

@@ -25,6 +25,11 @@ export interface HandlerDeps {
   runtimeUids(): string[];
   cachedStatus(uid: string): RuntimePodStatus | undefined;
   containerDeletor: ContainerDeletor;
+  /**
+   * Volume and pod-directory housekeeping (upstream cleanupOrphanedPodDirs):
+   * started in the background; `isActive` tells pods whose volumes must stay.
+   */
+  cleanupPodDirs?(isActive: (uid: string) => boolean): void;
   clock: Clock;
   logger: Logger;
 }
@@ -49,6 +54,16 @@ export class PodHandlers {
   private readonly rejected = new Set<string>();
 
   constructor(private readonly d: HandlerDeps) {}
+
+  /** The runtime still runs something of the pod (a ready sandbox or a live container). */
+  private runtimeActive(uid: string): boolean {
+    const s = this.d.cachedStatus(uid);
+    return (
+      !!s &&
+      (s.sandboxStatuses.some((b) => b.state === 'ready') ||
+        s.containerStatuses.some((c) => c.state === 'running' || c.state === 'created'))
+    );
+  }
 
   handlePodAdditions(pods: Pod[]): void {
     const { podManager, podWorkers, statusManager, clock, logger } = this.d;
@@ -136,6 +151,8 @@ export class PodHandlers {
         killPodOptions: { gracePeriodSeconds: ORPHAN_GRACE_PERIOD_SECONDS },
       });
     }
+
+    this.d.cleanupPodDirs?.((uid) => podManager.get(uid) !== undefined || workers.has(uid) || this.runtimeActive(uid));
 
     // Desired pods the workers do not know (e.g. a worker was pruned): start them again.
     for (const pod of desired) {

@@ -20,6 +20,7 @@ import type { PodManager } from './pod-manager.js';
 import type { KubeletMetrics } from './kubelet-metrics.js';
 import { Semaphore } from '../../common/semaphore.js';
 import { podReference, type EventRecorder } from '../events/event-recorder.js';
+import type { PodVolumeManager } from '../volumes/volume-manager.js';
 
 export interface PoolSyncerOptions {
   runner: TaskRunner;
@@ -45,6 +46,8 @@ export interface PoolSyncerOptions {
   releaseCacheSlot?(uid: string): void;
   /** Where the pod events the sync tasks report go (log at V(3), and the apiserver when connected). */
   recorder: EventRecorder;
+  /** Pod directories and volumes; absent: pods get neither (tests of the sync path alone). */
+  volumes?: PodVolumeManager;
 }
 
 function podRef(pod: Pod): string {
@@ -114,6 +117,7 @@ export class PoolSyncer implements PodSyncer {
       throw new Error(`network is not ready: ${networkError}`);
     }
     if (ctx.signal.aborted) return { terminal: false };
+    const volumes = await this.waitForVolumes(ctx, pod);
     const slot = this.o.cache.allocate(uid);
     const result = await this.slots.run(() =>
       this.o.runner.run({
@@ -125,6 +129,7 @@ export class PoolSyncer implements PodSyncer {
           cacheUnreliable: this.o.cacheUnreliable?.(uid) ?? false,
           backoff: this.backoff.get(uid) ?? {},
           node: this.o.node,
+          ...(this.o.volumes ? { volumes, podDir: this.o.volumes.podDir(uid) } : {}),
         },
       }),
     );
@@ -136,6 +141,24 @@ export class PoolSyncer implements PodSyncer {
     this.refreshStatus(pod);
     if (result.error) throw new Error(result.error);
     return { terminal: false };
+  }
+
+  /**
+   * Upstream SyncPod's WaitForAttachAndMount: the pod's volumes are set up
+   * before its sandbox. A failure (not a cancellation) is a FailedMount event
+   * and a sync error, retried by the pod worker.
+   */
+  private async waitForVolumes(ctx: SyncContext, pod: Pod) {
+    if (!this.o.volumes) return undefined;
+    try {
+      return await this.o.volumes.waitForAttachAndMount(pod, ctx.signal);
+    } catch (err) {
+      if (ctx.signal.aborted) throw err;
+      const message = `Unable to attach or mount volumes: ${err instanceof Error ? err.message : String(err)}`;
+      this.record(pod, [{ type: 'Warning', reason: 'FailedMount', message }]);
+      this.o.logger.error({ pod: podRef(pod), err: message }, 'Unable to attach or mount volumes for pod; skipping pod');
+      throw new Error(message, { cause: err });
+    }
   }
 
   async syncTerminatingPod(_ctx: SyncContext, pod: Pod, gracePeriodSeconds: number, podStatusFunc?: PodStatusFunc): Promise<void> {
@@ -163,6 +186,8 @@ export class PoolSyncer implements PodSyncer {
     } else {
       this.refreshStatus(pod, true);
     }
+    // upstream SyncTerminatedPod: the volumes of a terminated pod are torn down.
+    await this.o.volumes?.waitForUnmount(uid);
     this.backoff.delete(uid);
     this.reasons.delete(uid);
     this.lastSyncEnd.delete(uid);

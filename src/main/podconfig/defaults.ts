@@ -71,6 +71,38 @@ function defaultContainer(c: Container, hostNetwork: boolean): void {
   }
 }
 
+type Obj = Record<string, unknown>;
+const asObj = (v: unknown): Obj | undefined => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Obj) : undefined);
+/** The core/v1 defaultMode of configMap, secret, downwardAPI and projected volumes (0644). */
+const DEFAULT_VOLUME_MODE = 0o644;
+
+function defaultFieldRefs(items: unknown): void {
+  for (const item of Array.isArray(items) ? items : []) {
+    const ref = asObj(asObj(item)?.['fieldRef']);
+    if (ref && !ref['apiVersion']) ref['apiVersion'] = 'v1';
+  }
+}
+
+/**
+ * SetDefaults_{HostPath,ConfigMap,Secret,DownwardAPI,Projected}VolumeSource and
+ * SetDefaults_ServiceAccountTokenProjection (expirationSeconds 3600).
+ */
+function defaultVolumeSource(v: Obj): void {
+  const hostPath = asObj(v['hostPath']);
+  if (hostPath && hostPath['type'] === undefined) hostPath['type'] = '';
+  for (const kind of ['configMap', 'secret', 'downwardAPI', 'projected']) {
+    const src = asObj(v[kind]);
+    if (src && src['defaultMode'] === undefined) src['defaultMode'] = DEFAULT_VOLUME_MODE;
+  }
+  defaultFieldRefs(asObj(v['downwardAPI'])?.['items']);
+  const sources = asObj(v['projected'])?.['sources'];
+  for (const s of Array.isArray(sources) ? sources : []) {
+    defaultFieldRefs(asObj(asObj(s)?.['downwardAPI'])?.['items']);
+    const token = asObj(asObj(s)?.['serviceAccountToken']);
+    if (token && token['expirationSeconds'] === undefined) token['expirationSeconds'] = 3600;
+  }
+}
+
 /** Applies the core/v1 defaults a kubelet relies on. Mutates and returns `pod`. */
 export function applyV1Defaults(pod: Pod): Pod {
   const spec = pod.spec;
@@ -86,6 +118,7 @@ export function applyV1Defaults(pod: Pod): Pod {
   for (const v of spec.volumes ?? []) {
     // SetDefaults_Volume: a volume with no source is an emptyDir.
     if (Object.keys(v).every((k) => k === 'name')) v.emptyDir = {};
+    defaultVolumeSource(v as Record<string, unknown>);
   }
   return pod;
 }

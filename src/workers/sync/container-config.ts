@@ -8,8 +8,8 @@
  * Pure: node facts (IPs, node name, memory capacity, allocatable) come in via
  * `opts`; workers have no apiserver, so env sources that need one
  * (secretKeyRef, configMapKeyRef, envFrom) throw a KubeletTsError that names
- * the container and variable. Mounts and devices are left empty for the
- * volume/device layers to fill.
+ * the container and variable. Mounts come in via `opts.mounts`
+ * (make-mounts.ts); devices are left empty.
  */
 import type { Container, EnvVar, Pod } from '../../api/pod.js';
 import { milliValue, parseQuantity, value } from '../../api/quantity.js';
@@ -28,6 +28,7 @@ import {
   type ContainerConfig,
   type DeepPartial,
   type LinuxContainerConfig,
+  type Mount,
 } from '../../gen/runtime/v1/api.js';
 import { goJSONString, hashContainer } from './container-hash.js';
 import { containerOOMScoreAdjust } from './qos.js';
@@ -85,6 +86,8 @@ export interface ContainerConfigOptions {
   seccompProfileRoot?: string;
   /** KubeletConfiguration seccompDefault: RuntimeDefault instead of Unconfined when nothing is set. */
   seccompDefault?: boolean;
+  /** The container's mounts (make-mounts.ts). */
+  mounts?: DeepPartial<Mount>[];
 }
 
 // --- $(VAR) expansion ----------------------------------------------------------
@@ -123,8 +126,12 @@ function envError(pod: Pod, container: Container, what: string): KubeletTsError 
   return new KubeletTsError(`pod ${pod.metadata.namespace}/${pod.metadata.name} container ${container.name}: ${what}`);
 }
 
-/** fieldRef paths as upstream podFieldSelectorRuntimeValue + fieldpath.ExtractFieldPathAsString. */
-function fieldRefValue(pod: Pod, fieldPath: string, opts: ContainerConfigOptions): string | undefined {
+/** fieldRef paths as upstream podFieldSelectorRuntimeValue + fieldpath.ExtractFieldPathAsString (env and downwardAPI volumes). */
+export function fieldRefValue(
+  pod: Pod,
+  fieldPath: string,
+  opts: Pick<ContainerConfigOptions, 'nodeName' | 'hostIP' | 'hostIPs' | 'podIP' | 'podIPs'>,
+): string | undefined {
   const m = pod.metadata;
   switch (fieldPath) {
     case 'metadata.name':
@@ -163,12 +170,12 @@ function formatMap(map: Record<string, string>): string {
     .join('\n');
 }
 
-/** Upstream ExtractContainerResourceValue for cpu/memory/ephemeral-storage with divisor (rounded up). */
-function resourceFieldValue(
+/** Upstream ExtractContainerResourceValue for cpu/memory/ephemeral-storage with divisor (rounded up) (env and downwardAPI volumes). */
+export function resourceFieldValue(
   pod: Pod,
   container: Container,
   ref: NonNullable<NonNullable<EnvVar['valueFrom']>['resourceFieldRef']>,
-  opts: ContainerConfigOptions,
+  opts: Pick<ContainerConfigOptions, 'nodeAllocatable'>,
 ): string {
   const target = ref.containerName
     ? [...(pod.spec.containers ?? []), ...(pod.spec.initContainers ?? [])].find((c) => c.name === ref.containerName)
@@ -376,6 +383,7 @@ export function generateContainerConfig(pod: Pod, target: number | Container, op
     args: (container.args ?? []).map((a) => expand(a, lookup)),
     workingDir: container.workingDir ?? '',
     envs: env.map((e) => ({ key: e.name, value: Buffer.from(e.value, 'utf8') })),
+    mounts: opts.mounts ?? [],
     labels: containerLabels(pod, container),
     annotations: containerAnnotations(pod, container, opts.restartCount, opts.kind),
     logPath: containerLogPath(container.name, opts.restartCount),

@@ -10,17 +10,19 @@
 import { mkdirSync } from 'node:fs';
 import type { Container, Pod } from '../../api/pod.js';
 import type { Clock } from '../../common/clock.js';
+import type { Mounter } from '../../common/mounter.js';
 import type { CriClient } from '../../cri/client.js';
 import type { Runtime } from '../../runtime/runtime.js';
 import type { PodStatus } from '../../runtime/types.js';
 import type { PodStatusCache } from '../shared/pod-status-cache.js';
 import { doBackOff, type BackoffState } from './backoff.js';
 import { computePodActions, describePodActions } from './compute-pod-actions.js';
-import { generateContainerConfig } from './container-config.js';
+import { generateContainerConfig, makeEnvironmentVariables, type ContainerConfigOptions } from './container-config.js';
 import { ensureImage } from './image-puller.js';
 import { killPod, removePod, stopContainer } from './kill-pod.js';
+import { makeMounts } from './make-mounts.js';
 import { findLatestContainerStatus } from './restart-policy.js';
-import { buildPodLogsDirectory, generatePodSandboxConfig } from './sandbox-config.js';
+import { buildPodLogsDirectory, generatePodSandboxConfig, podHostNameAndDomain } from './sandbox-config.js';
 import type { NodeInfo, PodEvent, SyncPodInput, SyncPodResult, SyncReason, TerminatePodInput, TerminatePodResult } from './sync-types.js';
 
 export interface SyncContext {
@@ -28,6 +30,8 @@ export interface SyncContext {
   runtime: Runtime;
   cache: PodStatusCache;
   clock: Clock;
+  /** For subPath bind mounts. */
+  mounter: Mounter;
 }
 
 /** The pod's runtime status: the cached one when new enough, else read from the runtime. */
@@ -68,6 +72,29 @@ function gracePeriodOf(pod: Pod): number {
   return pod.metadata.deletionGracePeriodSeconds ?? pod.spec.terminationGracePeriodSeconds ?? 30;
 }
 
+/** The container's mounts; a host-network pod's hosts file lists the node's IPs (upstream podIPs for host network). */
+function containerMounts(
+  ctx: SyncContext,
+  pod: Pod,
+  container: Container,
+  opts: ContainerConfigOptions,
+  sandboxIPs: string[],
+  node: NodeInfo,
+  volumes: Pick<SyncPodInput, 'volumes' | 'podDir'>,
+) {
+  if (!volumes.podDir && !container.volumeMounts?.length) return Promise.resolve([]);
+  const { hostname, domain } = podHostNameAndDomain(pod, node.clusterDomain);
+  return makeMounts(pod, container, {
+    podDir: volumes.podDir,
+    volumes: volumes.volumes ?? {},
+    podIPs: pod.spec.hostNetwork ? (node.ip ? [node.ip] : []) : sandboxIPs,
+    hostname,
+    domain,
+    env: container.volumeMounts?.some((m) => m['subPathExpr']) ? makeEnvironmentVariables(pod, container, opts) : [],
+    mounter: ctx.mounter,
+  });
+}
+
 interface StartOutcome {
   reason?: SyncReason;
   backoff: BackoffState;
@@ -83,6 +110,7 @@ async function startContainer(
   node: NodeInfo,
   backoff: BackoffState,
   events: PodEvent[],
+  volumes: Pick<SyncPodInput, 'volumes' | 'podDir'>,
 ): Promise<StartOutcome> {
   const now = ctx.clock.now();
   const back = doBackOff(backoff, pod, container, status, now);
@@ -98,9 +126,9 @@ async function startContainer(
   // upstream: the latest instance's restartCount annotation + 1 (survives garbage collection of old instances).
   const latest = findLatestContainerStatus(status, container.name);
   const restartCount = latest ? latest.restartCount + 1 : 0;
-  let containerId: string;
+  let config: ReturnType<typeof generateContainerConfig>;
   try {
-    const config = generateContainerConfig(pod, container, {
+    const opts: ContainerConfigOptions = {
       kind,
       restartCount,
       podIP: sandbox.ips[0] ?? '',
@@ -110,7 +138,17 @@ async function startContainer(
       hostIPs: node.ip ? [node.ip] : [],
       imageRef: image.imageRef,
       memoryCapacityBytes: node.memoryCapacityBytes,
-    });
+    };
+    opts.mounts = await containerMounts(ctx, pod, container, opts, sandbox.ips, node, volumes);
+    config = generateContainerConfig(pod, container, opts);
+  } catch (err) {
+    // upstream: errors generating the config (env, mounts) are CreateContainerConfigError.
+    const message = err instanceof Error ? err.message : String(err);
+    events.push({ type: 'Warning', reason: 'Failed', message: `Error: ${message}` });
+    return { reason: { reason: 'CreateContainerConfigError', message }, backoff };
+  }
+  let containerId: string;
+  try {
     containerId = (await ctx.cri.createContainer({ podSandboxId: sandbox.id, config, sandboxConfig: sandbox.config })).containerId;
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
@@ -179,7 +217,7 @@ export async function syncPod(ctx: SyncContext, input: SyncPodInput): Promise<Sy
   // Step 4: the next init container (one at a time).
   for (const i of actions.initContainersToStart) {
     const c = pod.spec.initContainers![i];
-    const out = await startContainer(ctx, pod, c, 'init', status, sandbox, node, backoff, events);
+    const out = await startContainer(ctx, pod, c, 'init', status, sandbox, node, backoff, events, input);
     backoff = out.backoff;
     if (out.reason) {
       reasons[c.name] = out.reason;
@@ -191,7 +229,7 @@ export async function syncPod(ctx: SyncContext, input: SyncPodInput): Promise<Sy
   // Step 5: the containers, in spec order as upstream starts them; one failure does not stop the others.
   for (const i of actions.containersToStart) {
     const c = (pod.spec.containers ?? [])[i];
-    const out = await startContainer(ctx, pod, c, 'regular', status, sandbox, node, backoff, events);
+    const out = await startContainer(ctx, pod, c, 'regular', status, sandbox, node, backoff, events, input);
     backoff = out.backoff;
     if (out.reason) {
       reasons[c.name] = out.reason;

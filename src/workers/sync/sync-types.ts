@@ -19,6 +19,14 @@ export interface NodeInfo {
   memoryCapacityBytes: number;
 }
 
+/** A set-up volume of the pod (the volume manager's VolumeMap entry). */
+export interface PodVolume {
+  /** The host path containers bind. */
+  path: string;
+  /** The plugin makes every mount of it read-only (configMap, secret, downwardAPI, projected). */
+  readOnly: boolean;
+}
+
 export interface SyncPodInput {
   pod: Pod;
   /** Pod status cache slot of this pod (allocated by the main thread). */
@@ -35,6 +43,10 @@ export interface SyncPodInput {
   node: NodeInfo;
   /** Container names or ids whose liveness probe failed. */
   livenessFailed?: string[];
+  /** The pod's set-up volumes by pod.spec.volumes[].name (absent: the pod has none). */
+  volumes?: Record<string, PodVolume>;
+  /** The pod's directory under --root-dir: managed /etc/hosts, termination-log files, subPath binds. */
+  podDir?: string;
 }
 
 /** A container's waiting reason from the last sync (upstream reasonCache). */
