@@ -4,6 +4,7 @@
  * and worker pool, the PLEG, the pod sources and their merge, the syncLoop
  * and the HTTP endpoints. Owns their shutdown order.
  */
+import { setMaxListeners } from 'node:events';
 import { mkdirSync } from 'node:fs';
 import os from 'node:os';
 import { join, resolve } from 'node:path';
@@ -30,7 +31,7 @@ import { SyncLoop } from './sync-loop/sync-loop.js';
 import { SyncLoopQueue } from './sync-loop/sync-loop-queue.js';
 import { RuntimeState } from './kubelet/runtime-state.js';
 import { nodeResources } from './kubelet/node-resources.js';
-import { connectCluster, startClusterNode } from './cluster-node.js';
+import { connectCluster, clusterNode as makeClusterNode } from './cluster-node.js';
 import { nodeReference, Recorder } from './events/event-recorder.js';
 import { linuxHostProbe } from './node/host-probe.js';
 import { NodeStatusInputsCollector } from './node/node-status-inputs.js';
@@ -42,6 +43,11 @@ import { kubeletMetrics } from './kubelet/kubelet-metrics.js';
 import { PodHandlers } from './kubelet/handlers.js';
 import { ContainerDeletor } from './kubelet/container-deletor.js';
 import { StatusManager } from './status/status-manager.js';
+import { podStatusSyncDuration } from './status/status-metrics.js';
+import { StatusSync } from './status/status-sync.js';
+import { MirrorClient } from './kubelet/mirror-client.js';
+import { ApiSource } from './podconfig/api-source.js';
+import type { Pod } from '../api/pod.js';
 import { PodWorkers } from './pod-workers/pod-workers.js';
 import { startVolumeStack } from './volumes/volume-setup.js';
 
@@ -74,6 +80,8 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
   const stops: (() => Promise<void> | void)[] = [];
   const controller = new AbortController();
   const signal = controller.signal;
+  // Every loop of the agent waits on this one signal (timers, requests, streams).
+  setMaxListeners(1000, signal);
   const stop = async () => {
     controller.abort();
     for (const s of stops.reverse()) await s();
@@ -89,7 +97,13 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
 
     // Credentials first (TLS bootstrap may have to wait for a signed certificate), as upstream's run().
     const cluster = config.kubeconfig
-      ? await connectCluster(config, { clock, logger: logger.child({ component: 'apiserver' }), registry, signal, version: packageVersion() })
+      ? await connectCluster(config, {
+          clock,
+          logger: logger.child({ component: 'apiserver' }),
+          registry,
+          signal,
+          version: packageVersion(),
+        })
       : undefined;
     if (cluster) stops.push(() => cluster.clients.close());
     const recorder = new Recorder({
@@ -201,7 +215,29 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
     stops.push(() => volumes.idle());
 
     const podManager = new PodManager();
-    const statusManager = new StatusManager();
+    const statusManager = new StatusManager(() => clock.now());
+    let statusSync: StatusSync | undefined;
+    const clusterNode =
+      cluster && makeClusterNode({ config, connection: cluster, collector, runtimeState, recorder, hostname, clock, logger, signal });
+    const mirrorClient =
+      clusterNode &&
+      new MirrorClient({
+        client: cluster.clients.main,
+        nodeName: config.nodeName,
+        node: () => clusterNode.status.node,
+        logger: logger.child({ component: 'mirror-pods' }),
+      });
+    if (clusterNode) {
+      podConfig.addSource(
+        new ApiSource({
+          client: cluster.clients.main,
+          nodeName: config.nodeName,
+          clock,
+          logger: logger.child({ component: 'api-source' }),
+          ready: () => clusterNode.status.whenRegistered(),
+        }),
+      );
+    }
     const kubeletLogger = logger.child({ component: 'kubelet' });
     const syncer = new PoolSyncer({
       runner,
@@ -219,6 +255,10 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
       maxConcurrentSyncs: runner.threads > 0 ? runner.threads * 6 : 16,
       cacheUnreliable: (uid) => pleg.inspectionFailed(uid),
       releaseCacheSlot: (uid) => pleg.releaseSlotWhenUnused(uid),
+      podTerminated: (uid) => statusSync?.enqueue(uid),
+      ...(mirrorClient && {
+        syncMirrorPod: (pod: Pod) => mirrorClient.sync(pod, podManager.mirrorPodOf(pod), (m, p) => podManager.isMirrorPodOf(m, p)),
+      }),
       volumes: volumes.manager,
     });
     const podWorkers = new PodWorkers({
@@ -236,6 +276,7 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
       runtimeUids: () => shared.cache.uids(),
       cachedStatus: (uid) => syncer.cachedStatus(uid),
       containerDeletor: new ContainerDeletor(runner, kubeletLogger),
+      mirrorClient,
       cleanupPodDirs: (isActive) => volumes.housekeeping(isActive),
       clock,
       logger: kubeletLogger,
@@ -264,18 +305,18 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
     const main: Server = await startMainServer(config.address, config.port, { registry, checks, pods: () => syncLoop.podList() });
     stops.push(() => new Promise<void>((r) => main.close(() => r())));
 
-    if (cluster) {
-      startClusterNode({
-        config,
-        connection: cluster,
-        collector,
-        runtimeReady: () => runtimeState.runtimeErrors().length === 0 && runtimeState.networkErrors() === undefined,
-        recorder,
-        hostname,
+    if (clusterNode) {
+      clusterNode.start();
+      statusSync = new StatusSync({
+        client: cluster.clients.main,
+        statusManager,
+        podManager,
         clock,
-        logger,
-        signal,
+        logger: logger.child({ component: 'status-sync' }),
+        resourcesReclaimed: (uid) => podWorkers.isPodKnownTerminated(uid),
+        syncDuration: podStatusSyncDuration(registry),
       });
+      statusSync.start(signal);
     }
     runtimeState.start(signal);
     pleg.start(signal);

@@ -171,7 +171,9 @@ async function waitForCertificate(client: RestClient, name: string, o: Bootstrap
     const csr = await client.get<CsrObject>(`${CSR_PATH}/${name}`, { signal: o.signal });
     const bad = csr.status?.conditions?.find((c) => c.type === 'Denied' || c.type === 'Failed');
     if (bad) {
-      throw new ConfigError(`certificate signing request ${name} was ${bad.type.toLowerCase()}: ${bad.reason ?? ''} ${bad.message ?? ''}`.trim());
+      throw new ConfigError(
+        `certificate signing request ${name} was ${bad.type.toLowerCase()}: ${bad.reason ?? ''} ${bad.message ?? ''}`.trim(),
+      );
     }
     if (csr.status?.certificate) return Buffer.from(csr.status.certificate, 'base64').toString();
     await o.clock.sleep(delay, o.signal);

@@ -20,6 +20,7 @@ import type { PodManager } from './pod-manager.js';
 import type { KubeletMetrics } from './kubelet-metrics.js';
 import { Semaphore } from '../../common/semaphore.js';
 import { podReference, type EventRecorder } from '../events/event-recorder.js';
+import { isStaticPod } from '../podconfig/types.js';
 import type { PodVolumeManager } from '../volumes/volume-manager.js';
 
 export interface PoolSyncerOptions {
@@ -46,6 +47,10 @@ export interface PoolSyncerOptions {
   releaseCacheSlot?(uid: string): void;
   /** Where the pod events the sync tasks report go (log at V(3), and the apiserver when connected). */
   recorder: EventRecorder;
+  /** Cluster mode: keeps a static pod's mirror pod in the apiserver (created, or replaced when outdated). */
+  syncMirrorPod?(pod: Pod): Promise<void>;
+  /** The pod's worker finished termination (the apiserver object may now be deleted). */
+  podTerminated?(uid: string): void;
   /** Pod directories and volumes; absent: pods get neither (tests of the sync path alone). */
   volumes?: PodVolumeManager;
 }
@@ -117,6 +122,16 @@ export class PoolSyncer implements PodSyncer {
       throw new Error(`network is not ready: ${networkError}`);
     }
     if (ctx.signal.aborted) return { terminal: false };
+    if (this.o.syncMirrorPod && isStaticPod(pod)) {
+      await this.o
+        .syncMirrorPod(pod)
+        .catch((err: unknown) =>
+          this.o.logger.warn(
+            { pod: podRef(pod), err: (err as Error).message },
+            'Failed to sync the mirror pod; will retry at the next sync',
+          ),
+        );
+    }
     const volumes = await this.waitForVolumes(ctx, pod);
     const slot = this.o.cache.allocate(uid);
     const result = await this.slots.run(() =>
@@ -186,8 +201,9 @@ export class PoolSyncer implements PodSyncer {
     } else {
       this.refreshStatus(pod, true);
     }
-    // upstream SyncTerminatedPod: the volumes of a terminated pod are torn down.
+    // upstream SyncTerminatedPod: the volumes of a terminated pod are torn down before it is marked terminated.
     await this.o.volumes?.waitForUnmount(uid);
+    this.o.podTerminated?.(uid);
     this.backoff.delete(uid);
     this.reasons.delete(uid);
     this.lastSyncEnd.delete(uid);
