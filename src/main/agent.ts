@@ -211,6 +211,7 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
       clock,
       logger: logger.child({ component: 'volumes' }),
       signal,
+      client: cluster?.clients.main,
     });
     stops.push(() => volumes.idle());
 

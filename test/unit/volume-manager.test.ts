@@ -59,6 +59,7 @@ describe('VolumeManager', () => {
   let events: string[];
   let observed: string[];
   let registered: Map<string, number>;
+  let changed: (ref: ObjectRef) => void;
   let vm: VolumeManager;
 
   beforeEach(async () => {
@@ -79,6 +80,7 @@ describe('VolumeManager', () => {
       objects: {
         register: (r) => registered.set(r.name, (registered.get(r.name) ?? 0) + 1),
         unregister: (r) => registered.set(r.name, (registered.get(r.name) ?? 0) - 1),
+        onChange: (l) => (changed = l),
         get: () => Promise.reject(new Error('unused')),
       },
     };
@@ -239,11 +241,39 @@ describe('VolumeManager', () => {
     expect(vm.hasVolumes('u2')).toBe(false);
   });
 
-  it('close() releases every waiter', async () => {
+  it('a change of a referenced object remounts its volumes at once and retries a failing one without backoff', async () => {
+    const p = pod('u1', [
+      { name: 'a', emptyDir: {} },
+      { name: 'b', configMap: { name: 'cm' } },
+    ]);
+    await vm.waitForAttachAndMount(p);
+    changed({ kind: 'configmap', namespace: 'ns', name: 'other' });
+    await settle();
+    expect(remount.calls).toEqual(['setUp u1/b']);
+    changed({ kind: 'configmap', namespace: 'ns', name: 'cm' });
+    await settle();
+    expect(remount.calls).toEqual(['setUp u1/b', 'setUp u1/b']);
+    expect(disk.calls).toEqual(['setUp u1/a']);
+
+    remount.failures = 1;
+    const q = pod('u2', [{ name: 'c', configMap: { name: 'late' } }]);
+    const waiting = vm.waitForAttachAndMount(q);
+    await settle();
+    expect(events.at(-1)).toContain('MountVolume.SetUp failed for volume "c"');
+    changed({ kind: 'configmap', namespace: 'ns', name: 'late' });
+    await expect(waiting).resolves.toEqual({ c: { path: '/host/c', readOnly: true } });
+  });
+
+  it('close() releases every waiter and stops retrying', async () => {
     disk.failures = 1000;
     const waiting = vm.waitForAttachAndMount(pod('u1', [{ name: 'a', emptyDir: {} }])).catch((e: Error) => e);
     await settle();
     vm.close();
     expect(((await waiting) as Error).message).toBe('the volume manager is stopping');
+    // No retry or wait timer is left to keep the process alive, and nothing runs any more.
+    expect(clock.pendingTimers()).toBe(0);
+    clock.step(200_000);
+    await settle();
+    expect(disk.calls).toHaveLength(1);
   });
 });

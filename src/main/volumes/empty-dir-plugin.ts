@@ -17,6 +17,7 @@ import { VolumeError } from '../../common/errors.js';
 import { isMountPoint, mountsUnder, removeAllUnmounted } from '../../common/mounter.js';
 import { pluginMetaDir, podDir, volumeDir } from '../../common/pod-dirs.js';
 import type { MountedVolume, VolumeHost, VolumePlugin } from './volume-plugin.js';
+import { setVolumeOwnership } from './volume-ownership.js';
 
 export const EMPTY_DIR_PLUGIN = 'kubernetes.io/empty-dir';
 /** Upstream emptydir perm. */
@@ -152,6 +153,7 @@ export const emptyDirPlugin: VolumePlugin = {
         ? memoryVolumeSizeBytes(host.nodeAllocatable.memory, pod, v.emptyDir?.sizeLimit as string | undefined)
         : undefined;
     await setUpEmptyDir(host, dir, pluginMetaDir(pd, EMPTY_DIR_PLUGIN, v.name), medium, size);
+    await setVolumeOwnership(dir, pod, false);
     return { path: dir, readOnly: false };
   },
   async tearDown(uid, name, host) {

@@ -21,6 +21,9 @@
  *  - Volumes found on disk at start (reconstruct) belong to no pod until one
  *    claims them: they are torn down only when housekeeping says their pod is
  *    gone (releaseOrphans), never while sources may still deliver it.
+ *  - A change of a configMap or secret a mounted volume reads is applied at
+ *    once (ObjectSource.onChange), not only at the pod's next sync as upstream;
+ *    a volume waiting for a missing object is retried as soon as it appears.
  *  - Every operation is observed in storage_operation_duration_seconds.
  */
 import { mkdir, readdir } from 'node:fs/promises';
@@ -112,9 +115,38 @@ export class VolumeManager implements PodVolumeManager {
   private scheduled = false;
   private readonly ops: Semaphore;
   private readonly inFlight = new Set<Promise<void>>();
+  /** Armed retry timers (cancelled by close). */
+  private readonly timers = new Set<() => void>();
+  private closed = false;
 
   constructor(private readonly o: VolumeManagerOptions) {
     this.ops = new Semaphore(o.maxConcurrentOperations ?? 8);
+    o.host.objects?.onChange((ref) => this.objectChanged(ref));
+  }
+
+  /**
+   * A configMap or secret changed: the volumes reading it are set up again
+   * now (a mounted one is remounted, one failing to mount is retried without
+   * waiting for its backoff), rather than at the pod's next sync as upstream.
+   */
+  private objectChanged(ref: ObjectRef): void {
+    for (const entry of this.pods.values()) {
+      if (!entry.desired || !entry.pod) continue;
+      const reads = (name: string) => {
+        const vol = (entry.pod!.spec.volumes ?? []).find((x) => x.name === name);
+        const e = entry.volumes.get(name);
+        const refs = vol && e ? (e.plugin.references?.(entry.pod!, apiVolume(vol)) ?? []) : [];
+        return refs.some((r) => r.kind === ref.kind && r.namespace === ref.namespace && r.name === ref.name);
+      };
+      let touched = false;
+      for (const e of entry.volumes.values()) {
+        if (!e.desired || !reads(e.name)) continue;
+        if (e.mounted) e.remountRequired = true;
+        e.retryAt = 0;
+        touched = true;
+      }
+      if (touched) this.kick(entry.uid);
+    }
   }
 
   podDir(uid: string): string {
@@ -223,8 +255,11 @@ export class VolumeManager implements PodVolumeManager {
     }
   }
 
-  /** Fails every waiter (agent shutdown): no sync stays blocked on a volume. */
+  /** Agent shutdown: starts no more operations, cancels retries and fails every waiter, so no sync stays blocked on a volume. */
   close(): void {
+    this.closed = true;
+    for (const cancel of this.timers) cancel();
+    this.timers.clear();
     for (const entry of this.pods.values()) {
       for (const w of [...entry.waiters]) w.reject(new VolumeError('the volume manager is stopping'));
     }
@@ -336,6 +371,7 @@ export class VolumeManager implements PodVolumeManager {
   // --- reconciler -----------------------------------------------------------------
 
   private kick(uid: string): void {
+    if (this.closed) return;
     this.dirty.add(uid);
     if (this.scheduled) return;
     this.scheduled = true;
@@ -364,10 +400,12 @@ export class VolumeManager implements PodVolumeManager {
       if (now < e.retryAt) {
         if (!e.retryArmed) {
           e.retryArmed = true;
-          this.o.clock.setTimer(e.retryAt - now, () => {
+          const cancel = this.o.clock.setTimer(e.retryAt - now, () => {
+            this.timers.delete(cancel);
             e.retryArmed = false;
             this.kick(uid);
           });
+          this.timers.add(cancel);
         }
         continue;
       }

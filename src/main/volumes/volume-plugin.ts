@@ -37,6 +37,8 @@ export interface ObjectRef {
 export interface ObjectSource {
   register(ref: ObjectRef): void;
   unregister(ref: ObjectRef): void;
+  /** Calls `listener` whenever a registered object changes after its first listing (created, updated or deleted). */
+  onChange(listener: (ref: ObjectRef) => void): void;
   /** The current object; rejects with an ApiStatusError 404 (`configmap "x" not found`) when it does not exist. */
   get(ref: ObjectRef & { kind: 'configmap' }): Promise<ConfigMap>;
   get(ref: ObjectRef & { kind: 'secret' }): Promise<Secret>;

@@ -16,6 +16,12 @@ import { cleanupOrphanedPodDirs } from './orphan-pod-dirs.js';
 import { VolumeManager } from './volume-manager.js';
 import { volumeMetrics } from './volume-metrics.js';
 import type { ObjectSource, TokenSource, VolumeHost, VolumePlugin } from './volume-plugin.js';
+import type { RestClient } from '../apiserver/rest-client.js';
+import { configMapPlugin } from './config-map-plugin.js';
+import { ObjectCache } from './object-cache.js';
+import { projectedPlugin } from './projected-plugin.js';
+import { secretPlugin } from './secret-plugin.js';
+import { TokenManager } from './token-manager.js';
 
 export interface VolumeStackOptions {
   rootDir: string;
@@ -24,9 +30,8 @@ export interface VolumeStackOptions {
   registry: Registry;
   clock: Clock;
   logger: Logger;
-  /** Cluster mode: configMaps, secrets and tokens from the apiserver. */
-  objects?: ObjectSource;
-  tokens?: TokenSource;
+  /** Cluster mode: configMaps, secrets and service-account tokens come from this apiserver client. */
+  client?: Pick<RestClient, 'get' | 'watch' | 'create'>;
   mounter?: Mounter;
   /** The agent's stop signal: waiting syncs are released when it aborts. */
   signal: AbortSignal;
@@ -41,18 +46,26 @@ export interface VolumeStack {
 }
 
 export function volumePlugins(): VolumePlugin[] {
-  return [emptyDirPlugin, hostPathPlugin, downwardAPIPlugin];
+  return [emptyDirPlugin, hostPathPlugin, configMapPlugin, secretPlugin, downwardAPIPlugin, projectedPlugin];
 }
 
 export async function startVolumeStack(o: VolumeStackOptions): Promise<VolumeStack> {
+  let objects: ObjectSource | undefined;
+  let tokens: TokenSource | undefined;
+  if (o.client) {
+    objects = new ObjectCache({ client: o.client, clock: o.clock, logger: o.logger, signal: o.signal });
+    const manager = new TokenManager({ client: o.client, clock: o.clock, logger: o.logger });
+    manager.start(o.signal);
+    tokens = manager;
+  }
   const host: VolumeHost = {
     rootDir: o.rootDir,
     mounter: o.mounter ?? new LinuxMounter(),
     clock: o.clock,
     logger: o.logger,
     nodeAllocatable: o.nodeAllocatable,
-    objects: o.objects,
-    tokens: o.tokens,
+    objects,
+    tokens,
   };
   const manager = new VolumeManager({
     host,

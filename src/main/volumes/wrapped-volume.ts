@@ -11,6 +11,7 @@ import { pluginMetaDir, podDir, volumeDir } from '../../common/pod-dirs.js';
 import { AtomicWriter, type Payload } from './atomic-writer.js';
 import { EMPTY_DIR_PLUGIN, memoryVolumeSizeBytes, setUpEmptyDir, tearDownEmptyDir, type StorageMedium } from './empty-dir-plugin.js';
 import type { MountedVolume, VolumeHost } from './volume-plugin.js';
+import { setVolumeOwnership } from './volume-ownership.js';
 
 /** The core/v1 default of defaultMode for configMap, secret, downwardAPI and projected volumes (0644). */
 export const DEFAULT_VOLUME_MODE = 0o644;
@@ -33,6 +34,7 @@ export async function setUpWrappedVolume(
   const size = medium === 'Memory' ? memoryVolumeSizeBytes(host.nodeAllocatable.memory, pod, undefined) : undefined;
   await setUpEmptyDir(host, dir, metaDir, medium, size);
   await new AtomicWriter(dir, host.clock).write(payload);
+  await setVolumeOwnership(dir, pod, true);
   return { path: dir, readOnly: true };
 }
 
