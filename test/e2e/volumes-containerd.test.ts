@@ -233,6 +233,53 @@ describeE2E('volumes on containerd (static pods)', () => {
     agent.deleteManifest('dotdot');
   });
 
+  it('termination messages: the file the container wrote, or with FallbackToLogsOnError the end of its log', async () => {
+    agent.writeManifest(
+      'tmsg',
+      manifest(
+        'tmsg',
+        [
+          { name: 'app', command: ['sh', '-c', 'echo "bye: disk full" > /dev/termination-log; exit 3'] },
+          {
+            name: 'logger',
+            terminationMessagePolicy: 'FallbackToLogsOnError',
+            command: ['sh', '-c', 'echo first; echo last-words; exit 4'],
+          },
+        ],
+        [],
+        { restartPolicy: 'Never' },
+      ),
+    );
+    const pod = await waitPod('phase Failed', 'tmsg', (p) => p.status?.phase === 'Failed' && p);
+    expect(cs(pod, 'app')?.state?.terminated).toMatchObject({ exitCode: 3, message: 'bye: disk full\n' });
+    expect(cs(pod, 'logger')?.state?.terminated).toMatchObject({ exitCode: 4, message: 'first\nlast-words\n' });
+  });
+
+  it('standalone, a configMap volume cannot be set up: the pod waits in ContainerCreating with the reason logged; the others run on', async () => {
+    agent.writeManifest(
+      'needs-api',
+      manifest(
+        'needs-api',
+        [{ name: 'app', command: ['sleep', '3600'], volumeMounts: [{ name: 'cfg', mountPath: '/cfg' }] }],
+        [{ name: 'cfg', configMap: { name: 'x' } }],
+      ),
+    );
+    await pollUntil(
+      'the FailedMount reason in the log',
+      () => agent.logs.some((l) => l.includes('FailedMount') && l.includes('configMap volumes need the apiserver')),
+      {
+        timeoutMs: 30_000,
+      },
+    ).catch((err: Error) => {
+      throw new Error(`${err.message}\n${agent.tail(40)}`);
+    });
+    const pod = await agent.pod('needs-api');
+    expect(pod?.status?.phase).toBe('Pending');
+    expect(cs(pod, 'app')?.state?.waiting?.reason).toBe('ContainerCreating');
+    expect(cs(await agent.pod('handoff'), 'app')?.state?.running).toBeTruthy();
+    agent.deleteManifest('needs-api');
+  });
+
   it('a deleted pod leaves no directory and no mount behind', async () => {
     const pod = (await agent.pod('mem'))!;
     const uid = pod.metadata.uid!;

@@ -18,6 +18,8 @@ import {
   ANNOTATION_CONTAINER_HASH,
   ANNOTATION_RESTART_COUNT,
   ANNOTATION_TERMINATION_GRACE,
+  ANNOTATION_TERMINATION_MESSAGE_PATH,
+  ANNOTATION_TERMINATION_MESSAGE_POLICY,
   LABEL_CONTAINER_NAME,
   LABEL_POD_NAME,
   LABEL_POD_NAMESPACE,
@@ -35,8 +37,7 @@ import { containerOOMScoreAdjust } from './qos.js';
 import { namespacesForPod, podSupplementalGroups } from './sandbox-config.js';
 
 export const ANNOTATION_DELETION_GRACE = 'io.kubernetes.pod.deletionGracePeriod';
-export const ANNOTATION_TERMINATION_MESSAGE_PATH = 'io.kubernetes.container.terminationMessagePath';
-export const ANNOTATION_TERMINATION_MESSAGE_POLICY = 'io.kubernetes.container.terminationMessagePolicy';
+export { ANNOTATION_TERMINATION_MESSAGE_PATH, ANNOTATION_TERMINATION_MESSAGE_POLICY } from '../../runtime/types.js';
 export const ANNOTATION_PRESTOP_HANDLER = 'io.kubernetes.container.preStopHandler';
 export const ANNOTATION_CONTAINER_PORTS = 'io.kubernetes.container.ports';
 export const ANNOTATION_CONTAINER_TYPE = 'io.kubernetes.container.type';
