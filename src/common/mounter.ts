@@ -131,3 +131,26 @@ export async function removeAllUnmounted(mounter: Mounter, path: string): Promis
   }
   await rm(path, { recursive: true, force: true });
 }
+
+/**
+ * Makes `path` a shared mount (upstream mount.MakeRShared): bind-mounts it
+ * onto itself when it is not a mount point, then marks it rshared. A mount
+ * already shared is left alone. A bind over a directory with mounts below it
+ * would hide them, so that case is refused.
+ */
+export async function makeRShared(mounter: Mounter, path: string): Promise<void> {
+  const mounts = await mounter.list();
+  const mount = mounts.find((m) => m.mountPoint === path);
+  if (mount?.optional.some((o) => o.startsWith('shared:'))) return;
+  if (!mount) {
+    const below = mountsUnder(mounts, path);
+    if (below.length > 0) {
+      throw new MountError(
+        `${path} is not a mount point and ${below.length} mounts are below it (e.g. ${below[0]!.mountPoint}); binding it onto itself would hide them. ` +
+          `Make it shared before kubelet-ts starts: mount --bind ${path} ${path} && mount --make-rshared ${path}`,
+      );
+    }
+    await mounter.bindMount(path, path);
+  }
+  await mounter.makeRShared(path);
+}

@@ -6,7 +6,8 @@
  * leaks nothing.
  */
 import { randomUUID } from 'node:crypto';
-import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Pod } from '../../src/api/pod.js';
@@ -68,6 +69,34 @@ describeE2E('volumes on containerd (static pods)', () => {
 
   afterAll(async () => {
     await agent?.cleanup();
+  });
+
+  // First, while nothing is mounted below the root directory yet: the agent binds it onto itself (rshared) on the first demand.
+  it('mountPropagation HostToContainer: a mount made on the node below the volume later appears in the container', async () => {
+    agent.writeManifest(
+      'prop',
+      manifest(
+        'prop',
+        [
+          {
+            name: 'app',
+            command: ['sh', '-c', 'while true; do grep -q " /shared/late " /proc/mounts && echo seen-late-mount; sleep 1; done'],
+            volumeMounts: [{ name: 'shared', mountPath: '/shared', mountPropagation: 'HostToContainer' }],
+          },
+        ],
+        [{ name: 'shared', emptyDir: {} }],
+      ),
+    );
+    const pod = await running('prop');
+    const late = join(podDir(pod.metadata.uid!), 'volumes/kubernetes.io~empty-dir/shared/late');
+    mkdirSync(late);
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', late]);
+    try {
+      await pollUntil('the container to see the mount', () => logOf(pod, 'app').includes('seen-late-mount'), { timeoutMs: 30_000 });
+    } finally {
+      execFileSync('umount', [late]);
+    }
+    agent.deleteManifest('prop');
   });
 
   it('an init container writes an emptyDir that the main container reads', async () => {

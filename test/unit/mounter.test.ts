@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { isMountPoint, mountsUnder, parseMountInfo, unescapeMountField } from '../../src/common/mounter.js';
+import { isMountPoint, makeRShared, mountsUnder, parseMountInfo, unescapeMountField } from '../../src/common/mounter.js';
+import { FakeMounter } from '../fakes/fake-mounter.js';
 
 const TEXT = [
   '27 1 254:0 / / rw,relatime - ext4 /dev/vda rw,discard',
@@ -38,5 +39,37 @@ describe('parseMountInfo', () => {
     expect(isMountPoint(mounts, '/var/lib/kts/pods/u1')).toBe(false);
     expect(mountsUnder(mounts, '/var/lib/kts/pods/u1').map((m) => m.id)).toEqual([59, 60]);
     expect(mountsUnder(mounts, '/var/lib/kts/pods/u').length).toBe(0);
+  });
+});
+
+describe('makeRShared', () => {
+  const info = (mountPoint: string, optional: string[] = []) => ({
+    id: 1,
+    parentId: 0,
+    device: '0:1',
+    root: '/',
+    mountPoint,
+    options: [],
+    optional,
+    fsType: 'ext4',
+    source: 'x',
+    superOptions: [],
+  });
+  it.each([
+    ['binds and shares a plain directory', [], ['bind /r /r', 'make-rshared /r']],
+    ['only shares a private mount point', [info('/r')], ['make-rshared /r']],
+    ['leaves a shared mount alone', [info('/r', ['shared:7'])], []],
+  ])('%s', async (_n, mounts, calls) => {
+    const m = new FakeMounter({ exists: () => true });
+    m.mounts.push(...mounts);
+    await makeRShared(m, '/r');
+    expect(m.calls).toEqual(calls);
+  });
+
+  it('refuses to hide mounts below a directory that is not a mount point', async () => {
+    const m = new FakeMounter({ exists: () => true });
+    m.mounts.push(info('/r/pods/u/volumes/x'));
+    await expect(makeRShared(m, '/r')).rejects.toThrow(/mounts are below it .* mount --bind \/r \/r && mount --make-rshared \/r/);
+    expect(m.calls).toEqual([]);
   });
 });

@@ -61,6 +61,7 @@ describe('VolumeManager', () => {
   let registered: Map<string, number>;
   let changed: (ref: ObjectRef) => void;
   let vm: VolumeManager;
+  let mounter: FakeMounter;
 
   beforeEach(async () => {
     root = await mkdtemp(join(tmpdir(), 'kts-vm-'));
@@ -73,7 +74,7 @@ describe('VolumeManager', () => {
     const recorder: EventRecorder = { record: (ref, type, reason, message) => events.push(`${ref.name} ${type} ${reason} ${message}`) };
     const host: VolumeHost = {
       rootDir: root,
-      mounter: new FakeMounter(),
+      mounter: (mounter = new FakeMounter()),
       clock,
       logger: silentLogger(),
       nodeAllocatable: { cpu: '1', memory: '1Gi' },
@@ -262,6 +263,19 @@ describe('VolumeManager', () => {
     expect(events.at(-1)).toContain('MountVolume.SetUp failed for volume "c"');
     changed({ kind: 'configmap', namespace: 'ns', name: 'late' });
     await expect(waiting).resolves.toEqual({ c: { path: '/host/c', readOnly: true } });
+  });
+
+  it('the first pod asking for mount propagation makes the root directory rshared, once', async () => {
+    const withProp = (uid: string) => {
+      const p = pod(uid, [{ name: 'a', emptyDir: {} }]);
+      p.spec.containers![0]!.volumeMounts![0]!.mountPropagation = 'HostToContainer';
+      return p;
+    };
+    await vm.waitForAttachAndMount(pod('u0', [{ name: 'a', emptyDir: {} }]));
+    expect(mounter.calls).toEqual([]);
+    await vm.waitForAttachAndMount(withProp('u1'));
+    await vm.waitForAttachAndMount(withProp('u2'));
+    expect(mounter.calls).toEqual([`bind ${root} ${root}`, `make-rshared ${root}`]);
   });
 
   it('close() releases every waiter and stops retrying', async () => {

@@ -35,6 +35,7 @@ import { v } from '../../common/logger.js';
 import { podDir, podPluginsDir, podsDir, podVolumesDir, unescapePluginName } from '../../common/pod-dirs.js';
 import { Semaphore } from '../../common/semaphore.js';
 import { cleanSubPaths } from '../../common/subpath.js';
+import { makeRShared } from '../../common/mounter.js';
 import { podReference, type EventRecorder } from '../events/event-recorder.js';
 import { apiVolume, findPlugin, mountedVolumeNames } from './pod-volumes.js';
 import type { StorageOperation, VolumeMetrics } from './volume-metrics.js';
@@ -118,6 +119,7 @@ export class VolumeManager implements PodVolumeManager {
   /** Armed retry timers (cancelled by close). */
   private readonly timers = new Set<() => void>();
   private closed = false;
+  private rootShared: Promise<void> | undefined;
 
   constructor(private readonly o: VolumeManagerOptions) {
     this.ops = new Semaphore(o.maxConcurrentOperations ?? 8);
@@ -149,6 +151,23 @@ export class VolumeManager implements PodVolumeManager {
     }
   }
 
+  /**
+   * upstream makes --root-dir rshared at start so that HostToContainer and
+   * Bidirectional mounts of pod volumes propagate; this does it the first
+   * time a pod asks for propagation (a bind of the root dir onto itself, left
+   * in place, as upstream leaves it).
+   */
+  private ensureRootShared(): Promise<void> {
+    this.rootShared ??= makeRShared(this.o.host.mounter, this.o.host.rootDir).then(
+      () => this.o.logger.info({ rootDir: this.o.host.rootDir }, 'Made the root directory an rshared mount for mount propagation'),
+      (err: unknown) => {
+        this.rootShared = undefined;
+        throw new VolumeError(`cannot make the root directory ${this.o.host.rootDir} rshared for mount propagation: ${message(err)}`);
+      },
+    );
+    return this.rootShared;
+  }
+
   podDir(uid: string): string {
     return podDir(this.o.host.rootDir, uid);
   }
@@ -162,6 +181,7 @@ export class VolumeManager implements PodVolumeManager {
     const pd = podDir(this.o.host.rootDir, uid);
     await mkdir(podVolumesDir(pd), { recursive: true, mode: 0o750 });
     await mkdir(podPluginsDir(pd), { recursive: true, mode: 0o750 });
+    if (needsPropagation(pod)) await this.ensureRootShared();
     const entry = this.addPod(pod);
     const expected = [...entry.volumes.values()].filter((e) => e.desired).map((e) => e.name);
     if (expected.length === 0 && entry.errors.length === 0) return {};
@@ -483,6 +503,13 @@ export class VolumeManager implements PodVolumeManager {
       );
     }
   }
+}
+
+/** A container mounts a volume with HostToContainer or Bidirectional propagation. */
+function needsPropagation(pod: Pod): boolean {
+  return [...(pod.spec.initContainers ?? []), ...(pod.spec.containers ?? [])].some((c) =>
+    (c.volumeMounts ?? []).some((m) => m.mountPropagation === 'HostToContainer' || m.mountPropagation === 'Bidirectional'),
+  );
 }
 
 function newVolume(name: string, plugin: VolumePlugin, init: { desired: boolean; onDisk: boolean }): VolumeEntry {
