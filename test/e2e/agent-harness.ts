@@ -135,6 +135,25 @@ export class AgentProcess {
     return (await this.pods()).find((p) => p.metadata.name === `${name}-${this.nodeName}`);
   }
 
+  /** pollUntil, with the agent's log tail in the error when it times out. */
+  until<T>(what: string, fn: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 90_000): Promise<T> {
+    return pollUntil(what, fn, { timeoutMs, intervalMs: 200 }).catch((err: Error) => {
+      throw new Error(`${err.message}\n--- agent log tail ---\n${this.tail(80)}`);
+    });
+  }
+
+  /** Waits until the pod `name` (without the node suffix) is in /pods and `cond` holds for it. */
+  waitPod<T>(what: string, name: string, cond: (p: Pod) => T | undefined | false, timeoutMs = 90_000): Promise<T> {
+    return this.until(
+      `${what} (${name})`,
+      async () => {
+        const p = await this.pod(name);
+        return p ? cond(p) : undefined;
+      },
+      timeoutMs,
+    );
+  }
+
   async stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
     const child = this.child;
     if (!child || child.exitCode !== null || child.signalCode !== null) return;

@@ -8,7 +8,6 @@
  * and a deleted pod leaves no directory or mount. The node reads these objects
  * as the Node authorizer allows it: only those its pods reference.
  */
-import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -16,14 +15,13 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { pollUntil } from '../helpers/poll.js';
 import { AgentProcess } from './agent-harness.js';
 import {
-  ADMIN_KUBECONFIG,
-  condition,
   deleteNodeObjects,
   describeCluster,
   getOrUndefined,
   kubectl,
+  kubectlApply,
   kubectlJson,
-  nodeKubeconfig,
+  startClusterAgent,
 } from './cluster-env.js';
 import { CONTAINERD_ENDPOINT } from './e2e-env.js';
 
@@ -44,16 +42,7 @@ describeCluster('volumes from the apiserver on a kubelet-ts node', () => {
   const ns = `kts-e2e-vol-${id}`;
   let agent: AgentProcess;
 
-  const apply = async (doc: object) => {
-    const child = execFile('kubectl', ['--kubeconfig', ADMIN_KUBECONFIG, '-n', ns, 'apply', '-f', '-']);
-    let stderr = '';
-    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-    const done = new Promise<void>((res, rej) =>
-      child.on('exit', (code) => (code === 0 ? res() : rej(new Error(`kubectl apply: ${stderr}`)))),
-    );
-    child.stdin!.end(JSON.stringify(doc));
-    await done;
-  };
+  const apply = (doc: object) => kubectlApply(ns, doc);
   const pod = (name: string) => getOrUndefined<PodObject>('pod', '-n', ns, name);
   const createPod = (name: string, containers: object[], volumes: object[], extra: object = {}) =>
     apply({
@@ -63,16 +52,14 @@ describeCluster('volumes from the apiserver on a kubelet-ts node', () => {
       spec: { nodeName, terminationGracePeriodSeconds: 2, containers: containers.map((c) => ({ image: IMAGE, ...c })), volumes, ...extra },
     });
   const runningPod = (name: string, timeoutMs = 90_000) =>
-    pollUntil(
+    agent.until(
       `pod ${name} running`,
       async () => {
         const p = await pod(name);
         return p?.status?.phase === 'Running' && p.status.containerStatuses?.every((c) => c.state?.running) && p;
       },
-      { timeoutMs, intervalMs: 500 },
-    ).catch((err: Error) => {
-      throw new Error(`${err.message}\n--- agent log tail ---\n${agent.tail(60)}`);
-    });
+      timeoutMs,
+    );
   const logOf = (p: PodObject, container = 'app') => {
     const dir = join(agent.dir, 'pod-logs', `${ns}_${p.metadata.name}_${p.metadata.uid}`, container);
     return existsSync(dir)
@@ -95,12 +82,7 @@ describeCluster('volumes from the apiserver on a kubelet-ts node', () => {
       { timeoutMs: 60_000, intervalMs: 500 },
     );
     agent = new AgentProcess(CONTAINERD_ENDPOINT, nodeName, ns, ['--v=3']);
-    agent.extraArgs.push(`--kubeconfig=${await nodeKubeconfig(nodeName, join(agent.dir, 'kubeconfig'))}`);
-    await agent.start();
-    await pollUntil('the node to be Ready', async () => condition(await getOrUndefined('node', nodeName), 'Ready')?.status === 'True', {
-      timeoutMs: 60_000,
-      intervalMs: 500,
-    });
+    await startClusterAgent(agent);
   });
 
   afterAll(async () => {

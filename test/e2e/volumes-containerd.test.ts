@@ -11,7 +11,6 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, statSync } from 'node
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Pod } from '../../src/api/pod.js';
-import { pollUntil } from '../helpers/poll.js';
 import { AgentProcess } from './agent-harness.js';
 import { CONTAINERD_ENDPOINT, describeE2E } from './e2e-env.js';
 
@@ -42,18 +41,7 @@ describeE2E('volumes on containerd (static pods)', () => {
   });
   const cs = (pod: Pod | undefined, name: string) =>
     [...(pod?.status?.containerStatuses ?? []), ...(pod?.status?.initContainerStatuses ?? [])].find((c) => c.name === name);
-  const waitPod = <T>(what: string, name: string, cond: (p: Pod) => T | undefined | false, timeoutMs = 90_000) =>
-    pollUntil(
-      `${what} (${name})`,
-      async () => {
-        const p = await agent.pod(name);
-        return p ? cond(p) : undefined;
-      },
-      { timeoutMs, intervalMs: 200 },
-    ).catch((err: Error) => {
-      throw new Error(`${err.message}\n--- agent log tail ---\n${agent.tail(80)}`);
-    });
-  const running = (name: string, container = 'app') => waitPod('running', name, (p) => cs(p, container)?.state?.running && p);
+  const running = (name: string, container = 'app') => agent.waitPod('running', name, (p) => cs(p, container)?.state?.running && p);
   const podDir = (uid: string) => join(agent.dir, 'root/pods', uid);
   const logOf = (pod: Pod, container: string) => {
     const dir = join(agent.dir, 'pod-logs', `${ns}_${pod.metadata.name}_${pod.metadata.uid}`, container);
@@ -92,7 +80,7 @@ describeE2E('volumes on containerd (static pods)', () => {
     mkdirSync(late);
     execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', late]);
     try {
-      await pollUntil('the container to see the mount', () => logOf(pod, 'app').includes('seen-late-mount'), { timeoutMs: 30_000 });
+      await agent.until('the container to see the mount', () => logOf(pod, 'app').includes('seen-late-mount'), 30_000);
     } finally {
       execFileSync('umount', [late]);
     }
@@ -120,7 +108,7 @@ describeE2E('volumes on containerd (static pods)', () => {
     );
     const pod = await running('handoff');
     expect(cs(pod, 'writer')?.state?.terminated?.exitCode).toBe(0);
-    await pollUntil('the reader to print the message', () => logOf(pod, 'app').includes(`written-by-init-${run}`), { timeoutMs: 30_000 });
+    await agent.until('the reader to print the message', () => logOf(pod, 'app').includes(`written-by-init-${run}`), 30_000);
     const dir = join(podDir(pod.metadata.uid!), 'volumes/kubernetes.io~empty-dir/work');
     expect(readFileSync(join(dir, 'msg'), 'utf8')).toBe(`written-by-init-${run}\n`);
     expect(statSync(dir).mode & 0o777).toBe(0o777);
@@ -152,12 +140,10 @@ describeE2E('volumes on containerd (static pods)', () => {
       ),
     );
     const pod = await running('mem');
-    const log = await pollUntil(
+    const log = await agent.until(
       'the container output',
       () => (logOf(pod, 'app').includes('hosts:') && logOf(pod, 'app').includes('allrouters') ? logOf(pod, 'app') : undefined),
-      {
-        timeoutMs: 30_000,
-      },
+      30_000,
     );
     expect(log).toMatch(/tmpfs \/mem tmpfs rw[^ ]*size=32768k/);
     expect(log).toContain(`app="mem"`);
@@ -188,7 +174,7 @@ describeE2E('volumes on containerd (static pods)', () => {
     await running('hostpath');
     expect(statSync(hostDir).isDirectory()).toBe(true);
     expect(statSync(hostDir).mode & 0o777).toBe(0o755);
-    await pollUntil('the file from the container', () => existsSync(join(hostDir, 'file')), { timeoutMs: 30_000 });
+    await agent.until('the file from the container', () => existsSync(join(hostDir, 'file')), 30_000);
     expect(readFileSync(join(hostDir, 'file'), 'utf8')).toBe('from-container\n');
   });
 
@@ -218,7 +204,7 @@ describeE2E('volumes on containerd (static pods)', () => {
         },
       ),
     );
-    const pod = await waitPod(
+    const pod = await agent.waitPod(
       'CreateContainerConfigError',
       'escape',
       (p) => cs(p, 'app')?.state?.waiting?.reason === 'CreateContainerConfigError' && p,
@@ -244,7 +230,7 @@ describeE2E('volumes on containerd (static pods)', () => {
         [{ name: 'data', emptyDir: {} }],
       ),
     );
-    await pollUntil(
+    await agent.until(
       'the validation error in the log',
       () =>
         agent.logs.some(
@@ -252,12 +238,8 @@ describeE2E('volumes on containerd (static pods)', () => {
             l.includes(`subPath: Invalid value: \\"../../etc\\": must not contain '..'`) ||
             l.includes(`subPath: Invalid value: "../../etc": must not contain '..'`),
         ),
-      {
-        timeoutMs: 30_000,
-      },
-    ).catch((err: Error) => {
-      throw new Error(`${err.message}\n${agent.tail(40)}`);
-    });
+      30_000,
+    );
     expect(await agent.pod('dotdot')).toBeUndefined();
     agent.deleteManifest('dotdot');
   });
@@ -279,7 +261,7 @@ describeE2E('volumes on containerd (static pods)', () => {
         { restartPolicy: 'Never' },
       ),
     );
-    const pod = await waitPod('phase Failed', 'tmsg', (p) => p.status?.phase === 'Failed' && p);
+    const pod = await agent.waitPod('phase Failed', 'tmsg', (p) => p.status?.phase === 'Failed' && p);
     expect(cs(pod, 'app')?.state?.terminated).toMatchObject({ exitCode: 3, message: 'bye: disk full\n' });
     expect(cs(pod, 'logger')?.state?.terminated).toMatchObject({ exitCode: 4, message: 'first\nlast-words\n' });
   });
@@ -293,15 +275,11 @@ describeE2E('volumes on containerd (static pods)', () => {
         [{ name: 'cfg', configMap: { name: 'x' } }],
       ),
     );
-    await pollUntil(
+    await agent.until(
       'the FailedMount reason in the log',
       () => agent.logs.some((l) => l.includes('FailedMount') && l.includes('configMap volumes need the apiserver')),
-      {
-        timeoutMs: 30_000,
-      },
-    ).catch((err: Error) => {
-      throw new Error(`${err.message}\n${agent.tail(40)}`);
-    });
+      30_000,
+    );
     const pod = await agent.pod('needs-api');
     expect(pod?.status?.phase).toBe('Pending');
     expect(cs(pod, 'app')?.state?.waiting?.reason).toBe('ContainerCreating');
@@ -314,9 +292,7 @@ describeE2E('volumes on containerd (static pods)', () => {
     const uid = pod.metadata.uid!;
     expect(agent.mounts().some((m) => m.includes(uid))).toBe(true);
     agent.deleteManifest('mem');
-    await pollUntil('the pod directory removed', () => !existsSync(podDir(uid)), { timeoutMs: 90_000 }).catch((err: Error) => {
-      throw new Error(`${err.message}\n${agent.tail(60)}`);
-    });
+    await agent.until('the pod directory removed', () => !existsSync(podDir(uid)), 90_000);
     expect(agent.mounts().filter((m) => m.includes(uid))).toEqual([]);
     expect(await agent.pod('mem')).toBeUndefined();
   });
@@ -353,7 +329,7 @@ describeE2E('volumes on containerd (static pods)', () => {
     agent.deleteManifest('escape');
     const logsBefore = agent.logs.length;
     await agent.start();
-    await pollUntil(
+    await agent.until(
       'the restarted agent to report the kept pods running',
       async () => {
         const pods = await agent.pods();
@@ -365,24 +341,20 @@ describeE2E('volumes on containerd (static pods)', () => {
             )?.state?.running,
         );
       },
-      { timeoutMs: 90_000 },
+      90_000,
     );
-    await pollUntil('the deleted pod’s directory removed', () => !existsSync(podDir(escape.metadata.uid!)), { timeoutMs: 120_000 }).catch(
-      (err: Error) => {
-        throw new Error(`${err.message}\n${agent.tail(80)}`);
-      },
-    );
+    await agent.until('the deleted pod’s directory removed', () => !existsSync(podDir(escape.metadata.uid!)), 120_000);
     const after = agent.mounts().sort();
     expect(after).toEqual(before.filter((m) => !m.includes(escape.metadata.uid!)));
     expect(new Set(after).size).toBe(after.length);
     // The restarted agent set the kept pod's volumes up again (idempotently) and mounted nothing twice.
-    await pollUntil(
+    await agent.until(
       'the restarted agent to set up the kept pod’s volumes',
       () =>
         ['m', 'info'].every((v) =>
           agent.logs.slice(logsBefore).some((l) => l.includes(`SetUp succeeded for volume \\"${v}\\"`) && l.includes(kept.metadata.uid!)),
         ),
-      { timeoutMs: 60_000 },
+      60_000,
     );
     expect(agent.mounts().sort()).toEqual(after);
     expect(cs(await agent.pod('handoff'), 'app')?.restartCount).toBe(cs(handoff, 'app')?.restartCount);

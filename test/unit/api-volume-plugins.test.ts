@@ -6,9 +6,8 @@ import type { ApiVolume, ConfigMap, Secret } from '../../src/api/cluster.js';
 import type { Pod } from '../../src/api/pod.js';
 import { ApiStatusError } from '../../src/common/errors.js';
 import { silentLogger } from '../../src/common/logger.js';
-import { configMapPayload, configMapPlugin } from '../../src/main/volumes/config-map-plugin.js';
+import { configMapKeys, configMapPlugin, keysPayload, secretKeys, secretPlugin } from '../../src/main/volumes/object-volume-plugins.js';
 import { fsUserFrom, projectedPlugin } from '../../src/main/volumes/projected-plugin.js';
-import { secretPayload, secretPlugin } from '../../src/main/volumes/secret-plugin.js';
 import type { ObjectRef, VolumeHost } from '../../src/main/volumes/volume-plugin.js';
 import { FakeClock } from '../fakes/fake-clock.js';
 import { FakeMounter } from '../fakes/fake-mounter.js';
@@ -25,19 +24,26 @@ describe('payloads (upstream MakePayload)', () => {
     ['listed items with their own mode and path', [{ key: 'a.conf', path: 'dir/a', mode: 0o400 }], false, { 'dir/a': ['A', '400'] }],
     ['a missing key of an optional configMap is skipped', [{ key: 'nope', path: 'n' }], true, {}],
   ])('configMap: %s', (_n, items, optional, want) => {
-    expect(text(configMapPayload(items, cm, 0o644, optional))).toEqual(want);
+    expect(text(keysPayload('configmap', configMapKeys(cm), items, 0o644, optional))).toEqual(want);
   });
 
   it('configMap: a missing key is an error', () => {
-    expect(() => configMapPayload([{ key: 'nope', path: 'n' }], cm, 0o644, false)).toThrow(
+    expect(() => keysPayload('configmap', configMapKeys(cm), [{ key: 'nope', path: 'n' }], 0o644, false)).toThrow(
       'configmap references non-existent config key: nope',
     );
   });
 
   it('secret: decodes base64, items and modes; a missing key is an error', () => {
-    expect(text(secretPayload(undefined, secret, 0o400, false))).toEqual({ user: ['admin', '400'], pass: ['hunter2', '400'] });
-    expect(text(secretPayload([{ key: 'pass', path: 'p', mode: 0o600 }], secret, 0o644, false))).toEqual({ p: ['hunter2', '600'] });
-    expect(() => secretPayload([{ key: 'x', path: 'x' }], secret, 0o644, false)).toThrow('references non-existent secret key: x');
+    expect(text(keysPayload('secret', secretKeys(secret), undefined, 0o400, false))).toEqual({
+      user: ['admin', '400'],
+      pass: ['hunter2', '400'],
+    });
+    expect(text(keysPayload('secret', secretKeys(secret), [{ key: 'pass', path: 'p', mode: 0o600 }], 0o644, false))).toEqual({
+      p: ['hunter2', '600'],
+    });
+    expect(() => keysPayload('secret', secretKeys(secret), [{ key: 'x', path: 'x' }], 0o644, false)).toThrow(
+      'references non-existent secret key: x',
+    );
   });
 
   it.each([

@@ -45,26 +45,27 @@ function fileMode(mode: unknown, field: string, errs: FieldError[]): void {
   }
 }
 
-function keyToPaths(items: unknown, field: string, errs: FieldError[]): void {
+/** Runs `check` on each element of an item list (each as an object), reporting a list that is not one. */
+function eachItem(items: unknown, field: string, errs: FieldError[], check: (item: Obj, f: string) => void): void {
   if (items === undefined) return;
   if (!Array.isArray(items)) return void errs.push({ type: 'Invalid value', field, badValue: items, detail: 'must be a list' });
   items.forEach((it: unknown, i) => {
     const f = `${field}[${i}]`;
     const item = isObj(it) ? it : {};
-    if (!str(item['key'])) errs.push({ type: 'Required value', field: `${f}.key` });
     itemPath(item['path'], `${f}.path`, errs);
     fileMode(item['mode'], `${f}.mode`, errs);
+    check(item, f);
+  });
+}
+
+function keyToPaths(items: unknown, field: string, errs: FieldError[]): void {
+  eachItem(items, field, errs, (item, f) => {
+    if (!str(item['key'])) errs.push({ type: 'Required value', field: `${f}.key` });
   });
 }
 
 function downwardItems(items: unknown, field: string, errs: FieldError[]): void {
-  if (items === undefined) return;
-  if (!Array.isArray(items)) return void errs.push({ type: 'Invalid value', field, badValue: items, detail: 'must be a list' });
-  items.forEach((it: unknown, i) => {
-    const f = `${field}[${i}]`;
-    const item = isObj(it) ? it : {};
-    itemPath(item['path'], `${f}.path`, errs);
-    fileMode(item['mode'], `${f}.mode`, errs);
+  eachItem(items, field, errs, (item, f) => {
     const fieldRef = isObj(item['fieldRef']) ? item['fieldRef'] : undefined;
     const resourceRef = isObj(item['resourceFieldRef']) ? item['resourceFieldRef'] : undefined;
     if (fieldRef && resourceRef) {

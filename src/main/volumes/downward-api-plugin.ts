@@ -11,7 +11,7 @@ import { VolumeError } from '../../common/errors.js';
 import { fieldRefValue, resourceFieldValue } from '../../workers/sync/container-config.js';
 import type { Payload } from './atomic-writer.js';
 import type { VolumeHost, VolumePlugin } from './volume-plugin.js';
-import { DEFAULT_VOLUME_MODE, setUpWrappedVolume, tearDownWrappedVolume } from './wrapped-volume.js';
+import { DEFAULT_VOLUME_MODE, setUpWrappedVolume, tearDownWrappedVolume, throwIfErrors } from './wrapped-volume.js';
 
 export const DOWNWARD_API_PLUGIN = 'kubernetes.io/downward-api';
 
@@ -63,7 +63,7 @@ export function collectDownwardAPIData(
     }
     payload.set(item.path, { data: Buffer.from(data, 'utf8'), mode });
   }
-  if (errors.length > 0) throw new VolumeError(errors.length === 1 ? errors[0]! : `[${errors.join(', ')}]`);
+  throwIfErrors(errors);
   return payload;
 }
 

@@ -10,12 +10,11 @@ import type { ApiVolume } from '../../api/cluster.js';
 import type { Container, Pod } from '../../api/pod.js';
 import { VolumeError } from '../../common/errors.js';
 import type { Payload } from './atomic-writer.js';
-import { configMapPayload, getOptional, NEEDS_APISERVER } from './config-map-plugin.js';
 import { collectDownwardAPIData } from './downward-api-plugin.js';
+import { NEEDS_APISERVER, objectPayload } from './object-volume-plugins.js';
 import { fsGroupOf } from './volume-ownership.js';
-import { secretPayload } from './secret-plugin.js';
 import type { ObjectRef, VolumeHost, VolumePlugin } from './volume-plugin.js';
-import { DEFAULT_VOLUME_MODE, setUpWrappedVolume, tearDownWrappedVolume } from './wrapped-volume.js';
+import { DEFAULT_VOLUME_MODE, setUpWrappedVolume, tearDownWrappedVolume, throwIfErrors } from './wrapped-volume.js';
 
 export const PROJECTED_PLUGIN = 'kubernetes.io/projected';
 
@@ -51,20 +50,10 @@ async function collect(pod: Pod, v: ApiVolume, host: VolumeHost): Promise<Payloa
   for (const source of src.sources ?? []) {
     try {
       let part: Payload;
-      if (source.secret) {
-        const optional = source.secret.optional === true;
-        const name = source.secret.name ?? '';
-        const secret = await getOptional(() => host.objects!.get({ kind: 'secret', namespace, name }), optional, {
-          metadata: { namespace, name },
-        });
-        part = secretPayload(source.secret.items, secret, defaultMode, optional);
-      } else if (source.configMap) {
-        const optional = source.configMap.optional === true;
-        const name = source.configMap.name ?? '';
-        const cm = await getOptional(() => host.objects!.get({ kind: 'configmap', namespace, name }), optional, {
-          metadata: { namespace, name },
-        });
-        part = configMapPayload(source.configMap.items, cm, defaultMode, optional);
+      if (source.secret || source.configMap) {
+        const kind = source.secret ? 'secret' : 'configmap';
+        const obj = (source.secret ?? source.configMap)!;
+        part = await objectPayload(host, { kind, namespace, name: obj.name ?? '' }, obj.items, defaultMode, obj.optional === true);
       } else if (source.downwardAPI) {
         part = collectDownwardAPIData(pod, source.downwardAPI.items ?? [], defaultMode, host);
       } else if (source.serviceAccountToken) {
@@ -89,7 +78,7 @@ async function collect(pod: Pod, v: ApiVolume, host: VolumeHost): Promise<Payloa
       errors.push(err instanceof Error ? err.message : String(err));
     }
   }
-  if (errors.length > 0) throw new VolumeError(errors.length === 1 ? errors[0]! : `[${errors.join(', ')}]`);
+  throwIfErrors(errors);
   return payload;
 }
 

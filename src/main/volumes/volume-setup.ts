@@ -17,10 +17,9 @@ import { VolumeManager } from './volume-manager.js';
 import { volumeMetrics } from './volume-metrics.js';
 import type { ObjectSource, TokenSource, VolumeHost, VolumePlugin } from './volume-plugin.js';
 import type { RestClient } from '../apiserver/rest-client.js';
-import { configMapPlugin } from './config-map-plugin.js';
 import { ObjectCache } from './object-cache.js';
 import { projectedPlugin } from './projected-plugin.js';
-import { secretPlugin } from './secret-plugin.js';
+import { configMapPlugin, secretPlugin } from './object-volume-plugins.js';
 import { TokenManager } from './token-manager.js';
 
 export interface VolumeStackOptions {

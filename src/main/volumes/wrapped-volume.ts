@@ -7,6 +7,7 @@
  */
 import type { ApiVolume } from '../../api/cluster.js';
 import type { Pod } from '../../api/pod.js';
+import { VolumeError } from '../../common/errors.js';
 import { pluginMetaDir, podDir, volumeDir } from '../../common/pod-dirs.js';
 import { AtomicWriter, type Payload } from './atomic-writer.js';
 import { EMPTY_DIR_PLUGIN, memoryVolumeSizeBytes, setUpEmptyDir, tearDownEmptyDir, type StorageMedium } from './empty-dir-plugin.js';
@@ -15,6 +16,11 @@ import { setVolumeOwnership } from './volume-ownership.js';
 
 /** The core/v1 default of defaultMode for configMap, secret, downwardAPI and projected volumes (0644). */
 export const DEFAULT_VOLUME_MODE = 0o644;
+
+/** Fails with every collected problem at once (upstream utilerrors.NewAggregate: "[a, b]" for several). */
+export function throwIfErrors(errors: readonly string[]): void {
+  if (errors.length > 0) throw new VolumeError(errors.length === 1 ? errors[0]! : `[${errors.join(', ')}]`);
+}
 
 export function wrappedDirs(host: VolumeHost, uid: string, plugin: string, name: string): { dir: string; metaDir: string } {
   const pd = podDir(host.rootDir, uid);
