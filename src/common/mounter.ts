@@ -3,14 +3,15 @@
  * memory-backed volumes, bind mounts for subPaths and the root dir's shared
  * propagation, unmounting, and the mount table (/proc/self/mountinfo).
  *
- * `LinuxMounter` runs the util-linux `mount`/`umount` binaries as child
- * processes (never blocking the event loop) and reads mountinfo
- * asynchronously. The agent must run as root in the mount namespace the
+ * `LinuxMounter` runs the util-linux `mount`/`umount` binaries (as child
+ * processes, or through the mount helper on the main thread) and reads
+ * mountinfo asynchronously. The agent must run as root in the mount namespace the
  * container runtime uses, so that the runtime sees these mounts.
  */
 import { execFile } from 'node:child_process';
 import { readFile, rm } from 'node:fs/promises';
 import { MountError } from './errors.js';
+import type { CommandRunner } from './mount-helper.js';
 
 /** One line of /proc/self/mountinfo. */
 export interface MountInfo {
@@ -83,35 +84,38 @@ export function mountsUnder(mounts: readonly MountInfo[], dir: string): MountInf
     .sort((a, b) => b.mountPoint.length - a.mountPoint.length);
 }
 
-function run(cmd: string, args: string[]): Promise<void> {
-  return new Promise((resolve, reject) => {
+/** Runs `mount`/`umount` as a child process of this process (fine in workers; see mount-helper.ts for the main thread). */
+export const execCommand: CommandRunner = (cmd, args) =>
+  new Promise((resolve, reject) => {
     execFile(cmd, args, { timeout: 60_000 }, (err, _stdout, stderr) => {
       if (!err) return resolve();
       const detail = (stderr || err.message).trim();
       reject(new MountError(`${cmd} failed: ${detail} (command: ${cmd} ${args.join(' ')})`, { cause: err }));
     });
   });
-}
 
 export class LinuxMounter implements Mounter {
-  constructor(private readonly mountinfoPath = '/proc/self/mountinfo') {}
+  constructor(
+    private readonly run: CommandRunner = execCommand,
+    private readonly mountinfoPath = '/proc/self/mountinfo',
+  ) {}
 
   mount(source: string, target: string, fsType: string, options: string[] = []): Promise<void> {
     const args = ['-t', fsType];
     if (options.length > 0) args.push('-o', options.join(','));
-    return run('mount', [...args, source, target]);
+    return this.run('mount', [...args, source, target]);
   }
 
   bindMount(source: string, target: string): Promise<void> {
-    return run('mount', ['--no-canonicalize', '--bind', source, target]);
+    return this.run('mount', ['--no-canonicalize', '--bind', source, target]);
   }
 
   makeRShared(target: string): Promise<void> {
-    return run('mount', ['--make-rshared', target]);
+    return this.run('mount', ['--make-rshared', target]);
   }
 
   unmount(target: string): Promise<void> {
-    return run('umount', [target]);
+    return this.run('umount', [target]);
   }
 
   async list(): Promise<MountInfo[]> {

@@ -7,6 +7,7 @@
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { Clock } from '../../common/clock.js';
+import { MountHelper } from '../../common/mount-helper.js';
 import { LinuxMounter, type Mounter } from '../../common/mounter.js';
 import type { EventRecorder } from '../events/event-recorder.js';
 import { downwardAPIPlugin } from './downward-api-plugin.js';
@@ -57,9 +58,17 @@ export async function startVolumeStack(o: VolumeStackOptions): Promise<VolumeSta
     manager.start(o.signal);
     tokens = manager;
   }
+  let mounter = o.mounter;
+  if (!mounter) {
+    // Mount commands go through a small helper process: forking the agent itself would stall the main thread.
+    const helper = new MountHelper();
+    helper.start();
+    o.signal.addEventListener('abort', () => helper.close(), { once: true });
+    mounter = new LinuxMounter(helper.run);
+  }
   const host: VolumeHost = {
     rootDir: o.rootDir,
-    mounter: o.mounter ?? new LinuxMounter(),
+    mounter,
     clock: o.clock,
     logger: o.logger,
     nodeAllocatable: o.nodeAllocatable,
