@@ -40,17 +40,17 @@ import { podReference, type EventRecorder } from '../events/event-recorder.js';
 import { apiVolume, findPlugin, mountedVolumeNames } from './pod-volumes.js';
 import type { StorageOperation, VolumeMetrics } from './volume-metrics.js';
 import type { MountedVolume, ObjectRef, VolumeHost, VolumePlugin } from './volume-plugin.js';
+import { backoffMs, needsPropagation, newVolume, type PodEntry, type VolumeEntry, type Waiter } from './volume-state.js';
+
+export { RETRY_INITIAL_MS, RETRY_MAX_MS } from './volume-state.js';
 
 /** upstream podAttachAndMountTimeout. */
 export const ATTACH_MOUNT_TIMEOUT_MS = 123_000;
-/** upstream exponentialbackoff initialDurationBeforeRetry / maxDurationBeforeRetry. */
-export const RETRY_INITIAL_MS = 500;
-export const RETRY_MAX_MS = 122_000;
 
 /** A pod's set-up volumes by pod.spec.volumes[].name (upstream VolumeMap). */
 export type VolumeMap = Record<string, MountedVolume>;
 
-/** What pod syncs need of the volume manager (the seam PoolSyncer uses; a fake in test/fakes). */
+/** What pod syncs need of the volume manager (the seam PoolSyncer uses; test/fakes/fake-volume-manager.ts). */
 export interface PodVolumeManager {
   /** pods/<uid> under --root-dir. */
   podDir(uid: string): string;
@@ -66,46 +66,6 @@ export interface VolumeManagerOptions {
   clock: Clock;
   logger: Logger;
   maxConcurrentOperations?: number;
-}
-
-interface VolumeEntry {
-  name: string;
-  plugin: VolumePlugin;
-  /** Wanted by the pod (desired state). */
-  desired: boolean;
-  /** Set up by this process (actual state); the path containers bind. */
-  mounted?: MountedVolume;
-  /** Left on disk by an earlier process; torn down unless a pod claims it. */
-  onDisk: boolean;
-  remountRequired: boolean;
-  inFlight: boolean;
-  failures: number;
-  retryAt: number;
-  /** A timer is armed to retry at retryAt. */
-  retryArmed: boolean;
-}
-
-interface Waiter {
-  kind: 'mount' | 'unmount';
-  resolve(): void;
-  reject(err: Error): void;
-}
-
-interface PodEntry {
-  uid: string;
-  pod?: Pod;
-  desired: boolean;
-  /** Reconstructed from disk and not claimed: may be torn down once housekeeping releases it. */
-  released: boolean;
-  volumes: Map<string, VolumeEntry>;
-  /** Problems no retry fixes, reported to the next waiter (upstream PopPodErrors). */
-  errors: string[];
-  refs: ObjectRef[];
-  waiters: Set<Waiter>;
-}
-
-function backoffMs(failures: number): number {
-  return Math.min(RETRY_INITIAL_MS * 2 ** Math.max(0, failures - 1), RETRY_MAX_MS);
 }
 
 const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
@@ -503,17 +463,6 @@ export class VolumeManager implements PodVolumeManager {
       );
     }
   }
-}
-
-/** A container mounts a volume with HostToContainer or Bidirectional propagation. */
-function needsPropagation(pod: Pod): boolean {
-  return [...(pod.spec.initContainers ?? []), ...(pod.spec.containers ?? [])].some((c) =>
-    (c.volumeMounts ?? []).some((m) => m.mountPropagation === 'HostToContainer' || m.mountPropagation === 'Bidirectional'),
-  );
-}
-
-function newVolume(name: string, plugin: VolumePlugin, init: { desired: boolean; onDisk: boolean }): VolumeEntry {
-  return { name, plugin, ...init, remountRequired: false, inFlight: false, failures: 0, retryAt: 0, retryArmed: false };
 }
 
 function podName(pod: Pod): string {
