@@ -42,8 +42,8 @@ describe('decodePodManifest', () => {
     const pod = decodePodManifest(podYaml(), ctx);
     expect(pod.metadata.name).toBe('web-node1');
     expect(pod.metadata.namespace).toBe('default');
-    expect(pod.metadata['extraMetaField']).toBe('kept');
-    expect(pod.spec.containers![0]!['someFutureField']).toEqual({ a: 1 });
+    expect((pod.metadata as Record<string, unknown>)['extraMetaField']).toBe('kept');
+    expect((pod.spec.containers[0] as Record<string, unknown>)['someFutureField']).toEqual({ a: 1 });
     expect(pod.spec.containers![0]!.imagePullPolicy).toBe('IfNotPresent');
     expect(pod.metadata.annotations!['kubernetes.io/config.source']).toBe('file');
   });

@@ -140,7 +140,7 @@ export function isRuntimeStatusTerminal(s: RuntimePodStatus): boolean {
 }
 
 export function runtimePodToApiPod(rp: RuntimePod): Pod {
-  return { metadata: { uid: rp.uid, name: rp.name, namespace: rp.namespace }, spec: {} };
+  return { metadata: { uid: rp.uid, name: rp.name, namespace: rp.namespace }, spec: { containers: [] } };
 }
 
 export function isTerminalPhase(pod: Pod): boolean {

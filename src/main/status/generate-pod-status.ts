@@ -68,7 +68,7 @@ export function rfc3339(ms: number): string {
 }
 
 const nsToRfc3339 = (ns: bigint): string | null => (ns > 0n ? rfc3339(Number(ns / 1_000_000n)) : null);
-const isTerminal = (phase: PodPhase | undefined) => phase === 'Failed' || phase === 'Succeeded';
+const isTerminal = (phase: string | undefined): phase is 'Failed' | 'Succeeded' => phase === 'Failed' || phase === 'Succeeded';
 
 export function generateAPIPodStatus(pod: Pod, runtime: RuntimePodStatus | undefined, opts: GenerateStatusOptions): ApiPodStatus {
   const old: ApiPodStatus = opts.previous ?? pod.status ?? {};
