@@ -83,8 +83,6 @@ export type SecurityContext = Wire<V1SecurityContext>;
 export type PodSecurityContext = Wire<V1PodSecurityContext>;
 export type Toleration = Wire<V1Toleration>;
 export type Volume = Wire<V1Volume>;
-/** intstr.IntOrString. */
-export type IntOrString = number | string;
 
 export type PodStatus = Wire<V1PodStatus>;
 /** The values of `PodStatus.phase` (the model types it as a string). */

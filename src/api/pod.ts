@@ -36,24 +36,7 @@ import { decodes } from './decodes.js';
 import { PodStatusSchema } from './pod-status.js';
 
 export type * from './pod-status.js';
-export type {
-  Container,
-  ContainerPort,
-  EnvVar,
-  HTTPGetAction,
-  IntOrString,
-  Lifecycle,
-  ObjectMeta,
-  Pod,
-  PodSecurityContext,
-  PodSpec,
-  Probe,
-  ResourceList,
-  ResourceRequirements,
-  SecurityContext,
-  Toleration,
-  Volume,
-} from './core-v1.js';
+export type { Container, ContainerPort, EnvVar, HTTPGetAction, Pod, Probe, ResourceList } from './core-v1.js';
 
 const str = z.string();
 const int = z.number().int();

@@ -1,7 +1,7 @@
 import { ObjectSerializer } from '@kubernetes/client-node/dist/serializer.js';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import type { ObjectMeta } from '../../src/api/core-v1.js';
+import type { ConfigMap, CoreEvent, Event, Lease, Node, ObjectMeta, ObjectReference, Secret } from '../../src/api/core-v1.js';
 import { decodes } from '../../src/api/decodes.js';
 import { PodSchema, type Pod } from '../../src/api/pod.js';
 import { validatePod } from '../../src/main/podconfig/validation.js';
@@ -55,6 +55,92 @@ describe('client-node round trip', () => {
   it('the manifest decoder accepts that wire form unchanged', () => {
     const pod: Pod = PodSchema.parse(wire);
     expect(pod).toEqual(wire);
+  });
+});
+
+describe('the other core/v1 types are client-node wire form', () => {
+  // Each sample is typed as the project type (a compile-time check of the Wire
+  // mapping) and must survive client-node's deserialize/serialize unchanged.
+  const ref: ObjectReference = { apiVersion: 'v1', kind: 'Pod', namespace: 'default', name: 'web', uid: 'u1' };
+  const node: Node = {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: { name: 'node1', labels: { 'kubernetes.io/hostname': 'node1' } },
+    status: {
+      capacity: { cpu: '2', memory: '24Gi', pods: '110' },
+      conditions: [
+        {
+          type: 'Ready',
+          status: 'True',
+          reason: 'KubeletReady',
+          lastHeartbeatTime: '2024-05-01T10:00:00.000Z',
+          lastTransitionTime: '2024-05-01T09:00:00.000Z',
+        },
+      ],
+      nodeInfo: {
+        architecture: 'amd64',
+        bootID: 'b',
+        containerRuntimeVersion: 'containerd://1.6.20',
+        kernelVersion: '6',
+        kubeProxyVersion: '',
+        kubeletVersion: 'v1.20.2',
+        machineID: 'm',
+        operatingSystem: 'linux',
+        osImage: 'Debian',
+        systemUUID: 's',
+      },
+    },
+  };
+  const lease: Lease = {
+    apiVersion: 'coordination.k8s.io/v1',
+    kind: 'Lease',
+    metadata: { name: 'node1', namespace: 'kube-node-lease' },
+    spec: { holderIdentity: 'node1', leaseDurationSeconds: 40, renewTime: '2024-05-01T10:00:00.123Z' },
+  };
+  const event: Event = {
+    apiVersion: 'events.k8s.io/v1',
+    kind: 'Event',
+    metadata: { name: 'web.1', namespace: 'default' },
+    eventTime: '2024-05-01T10:00:00.123Z',
+    reason: 'Started',
+    note: 'Started container c',
+    type: 'Normal',
+    regarding: ref,
+    reportingController: 'kubelet',
+    reportingInstance: 'node1',
+  };
+  const coreEvent: CoreEvent = {
+    apiVersion: 'v1',
+    kind: 'Event',
+    metadata: { name: 'web.2', namespace: 'default' },
+    involvedObject: ref,
+    reason: 'Started',
+    message: 'Started container c',
+    firstTimestamp: '2024-05-01T10:00:00.000Z',
+    lastTimestamp: '2024-05-01T10:00:00.000Z',
+    count: 1,
+    source: { component: 'kubelet', host: 'node1' },
+    type: 'Normal',
+  };
+  const configMap: ConfigMap = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'cm', namespace: 'default' }, data: { k: 'v' } };
+  const secret: Secret = {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: 's', namespace: 'default' },
+    data: { k: 'dg==' },
+    type: 'Opaque',
+  };
+
+  it.each([
+    ['V1ObjectReference', ref],
+    ['V1Node', node],
+    ['V1Lease', lease],
+    ['EventsV1Event', event],
+    ['CoreV1Event', coreEvent],
+    ['V1ConfigMap', configMap],
+    ['V1Secret', secret],
+  ] as const)('%s', (type, wire) => {
+    expect(ObjectSerializer.serialize(ObjectSerializer.deserialize(wire, type), type)).toEqual(wire);
   });
 });
 

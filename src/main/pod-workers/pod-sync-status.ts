@@ -241,7 +241,7 @@ export class StaticPodStartOrder {
     if (started !== undefined) return started === uid;
     let w = this.waiting.get(fullname) ?? [];
     for (let i = 0; i < w.length; i++) {
-      if (skip(w[i]!)) continue;
+      if (skip(w[i])) continue;
       if (w[i] !== uid) {
         this.waiting.set(fullname, w.slice(i));
         return false;

@@ -109,9 +109,9 @@ export function generateAPIPodStatus(pod: Pod, runtime: RuntimePodStatus | undef
   let phase = getPhase(pod, all, opts.podIsTerminal === true, hasAnyActiveRegularContainerStarted(pod, runtime));
   if (!isTerminal(phase)) {
     if (isTerminal(old.phase)) phase = old.phase!;
-    else if (isTerminal(pod.status?.phase)) phase = pod.status!.phase!;
+    else if (isTerminal(pod.status?.phase)) phase = pod.status.phase!;
   }
-  if (isTerminal(pod.status?.phase) && phase !== pod.status!.phase) phase = pod.status!.phase!;
+  if (isTerminal(pod.status?.phase) && phase !== pod.status.phase) phase = pod.status.phase!;
   s.phase = phase;
   if (phase === old.phase) {
     const reason = old.reason || pod.status?.reason;
