@@ -21,7 +21,6 @@
  */
 import type {
   CoreV1Event,
-  EventsV1Event,
   V1ConfigMap,
   V1Container,
   V1ContainerPort,
@@ -32,6 +31,8 @@ import type {
   V1Lease,
   V1Lifecycle,
   V1Node,
+  V1NodeCondition,
+  V1NodeStatus,
   V1ObjectMeta,
   V1ObjectReference,
   V1Pod,
@@ -43,6 +44,7 @@ import type {
   V1ResourceRequirements,
   V1Secret,
   V1SecurityContext,
+  V1Taint,
   V1Toleration,
   V1Volume,
 } from '@kubernetes/client-node';
@@ -95,11 +97,12 @@ export type ContainerState = Wire<V1ContainerState>;
 
 /** core/v1 Node. */
 export type Node = Wire<V1Node>;
+export type NodeStatus = Wire<V1NodeStatus>;
+export type NodeCondition = Wire<V1NodeCondition>;
+export type Taint = Wire<V1Taint>;
 /** coordination.k8s.io/v1 Lease (node heartbeats in kube-node-lease). */
 export type Lease = Wire<V1Lease>;
-/** events.k8s.io/v1 Event. */
-export type Event = Wire<EventsV1Event>;
-/** core/v1 Event (what a v1.20 kubelet's recorder writes). */
-export type CoreEvent = Wire<CoreV1Event>;
+/** core/v1 Event, what a v1.20 kubelet's event recorder writes. */
+export type Event = Wire<CoreV1Event>;
 export type ConfigMap = Wire<V1ConfigMap>;
 export type Secret = Wire<V1Secret>;

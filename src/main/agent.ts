@@ -5,6 +5,7 @@
  * and the HTTP endpoints. Owns their shutdown order.
  */
 import { mkdirSync } from 'node:fs';
+import os from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Server } from 'node:http';
 import type { Logger } from 'pino';
@@ -29,6 +30,12 @@ import { SyncLoop } from './sync-loop/sync-loop.js';
 import { SyncLoopQueue } from './sync-loop/sync-loop-queue.js';
 import { RuntimeState } from './kubelet/runtime-state.js';
 import { nodeResources } from './kubelet/node-resources.js';
+import { connectCluster, startClusterNode } from './cluster-node.js';
+import { nodeReference, Recorder } from './events/event-recorder.js';
+import { linuxHostProbe } from './node/host-probe.js';
+import { NodeStatusInputsCollector } from './node/node-status-inputs.js';
+import { nodeNameMetric } from './node/node-metrics.js';
+import { kubeletVersion, packageVersion } from './version.js';
 import { PodManager } from './kubelet/pod-manager.js';
 import { PoolSyncer } from './kubelet/pool-syncer.js';
 import { kubeletMetrics } from './kubelet/kubelet-metrics.js';
@@ -75,6 +82,30 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
     mkdirSync(rootDir, { recursive: true });
     mkdirSync(config.podLogsDir, { recursive: true });
 
+    const registry = new Registry();
+    collectDefaultMetrics({ register: registry });
+    nodeNameMetric(registry, config.nodeName);
+
+    // Credentials first (TLS bootstrap may have to wait for a signed certificate), as upstream's run().
+    const cluster = config.kubeconfig
+      ? await connectCluster(config, {
+          clock,
+          logger: logger.child({ component: 'apiserver' }),
+          registry,
+          signal,
+          version: packageVersion(),
+        })
+      : undefined;
+    if (cluster) stops.push(() => cluster.clients.close());
+    const recorder = new Recorder({
+      component: 'kubelet',
+      host: config.nodeName,
+      logger: logger.child({ component: 'events' }),
+      now: () => clock.now(),
+      sink: cluster?.events,
+    });
+    recorder.record(nodeReference(config.nodeName), 'Normal', 'Starting', 'Starting kubelet.');
+
     let runtimeEndpoint = config.containerRuntimeEndpoint;
     let imageEndpoint = config.imageServiceEndpoint;
     if (runtimeEndpoint === 'sim') {
@@ -84,8 +115,6 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
       if (imageEndpoint === 'sim') imageEndpoint = sim.endpoint;
     }
 
-    const registry = new Registry();
-    collectDefaultMetrics({ register: registry });
     const shared = createSharedState({ maxPods: config.maxPods });
     registerMetricBlock(registry, shared.metrics, HELP);
 
@@ -117,11 +146,23 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
       mode: config.relistMode,
       sink: (e) => queue.offerPleg(e),
     });
-    pleg.start(signal);
-    stops.push(() => pleg.stopped());
-
     const runtimeState = new RuntimeState(cri, pleg, clock, logger.child({ component: 'runtime' }));
-    runtimeState.start(signal);
+
+    const hostname = (config.hostnameOverride || os.hostname()).trim().toLowerCase();
+    const collector = new NodeStatusInputsCollector({
+      config,
+      hostname,
+      host: linuxHostProbe,
+      cri,
+      readiness: runtimeState,
+      kubeletVersion: kubeletVersion(),
+      clock,
+      logger: logger.child({ component: 'node-status' }),
+    });
+    const addresses = await collector.refreshAddresses().catch((err: unknown) => {
+      logger.error({ err: (err as Error).message }, 'Cannot determine the node IP; pods report no hostIP until it resolves');
+      return [];
+    });
 
     const podConfig = new PodConfig({ clock, logger: logger.child({ component: 'config' }), signal });
     if (config.staticPodPath) {
@@ -150,7 +191,7 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
       );
     }
 
-    const node = nodeResources(config);
+    const node = nodeResources(config, collector.machine, collector.resources().allocatable, addresses);
     const podManager = new PodManager();
     const statusManager = new StatusManager();
     const kubeletLogger = logger.child({ component: 'kubelet' });
@@ -162,6 +203,7 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
       node: node.info,
       clock,
       logger: kubeletLogger,
+      recorder,
       networkError: () => runtimeState.networkErrors(),
       runtimeName: runtimeName(runtimeVersion.runtimeName),
       metrics: kubeletMetrics(registry),
@@ -199,10 +241,9 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
       logger: kubeletLogger,
       queue,
     });
-    syncLoop.start(signal);
-    stops.push(() => syncLoop.stopped());
-    stops.push(() => podWorkers.idle());
 
+    // Start-up order as upstream's startKubelet + Kubelet.Run: the HTTP servers, node status and
+    // lease, runtime health, (pod status), the PLEG, then the syncLoop.
     const checks: HealthCheck[] = [
       { name: 'ping', check: () => ({ ok: true, message: 'ok' }) },
       { name: 'syncloop', check: () => syncLoop.healthy() },
@@ -212,8 +253,34 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
     stops.push(() => new Promise<void>((r) => healthz.close(() => r())));
     const main: Server = await startMainServer(config.address, config.port, { registry, checks, pods: () => syncLoop.podList() });
     stops.push(() => new Promise<void>((r) => main.close(() => r())));
+
+    if (cluster) {
+      startClusterNode({
+        config,
+        connection: cluster,
+        collector,
+        runtimeReady: () => runtimeState.runtimeErrors().length === 0 && runtimeState.networkErrors() === undefined,
+        recorder,
+        hostname,
+        clock,
+        logger,
+        signal,
+      });
+    }
+    runtimeState.start(signal);
+    pleg.start(signal);
+    stops.push(() => pleg.stopped());
+    syncLoop.start(signal);
+    stops.push(() => syncLoop.stopped());
+    stops.push(() => podWorkers.idle());
     logger.info(
-      { port: boundPort(main), healthzPort: boundPort(healthz), rootDir, podLogsDir: join(config.podLogsDir) },
+      {
+        port: boundPort(main),
+        healthzPort: boundPort(healthz),
+        rootDir,
+        podLogsDir: join(config.podLogsDir),
+        mode: cluster ? 'cluster' : 'standalone',
+      },
       'kubelet-ts is running',
     );
 

@@ -1,7 +1,7 @@
 import { ObjectSerializer } from '@kubernetes/client-node/dist/serializer.js';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import type { ConfigMap, CoreEvent, Event, Lease, Node, ObjectMeta, ObjectReference, Secret } from '../../src/api/core-v1.js';
+import type { ConfigMap, Event, Lease, Node, ObjectMeta, ObjectReference, Secret } from '../../src/api/core-v1.js';
 import { decodes } from '../../src/api/decodes.js';
 import { PodSchema, type Pod } from '../../src/api/pod.js';
 import { validatePod } from '../../src/main/podconfig/validation.js';
@@ -98,18 +98,6 @@ describe('the other core/v1 types are client-node wire form', () => {
     spec: { holderIdentity: 'node1', leaseDurationSeconds: 40, renewTime: '2024-05-01T10:00:00.123Z' },
   };
   const event: Event = {
-    apiVersion: 'events.k8s.io/v1',
-    kind: 'Event',
-    metadata: { name: 'web.1', namespace: 'default' },
-    eventTime: '2024-05-01T10:00:00.123Z',
-    reason: 'Started',
-    note: 'Started container c',
-    type: 'Normal',
-    regarding: ref,
-    reportingController: 'kubelet',
-    reportingInstance: 'node1',
-  };
-  const coreEvent: CoreEvent = {
     apiVersion: 'v1',
     kind: 'Event',
     metadata: { name: 'web.2', namespace: 'default' },
@@ -135,8 +123,7 @@ describe('the other core/v1 types are client-node wire form', () => {
     ['V1ObjectReference', ref],
     ['V1Node', node],
     ['V1Lease', lease],
-    ['EventsV1Event', event],
-    ['CoreV1Event', coreEvent],
+    ['CoreV1Event', event],
     ['V1ConfigMap', configMap],
     ['V1Secret', secret],
   ] as const)('%s', (type, wire) => {

@@ -1,27 +1,18 @@
 /**
- * This node's identity and resources: capacity from the host, allocatable
- * after reservations (upstream node allocatable), and the NodeInfo the sync
- * tasks need.
+ * What the pod path needs to know about this node: the NodeInfo the sync tasks
+ * read (name, IP, DNS settings, memory capacity) and the allocatable resources
+ * admission checks pods against. Both come from the node status inputs, so
+ * admission and the Node object the apiserver sees agree.
  */
 import { readFileSync } from 'node:fs';
-import { availableParallelism, networkInterfaces, totalmem } from 'node:os';
 import type { KubeletConfig } from '../config/kubelet-config.js';
-import { allocatable } from '../admission/resources.js';
+import type { NodeAddress } from '../node/node-address.js';
+import type { MachineFacts } from '../node/host-probe.js';
 import type { NodeInfo } from '../../workers/sync/sync-types.js';
 
 export interface NodeResources {
-  capacity: { cpu: string; memory: string; pods: number };
   allocatable: { cpu: string; memory: string; pods: number };
   info: NodeInfo;
-}
-
-/** The --node-ip, else the first non-internal IPv4 address, else ''. */
-export function detectNodeIP(configured: string | undefined): string {
-  if (configured) return configured.split(',')[0].trim();
-  for (const list of Object.values(networkInterfaces())) {
-    for (const a of list ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
-  }
-  return '';
 }
 
 function readResolvConf(path: string): string {
@@ -33,20 +24,22 @@ function readResolvConf(path: string): string {
   }
 }
 
-export function nodeResources(config: KubeletConfig): NodeResources {
-  const capacity = { cpu: String(availableParallelism()), memory: String(totalmem()), pods: config.maxPods };
-  const evictionMemory = config.evictionHard['memory.available'];
+export function nodeResources(
+  config: KubeletConfig,
+  machine: MachineFacts,
+  allocatable: Record<string, string>,
+  addresses: readonly NodeAddress[],
+): NodeResources {
   return {
-    capacity,
-    allocatable: allocatable(capacity, config.systemReserved, config.kubeReserved, evictionMemory),
+    allocatable: { cpu: allocatable.cpu ?? '0', memory: allocatable.memory ?? '0', pods: Number(allocatable.pods ?? config.maxPods) },
     info: {
       name: config.nodeName,
-      ip: detectNodeIP(config.nodeIp),
+      ip: addresses.find((a) => a.type === 'InternalIP')?.address ?? '',
       podLogsDir: config.podLogsDir,
       clusterDNS: config.clusterDNS,
       clusterDomain: config.clusterDomain,
       resolvConf: readResolvConf(config.resolvConf),
-      memoryCapacityBytes: totalmem(),
+      memoryCapacityBytes: Number(machine.memoryBytes),
     },
   };
 }

@@ -19,6 +19,7 @@ import type { StatusManager } from '../status/status-manager.js';
 import type { PodManager } from './pod-manager.js';
 import type { KubeletMetrics } from './kubelet-metrics.js';
 import { Semaphore } from '../../common/semaphore.js';
+import { podReference, type EventRecorder } from '../events/event-recorder.js';
 
 export interface PoolSyncerOptions {
   runner: TaskRunner;
@@ -42,6 +43,8 @@ export interface PoolSyncerOptions {
   cacheUnreliable?(uid: string): boolean;
   /** The pod left every source and is terminated: its cache slot may go (the PLEG frees it safely). */
   releaseCacheSlot?(uid: string): void;
+  /** Where the pod events the sync tasks report go (log at V(3), and the apiserver when connected). */
+  recorder: EventRecorder;
 }
 
 function podRef(pod: Pod): string {
@@ -58,12 +61,10 @@ export class PoolSyncer implements PodSyncer {
    * previous sync's own changes.
    */
   private readonly lastSyncEnd = new Map<string, number>();
-  private readonly events: Logger;
 
   private readonly slots: Semaphore;
 
   constructor(private readonly o: PoolSyncerOptions) {
-    this.events = o.logger.child({ component: 'events' });
     this.slots = new Semaphore(o.maxConcurrentSyncs ?? 12);
   }
 
@@ -89,11 +90,7 @@ export class PoolSyncer implements PodSyncer {
   }
 
   private record(pod: Pod, events: PodEvent[]): void {
-    for (const e of events) {
-      const fields = { pod: podRef(pod), podUID: pod.metadata.uid, type: e.type, reason: e.reason };
-      if (e.type === 'Warning') this.events.warn(fields, e.message);
-      else this.events.info(fields, e.message);
-    }
+    for (const e of events) this.o.recorder.record(podReference(pod), e.type, e.reason, e.message);
   }
 
   async syncPod(ctx: SyncContext, updateType: SyncPodType, pod: Pod): Promise<{ terminal: boolean }> {
