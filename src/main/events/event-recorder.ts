@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import type { Event, ObjectReference } from '../../api/cluster.js';
 import type { Pod } from '../../api/pod.js';
 import { v } from '../../common/logger.js';
+import { rfc3339 } from '../../common/time.js';
 
 export type EventType = 'Normal' | 'Warning';
 
@@ -56,7 +57,7 @@ export class Recorder implements EventRecorder {
     const object = ref.namespace ? `${ref.namespace}/${ref.name ?? ''}` : (ref.name ?? '');
     v(this.o.logger, 3).info({ object, kind: ref.kind, fieldPath: ref.fieldPath, type, reason }, message);
     if (!this.o.sink) return;
-    const now = new Date(this.o.now()).toISOString().replace(/\.\d+Z$/, 'Z');
+    const now = rfc3339(this.o.now());
     this.o.sink.add({
       metadata: { namespace: ref.namespace || 'default' },
       involvedObject: ref,

@@ -16,6 +16,7 @@ import type { Logger } from 'pino';
 import type { Lease } from '../../api/cluster.js';
 import type { Clock } from '../../common/clock.js';
 import { FailureLog } from '../../common/failure-log.js';
+import { microTime } from '../../common/time.js';
 import { isConflict, isNotFound, type RestClient } from '../apiserver/rest-client.js';
 
 export const LEASE_NAMESPACE = 'kube-node-lease';
@@ -29,11 +30,6 @@ export interface NodeLeaseOptions {
   clock: Clock;
   logger: Logger;
   onRepeatedFailure?: () => void;
-}
-
-/** metav1.MicroTime: RFC3339 with microseconds. */
-export function microTime(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
 }
 
 export class NodeLeaseController {

@@ -7,6 +7,7 @@
  */
 import type { Logger } from 'pino';
 import type { Clock } from '../../common/clock.js';
+import { rfc3339 } from '../../common/time.js';
 import type { CriClient } from '../../cri/client.js';
 import type { KubeletConfig } from '../config/kubelet-config.js';
 import type { HostProbe, MachineFacts } from './host-probe.js';
@@ -42,11 +43,6 @@ export interface InputDeps {
   clock: Clock;
   logger: Logger;
   addressEnv?: AddressEnv;
-}
-
-/** RFC3339 with second precision, as metav1.Time serialises. */
-export function rfc3339(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z');
 }
 
 export class NodeStatusInputsCollector {
