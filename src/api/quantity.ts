@@ -119,7 +119,7 @@ const DECIMAL_UP = ['', 'k', 'M', 'G', 'T', 'P', 'E'];
 const BINARY_UP = ['', 'Ki', 'Mi', 'Gi', 'Ti', 'Pi', 'Ei'];
 
 /** An integer in canonical DecimalSI form: the largest exact power of 1000 ("1500M", "2", "0"). */
-function formatDecimalInteger(v: bigint): string {
+export function formatDecimalInteger(v: bigint): string {
   let i = 0;
   while (v !== 0n && v % 1000n === 0n && i < DECIMAL_UP.length - 1) {
     v /= 1000n;

@@ -45,6 +45,7 @@ export class TokenBucket {
     if (this.unlimited) return Promise.resolve();
     const turn = this.tail.then(async () => {
       for (;;) {
+        if (signal?.aborted) throw signal.reason;
         this.refill();
         if (this.tokens >= 1) {
           this.tokens -= 1;

@@ -30,7 +30,7 @@ import { SyncLoop } from './sync-loop/sync-loop.js';
 import { SyncLoopQueue } from './sync-loop/sync-loop-queue.js';
 import { RuntimeState } from './kubelet/runtime-state.js';
 import { nodeResources } from './kubelet/node-resources.js';
-import { connectCluster, startClusterNode } from './cluster-node.js';
+import { connectCluster, clusterNode as makeClusterNode } from './cluster-node.js';
 import { nodeReference, Recorder } from './events/event-recorder.js';
 import { linuxHostProbe } from './node/host-probe.js';
 import { NodeStatusInputsCollector } from './node/node-status-inputs.js';
@@ -42,6 +42,11 @@ import { kubeletMetrics } from './kubelet/kubelet-metrics.js';
 import { PodHandlers } from './kubelet/handlers.js';
 import { ContainerDeletor } from './kubelet/container-deletor.js';
 import { StatusManager } from './status/status-manager.js';
+import { podStatusSyncDuration } from './status/status-metrics.js';
+import { StatusSync } from './status/status-sync.js';
+import { MirrorClient } from './kubelet/mirror-client.js';
+import { ApiSource } from './podconfig/api-source.js';
+import type { Pod } from '../api/pod.js';
 import { PodWorkers } from './pod-workers/pod-workers.js';
 
 /** containerID prefix as upstream reports it: the runtime's name ("containerd", or ours). */
@@ -193,7 +198,29 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
 
     const node = nodeResources(config, collector.machine, collector.resources().allocatable, addresses);
     const podManager = new PodManager();
-    const statusManager = new StatusManager();
+    const statusManager = new StatusManager(() => clock.now());
+    let statusSync: StatusSync | undefined;
+    const clusterNode =
+      cluster && makeClusterNode({ config, connection: cluster, collector, runtimeState, recorder, hostname, clock, logger, signal });
+    const mirrorClient =
+      clusterNode &&
+      new MirrorClient({
+        client: cluster.clients.main,
+        nodeName: config.nodeName,
+        node: () => clusterNode.status.node,
+        logger: logger.child({ component: 'mirror-pods' }),
+      });
+    if (clusterNode) {
+      podConfig.addSource(
+        new ApiSource({
+          client: cluster.clients.main,
+          nodeName: config.nodeName,
+          clock,
+          logger: logger.child({ component: 'api-source' }),
+          ready: () => clusterNode.status.whenRegistered(),
+        }),
+      );
+    }
     const kubeletLogger = logger.child({ component: 'kubelet' });
     const syncer = new PoolSyncer({
       runner,
@@ -211,6 +238,10 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
       maxConcurrentSyncs: runner.threads > 0 ? runner.threads * 6 : 16,
       cacheUnreliable: (uid) => pleg.inspectionFailed(uid),
       releaseCacheSlot: (uid) => pleg.releaseSlotWhenUnused(uid),
+      podTerminated: (uid) => statusSync?.enqueue(uid),
+      ...(mirrorClient && {
+        syncMirrorPod: (pod: Pod) => mirrorClient.sync(pod, podManager.mirrorPodOf(pod), (m, p) => podManager.isMirrorPodOf(m, p)),
+      }),
     });
     const podWorkers = new PodWorkers({
       syncer,
@@ -227,6 +258,7 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
       runtimeUids: () => shared.cache.uids(),
       cachedStatus: (uid) => syncer.cachedStatus(uid),
       containerDeletor: new ContainerDeletor(runner, kubeletLogger),
+      mirrorClient,
       clock,
       logger: kubeletLogger,
     });
@@ -254,18 +286,18 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
     const main: Server = await startMainServer(config.address, config.port, { registry, checks, pods: () => syncLoop.podList() });
     stops.push(() => new Promise<void>((r) => main.close(() => r())));
 
-    if (cluster) {
-      startClusterNode({
-        config,
-        connection: cluster,
-        collector,
-        runtimeReady: () => runtimeState.runtimeErrors().length === 0 && runtimeState.networkErrors() === undefined,
-        recorder,
-        hostname,
+    if (clusterNode) {
+      clusterNode.start();
+      statusSync = new StatusSync({
+        client: cluster.clients.main,
+        statusManager,
+        podManager,
         clock,
-        logger,
-        signal,
+        logger: logger.child({ component: 'status-sync' }),
+        resourcesReclaimed: (uid) => podWorkers.isPodKnownTerminated(uid),
+        syncDuration: podStatusSyncDuration(registry),
       });
+      statusSync.start(signal);
     }
     runtimeState.start(signal);
     pleg.start(signal);

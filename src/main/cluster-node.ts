@@ -45,7 +45,7 @@ export interface ClusterNodeDeps {
   config: KubeletConfig;
   connection: ClusterConnection;
   collector: NodeStatusInputsCollector;
-  runtimeReady: () => boolean;
+  runtimeState: { runtimeErrors(): string[]; networkErrors(): string | undefined };
   recorder: EventRecorder;
   hostname: string;
   clock: Clock;
@@ -56,10 +56,12 @@ export interface ClusterNodeDeps {
 export interface ClusterNode {
   status: NodeStatusManager;
   lease: NodeLeaseController;
+  /** Starts node status sync (with registration) and the node lease. */
+  start(): void;
 }
 
-/** Starts node status sync (with registration) and the node lease. */
-export function startClusterNode(d: ClusterNodeDeps): ClusterNode {
+/** Builds node status (with registration) and the node lease; `start()` runs them. */
+export function clusterNode(d: ClusterNodeDeps): ClusterNode {
   const { clients } = d.connection;
   const machine = d.collector.machine;
   const status = new NodeStatusManager({
@@ -79,13 +81,12 @@ export function startClusterNode(d: ClusterNodeDeps): ClusterNode {
     updateFrequencyMs: d.config.nodeStatusUpdateFrequency,
     reportFrequencyMs: d.config.nodeStatusReportFrequency,
     collect: () => d.collector.collect(),
-    runtimeReady: d.runtimeReady,
+    runtimeReady: () => d.runtimeState.runtimeErrors().length === 0 && d.runtimeState.networkErrors() === undefined,
     recorder: d.recorder,
     clock: d.clock,
     logger: d.logger.child({ component: 'node-status' }),
     onRepeatedFailure: () => clients.heartbeat.closeIdleConnections(),
   });
-  status.start(d.signal);
   const lease = new NodeLeaseController({
     client: clients.heartbeat,
     nodeName: d.config.nodeName,
@@ -94,6 +95,12 @@ export function startClusterNode(d: ClusterNodeDeps): ClusterNode {
     logger: d.logger.child({ component: 'node-lease' }),
     onRepeatedFailure: () => clients.heartbeat.closeIdleConnections(),
   });
-  lease.start(d.signal);
-  return { status, lease };
+  return {
+    status,
+    lease,
+    start() {
+      status.start(d.signal);
+      lease.start(d.signal);
+    },
+  };
 }

@@ -21,11 +21,7 @@ export function warnIgnoredSettings(config: KubeletConfig, logger: Logger): void
   if (config.readOnlyPort !== 0) {
     logger.warn({ readOnlyPort: config.readOnlyPort }, 'The read-only port is not served yet; use --read-only-port=0 to silence this');
   }
-  if (config.kubeconfig) {
-    logger.warn(
-      'The apiserver pod source is not built yet: the node registers, reports its status and renews its lease, but pods the scheduler binds to it do not run (static pods do)',
-    );
-  } else if (config.registerWithTaints.length > 0 || Object.keys(config.nodeLabels).length > 0) {
+  if (!config.kubeconfig && (config.registerWithTaints.length > 0 || Object.keys(config.nodeLabels).length > 0)) {
     logger.warn(
       '--node-labels and --register-with-taints apply when the node registers with an apiserver (--kubeconfig); standalone, they have no effect',
     );

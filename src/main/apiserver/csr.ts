@@ -71,14 +71,17 @@ export function createCsr(keyPem: string, subject: NodeSubject): string {
 
 /**
  * The CSR object's name: `node-csr-` plus a digest of the public key, subject and
- * usages (upstream digestedName), so a restarted bootstrap with the same key finds
- * the CSR it already created instead of making a second one.
+ * usages, computed as upstream's digestedName (so the Go kubelet would pick the same
+ * name), and a restarted bootstrap with the same key finds the CSR it created.
  */
 export function csrName(keyPem: string, subject: NodeSubject): string {
   const spki = createPublicKey(createPrivateKey(keyPem)).export({ type: 'spki', format: 'der' });
-  const h = createHash('sha512');
-  h.update(spki);
-  h.update(`|O=${subject.organization}|CN=${subject.commonName}|`);
-  for (const u of KUBELET_CLIENT_USAGES) h.update(`${u}|`);
-  return `node-csr-${h.digest('base64url').slice(0, 43)}`;
+  // Upstream digestedName: SHA-512/256 over base64url(field) + '|' for the key, CN, each O and each usage.
+  const h = createHash('sha512-256');
+  const write = (data: Buffer) => h.update(`${data.toString('base64url')}|`);
+  write(spki);
+  write(Buffer.from(subject.commonName));
+  write(Buffer.from(subject.organization));
+  for (const u of KUBELET_CLIENT_USAGES) write(Buffer.from(u));
+  return `node-csr-${h.digest('base64url')}`;
 }

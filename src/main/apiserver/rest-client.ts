@@ -92,6 +92,93 @@ export class RestClient {
     return this.json<T>('DELETE', path, { ...opts, body });
   }
 
+  /**
+   * A watch: GET `path` with watch=1 and `query`, calling `onEvent` for every
+   * event line as it arrives (a batch of events from one network chunk ends with
+   * `onChunkEnd`). Resolves when the server ends the stream (e.g. its
+   * timeoutSeconds passed); rejects with ApiStatusError for a non-200 answer and
+   * ApiUnreachableError for a broken connection or when `signal` aborts. The
+   * deadline is the server-side timeout plus a margin.
+   */
+  async watch(
+    path: string,
+    query: Record<string, string | number | boolean | undefined>,
+    onEvent: (e: WatchEvent) => void,
+    opts: { signal?: AbortSignal; onChunkEnd?: () => void } = {},
+  ): Promise<void> {
+    await this.o.limiter.take(opts.signal);
+    const started = this.o.clock.now();
+    let code = '<error>';
+    try {
+      const res = await this.open('GET', path, { query: { ...query, watch: 1 }, signal: opts.signal });
+      code = String(res.statusCode ?? 0);
+      if (res.statusCode !== 200) {
+        const body = await readAll(res, 1024 * 1024);
+        throw statusError('WATCH', path, res.statusCode ?? 0, body);
+      }
+      await new Promise<void>((resolve, reject) => {
+        let pending = '';
+        let consumerError: Error | undefined;
+        const timeoutSeconds = Number(query.timeoutSeconds ?? 0);
+        const cancel = this.o.clock.setTimer((timeoutSeconds > 0 ? timeoutSeconds + 30 : 3600) * 1000, () =>
+          res.destroy(new ApiUnreachableError(`WATCH ${path}: the stream outlived its timeout`)),
+        );
+        const onAbort = () => res.destroy(new ApiUnreachableError(`WATCH ${path}: aborted`));
+        opts.signal?.addEventListener('abort', onAbort, { once: true });
+        const done = (err?: Error) => {
+          cancel();
+          opts.signal?.removeEventListener('abort', onAbort);
+          if (err) reject(err);
+          else resolve();
+        };
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          pending += chunk;
+          if (pending.length > (this.o.maxResponseBytes ?? 256 * 1024 * 1024)) {
+            res.destroy(new ApiUnreachableError(`WATCH ${path}: an event larger than the response limit`));
+            return;
+          }
+          let nl: number;
+          let any = false;
+          while ((nl = pending.indexOf('\n')) >= 0) {
+            const line = pending.slice(0, nl).trim();
+            pending = pending.slice(nl + 1);
+            if (line === '') continue;
+            let event: WatchEvent;
+            try {
+              event = JSON.parse(line) as WatchEvent;
+            } catch (err) {
+              res.destroy(new ApiUnreachableError(`WATCH ${path}: undecodable event: ${(err as Error).message}`));
+              return;
+            }
+            try {
+              onEvent(event);
+            } catch (err) {
+              // The consumer ends the watch (e.g. a 410 ERROR event): its error is the watch's result.
+              consumerError = err as Error;
+              res.destroy();
+              return;
+            }
+            any = true;
+          }
+          if (any) opts.onChunkEnd?.();
+        });
+        res.on('end', () => done());
+        res.on('error', (err) =>
+          done(
+            consumerError ??
+              (err instanceof ApiUnreachableError ? err : new ApiUnreachableError(`WATCH ${path}: ${err.message}`, { cause: err })),
+          ),
+        );
+        res.on('close', () =>
+          done(consumerError ?? (res.complete ? undefined : new ApiUnreachableError(`WATCH ${path}: connection closed`))),
+        );
+      });
+    } finally {
+      this.o.observer?.request('GET', this.host, code, (this.o.clock.now() - started) / 1000);
+    }
+  }
+
   /** Closes idle keep-alive connections (upstream closes them after repeated heartbeat failures). */
   closeIdleConnections(): void {
     const agent = this.agent;
@@ -114,7 +201,11 @@ export class RestClient {
     }
   }
 
-  private async send(method: HttpMethod, path: string, opts: RequestOptions): Promise<Response> {
+  private async requestOptions(
+    method: HttpMethod,
+    path: string,
+    opts: RequestOptions,
+  ): Promise<{ url: URL; headers: Record<string, string>; payload: Buffer | undefined; agent: http.Agent; isHttps: boolean }> {
     const url = new URL(path, this.server);
     for (const [k, v] of Object.entries(opts.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
     const reqOpts: https.RequestOptions = { method, headers: {} };
@@ -141,7 +232,22 @@ export class RestClient {
           ...(reqOpts.servername ? { servername: reqOpts.servername } : {}),
         })
       : new http.Agent({ keepAlive: true });
-    const agent = this.agent;
+    return { url, headers, payload, agent: this.agent, isHttps };
+  }
+
+  /** Sends the request and resolves with the response head (for streams); connection errors reject. */
+  private async open(method: HttpMethod, path: string, opts: RequestOptions): Promise<http.IncomingMessage> {
+    const { url, headers, payload, agent, isHttps } = await this.requestOptions(method, path, opts);
+    return new Promise<http.IncomingMessage>((resolve, reject) => {
+      const req = (isHttps ? https : http).request(url, { method, headers, agent }, resolve);
+      req.on('error', (err) => reject(new ApiUnreachableError(`${method} ${url.pathname}: ${this.host}: ${err.message}`, { cause: err })));
+      if (opts.signal?.aborted) req.destroy(new Error('aborted'));
+      req.end(payload);
+    });
+  }
+
+  private async send(method: HttpMethod, path: string, opts: RequestOptions): Promise<Response> {
+    const { url, headers, payload, agent, isHttps } = await this.requestOptions(method, path, opts);
     const limit = this.o.maxResponseBytes ?? 256 * 1024 * 1024;
     const timeoutMs = opts.timeoutMs ?? this.o.timeoutMs;
     const where = `${method} ${url.pathname}`;
@@ -181,6 +287,24 @@ export class RestClient {
       req.end(payload);
     });
   }
+}
+
+/** Reads a response body up to `limit` bytes. */
+function readAll(res: http.IncomingMessage, limit: number): Promise<string> {
+  return new Promise((resolve) => {
+    let text = '';
+    res.setEncoding('utf8');
+    res.on('data', (c: string) => {
+      if (text.length < limit) text += c;
+    });
+    res.on('end', () => resolve(text));
+    res.on('error', () => resolve(text));
+  });
+}
+
+export interface WatchEvent {
+  type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+  object: Record<string, unknown>;
 }
 
 interface StatusBody {

@@ -16,6 +16,8 @@ import { TokenBucket } from '../../common/token-bucket.js';
 
 export interface CorrelatorOptions {
   clock: Clock;
+  /** Names the combined event of an aggregation. Default `<object>.<hex ns of the clock>`. */
+  nameOf?: EventNamer;
   maxSimilar?: number;
   aggregateWindowMs?: number;
   spamBurst?: number;
@@ -46,11 +48,20 @@ class Lru<V> {
 
 const refKey = (o: ObjectReference | undefined) => [o?.kind, o?.namespace, o?.name, o?.uid, o?.apiVersion].join('\u0000');
 const sourceKey = (e: Event) => [e.source?.component, e.source?.host].join('\u0000');
+/** Upstream getEventKey: everything that makes two events the same event, message and fieldPath included. */
+const eventKey = (e: Event) =>
+  [sourceKey(e), refKey(e.involvedObject), e.involvedObject.fieldPath, e.type, e.reason, e.message].join('\u0000');
+/** Upstream EventAggregatorByReasonFunc: the aggregate key (no message) and the local key (the message). */
+const aggregateKey = (e: Event) =>
+  [sourceKey(e), refKey(e.involvedObject), e.type, e.reason, e.reportingComponent, e.reportingInstance].join('\u0000');
 
 interface Aggregate {
   messages: Set<string>;
   lastSeen: number;
 }
+
+/** Names an event as upstream's recorder does: `<object>.<hex nanoseconds>`. */
+export type EventNamer = (e: Event) => string;
 
 export class EventCorrelator {
   private readonly clock: Clock;
@@ -63,8 +74,11 @@ export class EventCorrelator {
   private readonly spamBurst: number;
   private readonly spamQps: number;
 
+  private readonly nameOf: EventNamer;
+
   constructor(o: CorrelatorOptions) {
     this.clock = o.clock;
+    this.nameOf = o.nameOf ?? ((e) => `${e.involvedObject.name ?? 'unknown'}.${(BigInt(o.clock.now()) * 1_000_000n).toString(16)}`);
     this.maxSimilar = o.maxSimilar ?? 10;
     this.windowMs = o.aggregateWindowMs ?? 600_000;
     this.spamBurst = o.spamBurst ?? 25;
@@ -75,42 +89,51 @@ export class EventCorrelator {
     this.spam = new Lru(size);
   }
 
-  /** Decides what to send for a newly recorded event (count 1, timestamps set by the caller). */
+  /**
+   * Decides what to send for a newly recorded event (count 1, named, timestamps
+   * set), in upstream's order: aggregate, observe (dedupe: counts every
+   * occurrence), then the spam filter, which may skip it.
+   */
   correlate(input: Event): CorrelationResult {
-    const spamKey = `${sourceKey(input)}\u0000${refKey(input.involvedObject)}`;
+    const { event, key } = this.aggregate(input);
+    const prior = this.seen.get(key);
+    const observed: Event = prior
+      ? {
+          ...event,
+          metadata: { ...event.metadata, name: prior.metadata?.name },
+          count: (prior.count ?? 1) + 1,
+          firstTimestamp: prior.firstTimestamp,
+        }
+      : event;
+    this.seen.set(key, observed);
+    const spamKey = `${sourceKey(observed)}\u0000${refKey(observed.involvedObject)}`;
     let bucket = this.spam.get(spamKey);
     if (!bucket) {
       bucket = new TokenBucket(this.spamQps, this.spamBurst, this.clock);
       this.spam.set(spamKey, bucket);
     }
     if (!bucket.tryTake()) return { kind: 'skip' };
-
-    const event = this.aggregate(input);
-    const key = [sourceKey(event), refKey(event.involvedObject), event.type, event.reason, event.message].join('\u0000');
-    const prior = this.seen.get(key);
-    if (prior) {
-      const updated: Event = {
-        ...event,
-        metadata: { ...event.metadata, name: prior.metadata?.name },
-        count: (prior.count ?? 1) + 1,
-        firstTimestamp: prior.firstTimestamp,
-      };
-      this.seen.set(key, updated);
-      return { kind: 'update', event: updated };
-    }
-    this.seen.set(key, event);
-    return { kind: 'create', event };
+    return prior ? { kind: 'update', event: observed } : { kind: 'create', event: observed };
   }
 
-  private aggregate(event: Event): Event {
+  /** Upstream EventAggregate: the event itself, or once too many similar ones were seen, one combined event. */
+  private aggregate(event: Event): { event: Event; key: string } {
     const now = this.clock.now();
-    const key = [sourceKey(event), refKey(event.involvedObject), event.type, event.reason].join('\u0000');
+    const key = aggregateKey(event);
     let agg = this.aggregates.get(key);
     if (!agg || now - agg.lastSeen > this.windowMs) agg = { messages: new Set(), lastSeen: now };
     agg.messages.add(event.message ?? '');
     agg.lastSeen = now;
     this.aggregates.set(key, agg);
-    if (agg.messages.size < this.maxSimilar) return event;
-    return { ...event, message: `(combined from similar events): ${event.message ?? ''}` };
+    if (agg.messages.size < this.maxSimilar) return { event, key: eventKey(event) };
+    // Do not grow the set of messages beyond the maximum.
+    agg.messages.delete(agg.messages.values().next().value!);
+    const combined: Event = {
+      ...event,
+      metadata: { namespace: event.metadata?.namespace, name: this.nameOf(event) },
+      count: 1,
+      message: `(combined from similar events): ${event.message ?? ''}`,
+    };
+    return { event: combined, key };
   }
 }

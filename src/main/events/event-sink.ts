@@ -3,8 +3,9 @@
  * recordToSink): a bounded queue (1000, newer events dropped and counted when
  * full, as DropIfChannelFull), the EventCorrelator, then a create or, for a
  * repeat, a patch of count and lastTimestamp; a patch that finds no event
- * creates it. A failed write is retried up to 12 times, 10 s apart (the first
- * wait randomised), then dropped. One writer at a time; callers never wait.
+ * creates it. A write that could not reach the apiserver is retried up to 12
+ * times, 10 s apart (the first wait randomised), then dropped; one the apiserver
+ * answered with an error is dropped at once. One writer at a time; callers never wait.
  */
 import type { Logger } from 'pino';
 import type { Event } from '../../api/cluster.js';
@@ -12,7 +13,7 @@ import type { Clock } from '../../common/clock.js';
 import { ApiStatusError } from '../../common/errors.js';
 import { EventCorrelator } from './event-correlator.js';
 import type { EventSink } from './event-recorder.js';
-import { isAlreadyExists, isNotFound, type RestClient } from '../apiserver/rest-client.js';
+import { isNotFound, type RestClient } from '../apiserver/rest-client.js';
 
 export interface ApiEventSinkOptions {
   client: RestClient;
@@ -36,7 +37,7 @@ export class ApiEventSink implements EventSink {
   written = 0;
 
   constructor(private readonly o: ApiEventSinkOptions) {
-    this.correlator = new EventCorrelator({ clock: o.clock });
+    this.correlator = new EventCorrelator({ clock: o.clock, nameOf: (e) => this.eventName(e) });
   }
 
   add(event: Event): void {
@@ -45,6 +46,8 @@ export class ApiEventSink implements EventSink {
       if (this.dropped++ % 100 === 0) this.o.logger.warn({ dropped: this.dropped }, 'Event queue is full; dropping events');
       return;
     }
+    // Named when recorded, as upstream's recorder does, so repeats can patch it by name.
+    if (!event.metadata?.name) event.metadata = { ...event.metadata, name: this.eventName(event) };
     this.queue.push(event);
     if (!this.draining) this.drain().catch((err: unknown) => this.o.logger.error({ err }, 'Event sink drain failed'));
   }
@@ -77,16 +80,15 @@ export class ApiEventSink implements EventSink {
   private async writeWithRetries(kind: 'create' | 'update', event: Event): Promise<void> {
     const maxTries = this.o.maxTries ?? 12;
     const delay = this.o.retryDelayMs ?? 10_000;
-    if (kind === 'create') event.metadata = { ...event.metadata, name: this.eventName(event) };
     for (let attempt = 1; ; attempt++) {
       try {
         await this.write(kind, event);
         this.written++;
         return;
       } catch (err) {
-        // Upstream drops events the apiserver rejects as invalid or that already exist.
-        const permanent =
-          err instanceof ApiStatusError && (isAlreadyExists(err) || (err.status >= 400 && err.status < 500 && err.status !== 429));
+        // Upstream recordToSink: any answer from the apiserver (a StatusError, 4xx or 5xx) drops the event;
+        // only a failure to reach it is retried.
+        const permanent = err instanceof ApiStatusError;
         if (permanent || attempt >= maxTries || this.o.signal.aborted) {
           this.dropped++;
           this.o.logger.warn(

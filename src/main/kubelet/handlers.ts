@@ -6,7 +6,7 @@
  * block on CRI. Main thread only.
  */
 import type { Logger } from 'pino';
-import type { Pod } from '../../api/pod.js';
+import { podFullName, type Pod } from '../../api/pod.js';
 import type { Clock } from '../../common/clock.js';
 import type { PlegEvent } from '../../runtime/pleg-event.js';
 import type { PodStatus as RuntimePodStatus, RuntimePod } from '../../runtime/types.js';
@@ -15,6 +15,8 @@ import type { PodWorkers } from '../pod-workers/pod-workers.js';
 import type { StatusManager } from '../status/status-manager.js';
 import type { PodManager } from './pod-manager.js';
 import type { ContainerDeletor } from './container-deletor.js';
+import type { MirrorClient } from './mirror-client.js';
+import { isMirrorPod } from '../podconfig/types.js';
 
 export interface HandlerDeps {
   podManager: PodManager;
@@ -25,6 +27,8 @@ export interface HandlerDeps {
   runtimeUids(): string[];
   cachedStatus(uid: string): RuntimePodStatus | undefined;
   containerDeletor: ContainerDeletor;
+  /** Deletes mirror pods whose static pod is gone (cluster mode only). */
+  mirrorClient?: Pick<MirrorClient, 'delete'>;
   clock: Clock;
   logger: Logger;
 }
@@ -55,6 +59,10 @@ export class PodHandlers {
     for (const pod of [...pods].sort(byCreation)) {
       const uid = pod.metadata.uid ?? '';
       podManager.addOrUpdate(pod);
+      if (isMirrorPod(pod)) {
+        this.handleMirrorPod(pod);
+        continue;
+      }
       if (!podWorkers.isPodTerminationRequested(uid)) {
         const active = podManager
           .pods()
@@ -77,6 +85,10 @@ export class PodHandlers {
   handlePodUpdates(pods: Pod[]): void {
     for (const pod of pods) {
       this.d.podManager.addOrUpdate(pod);
+      if (isMirrorPod(pod)) {
+        this.handleMirrorPod(pod);
+        continue;
+      }
       if (this.rejected.has(pod.metadata.uid ?? '')) continue;
       this.d.podWorkers.update({ pod, updateType: 'update', startTime: this.d.clock.now() });
     }
@@ -86,12 +98,23 @@ export class PodHandlers {
     for (const pod of pods) {
       const uid = pod.metadata.uid ?? '';
       this.d.podManager.remove(pod);
+      if (isMirrorPod(pod)) {
+        this.handleMirrorPod(pod);
+        continue;
+      }
       if (this.rejected.delete(uid)) {
         this.d.statusManager.removePodStatus(uid);
         continue;
       }
       this.d.podWorkers.update({ pod, updateType: 'kill', startTime: this.d.clock.now() });
     }
+  }
+
+  /** Upstream handleMirrorPod: a mirror pod changed or went away: sync its static pod (which recreates it if needed). */
+  private handleMirrorPod(mirror: Pod): void {
+    const pod = this.d.podManager.podOfMirror(mirror);
+    if (pod && !this.rejected.has(pod.metadata.uid ?? ''))
+      this.d.podWorkers.update({ pod, updateType: 'update', startTime: this.d.clock.now() });
   }
 
   handlePodReconcile(pods: Pod[]): void {
@@ -117,12 +140,27 @@ export class PodHandlers {
     }
   }
 
+  /** Upstream DeleteOrphanedMirrorPods: mirror pods whose static pod is gone (and not still terminating). */
+  private deleteOrphanedMirrorPods(): void {
+    const { podManager, podWorkers, mirrorClient, logger } = this.d;
+    if (!mirrorClient) return;
+    for (const mirror of podManager.mirrorPods()) {
+      if (podManager.podOfMirror(mirror) || podWorkers.isPodForMirrorPodTerminatingByFullName(podFullName(mirror))) continue;
+      const name = `${mirror.metadata.namespace}/${mirror.metadata.name}`;
+      mirrorClient.delete(mirror.metadata.namespace ?? 'default', mirror.metadata.name ?? '', mirror.metadata.uid).then(
+        (deleted) => deleted && logger.info({ pod: name }, 'Deleted orphaned mirror pod'),
+        (err: unknown) => logger.warn({ pod: name, err: (err as Error).message }, 'Failed to delete an orphaned mirror pod; will retry'),
+      );
+    }
+  }
+
   /** upstream HandlePodCleanups, run by housekeeping once all sources are ready. */
   handlePodCleanups(): void {
     const { podManager, podWorkers, statusManager, logger } = this.d;
     const desired = podManager.pods().filter((p) => !this.rejected.has(p.metadata.uid ?? ''));
     const workers = podWorkers.syncKnownPods(desired);
     statusManager.removeOrphanedStatuses((uid) => podManager.get(uid) !== undefined || workers.has(uid));
+    this.deleteOrphanedMirrorPods();
 
     // Runtime pods no config knows: kill them.
     for (const uid of this.d.runtimeUids()) {

@@ -5,6 +5,7 @@
  * admission and the Node object the apiserver sees agree.
  */
 import { readFileSync } from 'node:fs';
+import { value } from '../../api/quantity.js';
 import type { KubeletConfig } from '../config/kubelet-config.js';
 import type { NodeAddress } from '../node/node-address.js';
 import type { MachineFacts } from '../node/host-probe.js';
@@ -31,7 +32,11 @@ export function nodeResources(
   addresses: readonly NodeAddress[],
 ): NodeResources {
   return {
-    allocatable: { cpu: allocatable.cpu ?? '0', memory: allocatable.memory ?? '0', pods: Number(allocatable.pods ?? config.maxPods) },
+    allocatable: {
+      cpu: allocatable.cpu ?? '0',
+      memory: allocatable.memory ?? '0',
+      pods: allocatable.pods !== undefined ? Number(value(allocatable.pods)) : config.maxPods,
+    },
     info: {
       name: config.nodeName,
       ip: addresses.find((a) => a.type === 'InternalIP')?.address ?? '',

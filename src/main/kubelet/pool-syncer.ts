@@ -20,6 +20,7 @@ import type { PodManager } from './pod-manager.js';
 import type { KubeletMetrics } from './kubelet-metrics.js';
 import { Semaphore } from '../../common/semaphore.js';
 import { podReference, type EventRecorder } from '../events/event-recorder.js';
+import { isStaticPod } from '../podconfig/types.js';
 
 export interface PoolSyncerOptions {
   runner: TaskRunner;
@@ -45,6 +46,10 @@ export interface PoolSyncerOptions {
   releaseCacheSlot?(uid: string): void;
   /** Where the pod events the sync tasks report go (log at V(3), and the apiserver when connected). */
   recorder: EventRecorder;
+  /** Cluster mode: keeps a static pod's mirror pod in the apiserver (created, or replaced when outdated). */
+  syncMirrorPod?(pod: Pod): Promise<void>;
+  /** The pod's worker finished termination (the apiserver object may now be deleted). */
+  podTerminated?(uid: string): void;
 }
 
 function podRef(pod: Pod): string {
@@ -114,6 +119,16 @@ export class PoolSyncer implements PodSyncer {
       throw new Error(`network is not ready: ${networkError}`);
     }
     if (ctx.signal.aborted) return { terminal: false };
+    if (this.o.syncMirrorPod && isStaticPod(pod)) {
+      await this.o
+        .syncMirrorPod(pod)
+        .catch((err: unknown) =>
+          this.o.logger.warn(
+            { pod: podRef(pod), err: (err as Error).message },
+            'Failed to sync the mirror pod; will retry at the next sync',
+          ),
+        );
+    }
     const slot = this.o.cache.allocate(uid);
     const result = await this.slots.run(() =>
       this.o.runner.run({
@@ -163,6 +178,7 @@ export class PoolSyncer implements PodSyncer {
     } else {
       this.refreshStatus(pod, true);
     }
+    this.o.podTerminated?.(uid);
     this.backoff.delete(uid);
     this.reasons.delete(uid);
     this.lastSyncEnd.delete(uid);

@@ -50,7 +50,7 @@ function localAddresses(env: AddressEnv): Set<string> {
 export function nodeIPProblem(ip: string, env: AddressEnv): string | undefined {
   if (isIP(ip) === 0) return `${JSON.stringify(ip)} is not an IP address`;
   if (/^127\./.test(ip) || ip === '::1') return `node IP: ${ip} is a loopback address`;
-  if (/^169\.254\./.test(ip) || /^fe80:/i.test(ip)) return `node IP: ${ip} is a link-local address`;
+  if (/^169\.254\./.test(ip) || /^fe[89ab][0-9a-f]:/i.test(ip)) return `node IP: ${ip} is a link-local address`;
   if (/^(22[4-9]|23\d)\./.test(ip) || /^ff/i.test(ip)) return `node IP: ${ip} is a multicast address`;
   if (ip === '0.0.0.0' || ip === '::') return `node IP: ${ip} is an all zeros address`;
   if (!localAddresses(env).has(ip)) return `node IP: ${ip} not found in the host's network interfaces`;

@@ -5,7 +5,7 @@
  *
  * - A renewal updates the lease last written, without a GET first; if that
  *   fails, the lease is re-read (or created, with an owner reference to the
- *   Node once the Node exists) with a backoff of 200 ms doubling to 7 s.
+ *   Node; not before the Node exists) with a backoff of 200 ms doubling to 7 s.
  * - Each renewal tries up to 5 updates; a 409 re-reads the lease and tries again;
  *   from the second failure on, `onRepeatedFailure` runs (upstream closes the
  *   heartbeat client's idle connections).
@@ -67,7 +67,9 @@ export class NodeLeaseController {
         this.failures.failure(err, { fallback: 'ensure lease' });
       }
     }
-    const { lease, created } = await this.backoffEnsure(signal);
+    const ensured = await this.backoffEnsure(signal);
+    if (!ensured) return; // the Node does not exist yet: no lease until it can be owned by it
+    const { lease, created } = ensured;
     this.latest = lease;
     if (!created) {
       try {
@@ -109,17 +111,20 @@ export class NodeLeaseController {
     return lease;
   }
 
-  private async ensure(signal?: AbortSignal): Promise<{ lease: Lease; created: boolean }> {
+  /** The lease, created if missing; undefined when it is missing and the Node to own it does not exist yet. */
+  private async ensure(signal?: AbortSignal): Promise<{ lease: Lease; created: boolean } | undefined> {
     try {
       return { lease: await this.o.client.get<Lease>(`${this.path}/${encodeURIComponent(this.o.nodeName)}`, { signal }), created: false };
     } catch (err) {
       if (!isNotFound(err)) throw err;
     }
-    const lease = await this.o.client.create<Lease>(this.path, await this.newLease(undefined, signal), { signal });
+    const fresh = await this.newLease(undefined, signal);
+    if (!fresh.metadata?.ownerReferences?.length) return undefined;
+    const lease = await this.o.client.create<Lease>(this.path, fresh, { signal });
     return { lease, created: true };
   }
 
-  private async backoffEnsure(signal?: AbortSignal): Promise<{ lease: Lease; created: boolean }> {
+  private async backoffEnsure(signal?: AbortSignal): Promise<{ lease: Lease; created: boolean } | undefined> {
     let sleep = 100;
     for (;;) {
       try {
@@ -143,7 +148,9 @@ export class NodeLeaseController {
         if (signal?.aborted) throw err;
         this.failures.failure(err, { step: 'update lease', attempt: i + 1 });
         if (isConflict(err)) {
-          base = (await this.backoffEnsure(signal)).lease;
+          const ensured = await this.backoffEnsure(signal);
+          if (!ensured) throw err;
+          base = ensured.lease;
           continue;
         }
         if (i > 0) this.o.onRepeatedFailure?.();

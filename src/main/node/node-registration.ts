@@ -5,9 +5,9 @@
  *   the beta.kubernetes.io/os|arch twins), then --node-labels over them;
  * - --register-with-taints as spec.taints;
  * - the controller-managed attach/detach annotation, as upstream's default;
- * - when the Node exists, its default labels are brought back to this
- *   kubelet's values (updateDefaultLabels) and removed hugepage capacities
- *   dropped, through one patch.
+ * - when the Node exists, the default labels this kubelet sets are brought back
+ *   to its values (updateDefaultLabels; an empty value removes the label) and
+ *   removed hugepage capacities dropped, through one patch.
  */
 import type { Node, Taint } from '../../api/cluster.js';
 import type { TaintSpec } from '../config/kubelet-config.js';
@@ -73,9 +73,15 @@ export function reconcileExistingNode(initial: Node, existing: Node): Record<str
   const labels: Record<string, string | null> = {};
   const want = initial.metadata?.labels ?? {};
   const have = existing.metadata?.labels ?? {};
+  // Upstream updateDefaultLabels: only labels this kubelet sets are reconciled (others, e.g. a cloud
+  // controller's zone, are left alone); a default label set to "" is removed.
   for (const key of DEFAULT_LABELS) {
-    if (want[key] !== undefined && have[key] !== want[key]) labels[key] = want[key];
-    if (want[key] === undefined && have[key] !== undefined) labels[key] = null;
+    if (want[key] === undefined) continue;
+    if (want[key] === '') {
+      if (have[key] !== undefined) labels[key] = null;
+    } else if (have[key] !== want[key]) {
+      labels[key] = want[key];
+    }
   }
   const annotations: Record<string, string | null> = {};
   const wantAD = initial.metadata?.annotations?.[ATTACH_DETACH_ANNOTATION];

@@ -6,7 +6,7 @@
  * for memory, nodefs.available for ephemeral-storage), minus pre-allocated huge
  * pages for memory, never below zero. Values are canonical Quantity strings.
  */
-import { formatBytes, formatMilli, milliValue, parseQuantity, value } from '../../api/quantity.js';
+import { formatBytes, formatDecimalInteger, formatMilli, milliValue, parseQuantity, value } from '../../api/quantity.js';
 import type { MachineFacts } from './host-probe.js';
 import { thresholdAmount } from './pressure.js';
 
@@ -25,7 +25,7 @@ export function nodeCapacity(i: CapacityInputs): ResourceStrings {
   const out: ResourceStrings = {
     cpu: formatMilli(BigInt(i.machine.cpuCores) * 1000n),
     memory: formatBytes(i.machine.memoryBytes),
-    pods: String(pods),
+    pods: formatDecimalInteger(BigInt(pods)),
   };
   if (i.rootfsCapacityBytes !== undefined) out['ephemeral-storage'] = formatBytes(i.rootfsCapacityBytes);
   for (const [size, bytes] of Object.entries(i.machine.hugepages)) out[`hugepages-${size}`] = formatBytes(bytes);
@@ -34,7 +34,8 @@ export function nodeCapacity(i: CapacityInputs): ResourceStrings {
 
 const isMilli = (resource: string) => resource === 'cpu';
 const amount = (resource: string, q: string) => (isMilli(resource) ? milliValue(parseQuantity(q)) : value(parseQuantity(q)));
-const format = (resource: string, v: bigint) => (isMilli(resource) ? formatMilli(v) : resource === 'pods' ? String(v) : formatBytes(v));
+const format = (resource: string, v: bigint) =>
+  isMilli(resource) ? formatMilli(v) : resource === 'pods' ? formatDecimalInteger(v) : formatBytes(v);
 
 export interface Reservations {
   systemReserved: ResourceStrings;

@@ -49,6 +49,7 @@ export interface NodeStatusManagerOptions {
 
 export class NodeStatusManager {
   private registered = false;
+  private readonly registeredWaiters: (() => void)[] = [];
   private lastReport = -Infinity;
   private syncing: Promise<void> | undefined;
   private readonly failures: FailureLog;
@@ -63,6 +64,12 @@ export class NodeStatusManager {
 
   get registrationCompleted(): boolean {
     return this.registered;
+  }
+
+  /** Resolves once the node is registered (at once with --register-node=false). */
+  whenRegistered(): Promise<void> {
+    if (this.registered || !this.o.registerNode) return Promise.resolve();
+    return new Promise((r) => this.registeredWaiters.push(r));
   }
 
   /** Starts the periodic sync and the fast first update. */
@@ -138,6 +145,7 @@ export class NodeStatusManager {
       try {
         await this.tryRegister(signal);
         this.registered = true;
+        for (const w of this.registeredWaiters.splice(0)) w();
         failures.success();
         this.o.logger.info({ node: this.o.nodeName }, 'Successfully registered node');
         return;

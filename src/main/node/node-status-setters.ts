@@ -9,9 +9,20 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { Node, NodeCondition } from '../../api/cluster.js';
+import { parseQuantity } from '../../api/quantity.js';
 import type { MachineFacts } from './host-probe.js';
 import type { NodeAddress } from './node-address.js';
 import type { PressureCondition } from './pressure.js';
+
+/** A quantity's value in nano-units, exact for every quantity the node status carries (for comparing by value). */
+function exactValue(q: string): string {
+  try {
+    const v = parseQuantity(q);
+    return String((v.num * 1_000_000_000n) / v.den);
+  } catch {
+    return q;
+  }
+}
 
 /** Upstream MaxNamesPerImageInNodeStatus. */
 export const MAX_NAMES_PER_IMAGE = 5;
@@ -82,9 +93,10 @@ const PRESSURE: PressureText[] = [
   },
 ];
 
-/** Upstream errors.NewAggregate(...).Error(): one message as is, several as "[a, b]". */
+/** Upstream errors.NewAggregate(...).Error(): distinct messages; one as is, several as "[a, b]". */
 export function aggregateMessage(errors: readonly string[]): string {
-  return errors.length === 1 ? errors[0] : `[${errors.join(', ')}]`;
+  const distinct = [...new Set(errors)];
+  return distinct.length === 1 ? distinct[0] : `[${distinct.join(', ')}]`;
 }
 
 function conditions(node: Node): NodeCondition[] {
@@ -155,24 +167,32 @@ export function setNodeStatus(node: Node, i: NodeStatusInputs, record: RecordNod
     architecture: i.machine.architecture,
   };
   status.daemonEndpoints = { kubeletEndpoint: { Port: i.kubeletPort } }; // "Port": the wire name is capitalised
-  status.images = (i.images ?? []).map((img) => ({
+  // Go's nil slice: no images means no `images` field (the apiserver returns none either).
+  const images = (i.images ?? []).map((img) => ({
     names: [...img.repoDigests, ...img.repoTags].slice(0, MAX_NAMES_PER_IMAGE),
     sizeBytes: img.sizeBytes,
   }));
+  if (images.length > 0) status.images = images;
+  else delete status.images;
   for (const t of PRESSURE) setPressureCondition(node, t, i, record);
   setReadyCondition(node, i, record);
 }
 
 /**
  * Upstream nodeStatusHasChanged: any difference but the conditions' heartbeat
- * times; conditions compare as a set keyed by type, objects regardless of key order.
+ * times; conditions compare as a set keyed by type, objects regardless of key
+ * order, quantities by value ("8Gi" = "8589934592"), an empty list as no list.
  */
 export function nodeStatusChanged(before: Node['status'], after: Node['status']): boolean {
+  const quantities = (m: Record<string, string> | undefined) =>
+    Object.fromEntries(Object.entries(m ?? {}).map(([k, q]) => [k, exactValue(q)]));
   const normalize = (s: Node['status']): unknown => {
-    const plain = JSON.parse(JSON.stringify(s ?? {})) as NonNullable<Node['status']>;
+    const plain = JSON.parse(JSON.stringify(s ?? {}), (_k, v: unknown) =>
+      Array.isArray(v) && v.length === 0 ? undefined : v,
+    ) as NonNullable<Node['status']>;
     const conds = (plain.conditions ?? []).map(({ lastHeartbeatTime: _heartbeat, ...rest }) => rest);
     conds.sort((a, b) => (a.type < b.type ? -1 : a.type > b.type ? 1 : 0));
-    return { ...plain, conditions: conds };
+    return { ...plain, conditions: conds, capacity: quantities(plain.capacity), allocatable: quantities(plain.allocatable) };
   };
   return !isDeepStrictEqual(normalize(before), normalize(after));
 }

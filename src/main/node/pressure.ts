@@ -7,8 +7,9 @@
  * - A threshold is met when the observed value is below it (a quantity, or a
  *   percentage of capacity). Hard and soft thresholds both count for conditions,
  *   soft ones regardless of their grace period, as upstream.
- * - A condition stays true for evictionPressureTransitionPeriod after it was last
- *   observed, so it does not flap.
+ * - A condition is reported while it was observed within the last
+ *   evictionPressureTransitionPeriod, so it does not flap (and, as upstream, a
+ *   period of 0 reports nothing).
  */
 import { parseQuantity, value } from '../../api/quantity.js';
 import type { Clock } from '../../common/clock.js';
@@ -31,10 +32,14 @@ export interface SignalObservation {
 
 export type Observations = Partial<Record<string, SignalObservation>>;
 
-/** The threshold as an absolute amount for this capacity ("10%" of capacity, or a quantity). */
+/**
+ * The threshold as an absolute amount for this capacity ("10%" of capacity, or a
+ * quantity). Percentages are float32 as upstream parses them (float32(v)/100), so
+ * the amount matches the Go kubelet's to the byte.
+ */
 export function thresholdAmount(threshold: string, capacity: bigint): bigint {
   const pct = /^(\d+(?:\.\d+)?)%$/.exec(threshold);
-  if (pct) return BigInt(Math.floor((Number(capacity) * Number(pct[1])) / 100));
+  if (pct) return BigInt(Math.trunc(Number(capacity) * Math.fround(Math.fround(Number(pct[1])) / 100)));
   return value(parseQuantity(threshold));
 }
 
@@ -55,7 +60,6 @@ export function conditionsMet(thresholds: readonly Record<string, string>[], obs
 /** Holds each condition for the transition period after it was last met (upstream nodeConditionsLastObservedAt). */
 export class PressureTracker {
   private readonly lastObserved = new Map<PressureCondition, number>();
-  private current = new Set<PressureCondition>();
 
   constructor(
     private readonly transitionPeriodMs: number,
@@ -65,11 +69,10 @@ export class PressureTracker {
   update(met: Set<PressureCondition>): void {
     const now = this.clock.now();
     for (const c of met) this.lastObserved.set(c, now);
-    this.current = met;
   }
 
   under(condition: PressureCondition): boolean {
-    if (this.current.has(condition)) return true;
+    // Upstream nodeConditionsObservedSince: observed within the period (so a period of 0 never reports).
     const at = this.lastObserved.get(condition);
     return at !== undefined && this.clock.now() - at < this.transitionPeriodMs;
   }
