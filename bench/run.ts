@@ -14,6 +14,8 @@ const BENCHES: Record<string, string> = {
   'shared-memory': 'shared-memory.bench.ts',
   pleg: 'pleg.bench.ts',
   startup: 'startup.bench.ts',
+  micro: 'micro.bench.ts',
+  charts: 'charts.ts',
 };
 
 const [name, ...rest] = process.argv.slice(2);

@@ -4,6 +4,7 @@
  * and worker pool, the PLEG, the pod sources and their merge, the syncLoop
  * and the HTTP endpoints. Owns their shutdown order.
  */
+import { setMaxListeners } from 'node:events';
 import { mkdirSync } from 'node:fs';
 import os from 'node:os';
 import { join, resolve } from 'node:path';
@@ -78,6 +79,8 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
   const stops: (() => Promise<void> | void)[] = [];
   const controller = new AbortController();
   const signal = controller.signal;
+  // Every loop of the agent waits on this one signal (timers, requests, streams).
+  setMaxListeners(1000, signal);
   const stop = async () => {
     controller.abort();
     for (const s of stops.reverse()) await s();

@@ -12,8 +12,9 @@
  * - Static pods write to their mirror pod. Pods the apiserver does not have
  *   (404) or has under another UID are dropped; other conflicts refresh the
  *   base and retry.
- * - Every 10 s, pods whose version was not written, or whose apiserver status
- *   differs from what was last written (someone else changed it), are queued.
+ * - Every 10 s, pods whose version was not written, whose apiserver object was
+ *   never written (a recreated mirror pod), or whose apiserver status differs
+ *   from what was last written (someone else changed it), are queued.
  * - After a write, a pod that is being deleted and whose containers are all
  *   gone is deleted with grace 0 and a UID precondition (upstream canBeDeleted).
  */
@@ -117,8 +118,10 @@ export class StatusSync {
         continue;
       }
       const target = this.target(uid);
-      const returned = target ? this.lastReturned.get(target.metadata.uid ?? '') : undefined;
-      if (target && returned && !isDeepStrictEqual(kubeletView(target.status), kubeletView(returned))) this.queued.add(uid);
+      if (!target) continue;
+      const returned = this.lastReturned.get(target.metadata.uid ?? '');
+      // Never written to this object (e.g. a recreated mirror pod), or changed by someone else since.
+      if (!returned || !isDeepStrictEqual(kubeletView(target.status), kubeletView(returned))) this.queued.add(uid);
     }
     for (const uid of this.lastReturned.keys()) if (!targets.has(uid)) this.lastReturned.delete(uid);
     this.pump();
@@ -192,6 +195,8 @@ export class StatusSync {
         }
         throw err;
       }
+    } else {
+      this.lastReturned.set(targetUid, base);
     }
     this.written.set(uid, v.version);
     if (v.pendingSince !== undefined) this.o.syncDuration?.observe((this.o.clock.now() - v.pendingSince) / 1000);
