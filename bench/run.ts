@@ -16,6 +16,7 @@ const BENCHES: Record<string, string> = {
   startup: 'startup.bench.ts',
   micro: 'micro.bench.ts',
   charts: 'charts.ts',
+  'apiserver-traffic': 'apiserver-traffic.bench.ts',
 };
 
 const [name, ...rest] = process.argv.slice(2);

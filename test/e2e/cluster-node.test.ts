@@ -23,7 +23,7 @@ import {
   type NodeObject,
 } from './cluster-env.js';
 import { CONTAINERD_ENDPOINT } from './e2e-env.js';
-import { PrivateContainerd } from './private-containerd.js';
+import { PrivateContainerd } from '../helpers/private-containerd.js';
 
 const getNode = (name: string) => getOrUndefined<NodeObject>('node', name);
 
