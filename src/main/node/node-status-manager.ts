@@ -88,7 +88,7 @@ export class NodeStatusManager {
   private async fastStatusUpdate(signal: AbortSignal): Promise<void> {
     const deadline = this.o.clock.now() + FAST_UPDATE_WINDOW_MS;
     while (!signal.aborted && this.o.clock.now() < deadline) {
-      if (this.o.runtimeReady() && this.registered) {
+      if (this.o.runtimeReady() && (this.registered || !this.o.registerNode)) {
         await this.syncNodeStatus(signal);
         return;
       }
