@@ -21,7 +21,8 @@ export default defineConfig(
       // A switch over a union with no default must list every member; a default deliberately covers the rest.
       '@typescript-eslint/switch-exhaustiveness-check': ['error', { considerDefaultExhaustiveForUnions: true }],
       '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
-      '@typescript-eslint/no-unused-vars': ['error', { ignoreRestSiblings: true }],
+      // A leading underscore marks a parameter kept for the signature.
+      '@typescript-eslint/no-unused-vars': ['error', { ignoreRestSiblings: true, argsIgnorePattern: '^_' }],
       // Rejecting with an AbortSignal's reason (typed any) or a caught value is how cancellation propagates.
       '@typescript-eslint/prefer-promise-reject-errors': ['error', { allowThrowingAny: true, allowThrowingUnknown: true }],
       // Disabled: async implementations of Promise-returning interfaces (fakes, the sim, collectors) need no await,
