@@ -26,6 +26,7 @@ import {
   kubectl,
   kubectlJson,
   nodeKubeconfig,
+  CP_DIR,
 } from './cluster-env.js';
 import { CONTAINERD_ENDPOINT } from './e2e-env.js';
 
@@ -272,7 +273,7 @@ describeCluster('pods from the apiserver on a kubelet-ts node', () => {
         .map((p) => `${p.metadata.name}:${p.status?.containerStatuses?.[0]?.containerID}:${p.status?.containerStatuses?.[0]?.restartCount}`)
         .sort();
 
-    const pid = Number(readFileSync('/var/lib/kubelet-ts-control-plane/pids/kube-apiserver.pid', 'utf8').trim());
+    const pid = Number(readFileSync(`${CP_DIR}/pids/kube-apiserver.pid`, 'utf8').trim());
     process.kill(pid, 'SIGTERM');
     // Gone, or a zombie: PID 1 here may reap orphans late.
     const exited = () => {

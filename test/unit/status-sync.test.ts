@@ -306,6 +306,7 @@ describe('StatusSync batch (every 10 s)', () => {
     await settle();
     const stored = t.api.pod('default', 'web')!;
     stored.status!.conditions = stored.status!.conditions!.map((c) => (c.type === 'Ready' ? cond('Ready', 'False') : c));
+    stored.metadata.resourceVersion = String(Number(stored.metadata.resourceVersion) + 100); // the apiserver bumps it on every change
     t.watch('default', 'web');
     await t.batch();
     // Upstream needsReconcile → syncPod GETs the pod and patches from its status to ours.
