@@ -16,6 +16,8 @@ const BENCHES: Record<string, string> = {
   startup: 'startup.bench.ts',
   micro: 'micro.bench.ts',
   charts: 'charts.ts',
+  'apiserver-traffic': 'apiserver-traffic.bench.ts',
+  'pod-startup-sli': 'pod-startup-sli.bench.ts',
   volumes: 'volumes.bench.ts',
 };
 

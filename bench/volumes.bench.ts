@@ -48,7 +48,7 @@ function pod(i: number): Pod {
         { name: 'scratch', emptyDir: {} },
       ],
     },
-  } as Pod;
+  };
 }
 
 interface Phase {
@@ -103,14 +103,14 @@ async function measure(
   });
   const pods = Array.from({ length: PODS }, (_, i) => pod(i));
   try {
-    const setUp = await phase((i) => vm.waitForAttachAndMount(pods[i]!));
+    const setUp = await phase((i) => vm.waitForAttachAndMount(pods[i]));
     const mounts = mountsUnder(await mounter.list(), root).length;
     // A resync asks for a remount of the downwardAPI volumes and returns at once; measure until they are rewritten.
     const resync = await phase(async (i) => {
-      await vm.waitForAttachAndMount(pods[i]!);
+      await vm.waitForAttachAndMount(pods[i]);
       await vm.idle();
     });
-    const tearDown = await phase((i) => vm.waitForUnmount(pods[i]!.metadata.uid!));
+    const tearDown = await phase((i) => vm.waitForUnmount(pods[i].metadata.uid!));
     return { setUp, resync, tearDown, mounts };
   } finally {
     for (const m of mountsUnder(await mounter.list(), root)) await mounter.unmount(m.mountPoint).catch(() => undefined);

@@ -58,13 +58,13 @@ export function parseMountInfo(text: string): MountInfo[] {
     out.push({
       id: Number(f[0]),
       parentId: Number(f[1]),
-      device: f[2]!,
-      root: unescapeMountField(f[3]!),
-      mountPoint: unescapeMountField(f[4]!),
-      options: f[5]!.split(','),
+      device: f[2],
+      root: unescapeMountField(f[3]),
+      mountPoint: unescapeMountField(f[4]),
+      options: f[5].split(','),
       optional: f.slice(6, sep),
-      fsType: f[sep + 1]!,
-      source: unescapeMountField(f[sep + 2]!),
+      fsType: f[sep + 1],
+      source: unescapeMountField(f[sep + 2]),
       superOptions: (f[sep + 3] ?? '').split(','),
     });
   }
@@ -150,7 +150,7 @@ export async function makeRShared(mounter: Mounter, path: string): Promise<void>
     const below = mountsUnder(mounts, path);
     if (below.length > 0) {
       throw new MountError(
-        `${path} is not a mount point and ${below.length} mounts are below it (e.g. ${below[0]!.mountPoint}); binding it onto itself would hide them. ` +
+        `${path} is not a mount point and ${below.length} mounts are below it (e.g. ${below[0].mountPoint}); binding it onto itself would hide them. ` +
           `Make it shared before kubelet-ts starts: mount --bind ${path} ${path} && mount --make-rshared ${path}`,
       );
     }

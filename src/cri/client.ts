@@ -107,9 +107,10 @@ export function mapGrpcError(operation: string, err: unknown): CriError {
  * A typed, promise-based CRI client over grpc-js. One instance holds one
  * channel per distinct endpoint; each worker thread owns its own instance.
  * Every unary call carries a deadline; errors are CriError subclasses.
+ * The constructor defines one method per unary RPC of CriApi (see the
+ * `CriClient` export below, which adds those methods to the type).
  */
-export interface CriClient extends CriApi {}
-export class CriClient {
+class CriClientBase {
   readonly runtimeEndpoint: string;
   readonly imageEndpoint: string;
   private readonly runtime: grpc.Client;
@@ -225,3 +226,7 @@ export class CriClient {
     this.runtime.close();
   }
 }
+
+/** The client type: the class's own members plus the CriApi methods its constructor defines. */
+export type CriClient = CriClientBase & CriApi;
+export const CriClient = CriClientBase as new (options: CriClientOptions) => CriClient;

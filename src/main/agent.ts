@@ -45,6 +45,7 @@ import { ContainerDeletor } from './kubelet/container-deletor.js';
 import { StatusManager } from './status/status-manager.js';
 import { podStatusSyncDuration } from './status/status-metrics.js';
 import { StatusSync } from './status/status-sync.js';
+import { PodStartMetrics } from './status/pod-start-metrics.js';
 import { MirrorClient } from './kubelet/mirror-client.js';
 import { ApiSource } from './podconfig/api-source.js';
 import type { Pod } from '../api/pod.js';
@@ -217,6 +218,7 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
 
     const podManager = new PodManager();
     const statusManager = new StatusManager(() => clock.now());
+    const startMetrics = new PodStartMetrics(registry);
     let statusSync: StatusSync | undefined;
     const clusterNode =
       cluster && makeClusterNode({ config, connection: cluster, collector, runtimeState, recorder, hostname, clock, logger, signal });
@@ -257,6 +259,7 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
       cacheUnreliable: (uid) => pleg.inspectionFailed(uid),
       releaseCacheSlot: (uid) => pleg.releaseSlotWhenUnused(uid),
       podTerminated: (uid) => statusSync?.enqueue(uid),
+      startMetrics,
       ...(mirrorClient && {
         syncMirrorPod: (pod: Pod) => mirrorClient.sync(pod, podManager.mirrorPodOf(pod), (m, p) => podManager.isMirrorPodOf(m, p)),
       }),
@@ -278,6 +281,7 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
       cachedStatus: (uid) => syncer.cachedStatus(uid),
       containerDeletor: new ContainerDeletor(runner, kubeletLogger),
       mirrorClient,
+      startMetrics,
       cleanupPodDirs: (isActive) => volumes.housekeeping(isActive),
       clock,
       logger: kubeletLogger,

@@ -104,8 +104,8 @@ export class AgentProcess {
     );
     this.child = child;
     const collect = (b: Buffer) => this.logs.push(...b.toString().split('\n').filter(Boolean));
-    child.stdout!.on('data', collect);
-    child.stderr!.on('data', collect);
+    child.stdout.on('data', collect);
+    child.stderr.on('data', collect);
     await pollUntil(
       'the agent to serve /healthz',
       async () => {

@@ -185,7 +185,7 @@ describeCluster('volumes from the apiserver on a kubelet-ts node', () => {
     expect(line[1]).toBe(ns);
     expect(Number(line[2])).toBeGreaterThan(100);
     const jwt = readFileSync(join(volumeDir(p, 'kubernetes.io~projected', 'bound'), 'token'), 'utf8');
-    const claims = JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString()) as {
+    const claims = JSON.parse(Buffer.from(jwt.split('.')[1], 'base64url').toString()) as {
       aud: string[];
       exp: number;
       iat: number;

@@ -6,11 +6,11 @@
  * leaks nothing.
  */
 import { randomUUID } from 'node:crypto';
-import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Pod } from '../../src/api/pod.js';
+import { LinuxMounter } from '../../src/common/mounter.js';
 import { AgentProcess } from './agent-harness.js';
 import { CONTAINERD_ENDPOINT, describeE2E } from './e2e-env.js';
 
@@ -78,11 +78,12 @@ describeE2E('volumes on containerd (static pods)', () => {
     const pod = await running('prop');
     const late = join(podDir(pod.metadata.uid!), 'volumes/kubernetes.io~empty-dir/shared/late');
     mkdirSync(late);
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', late]);
+    const mounter = new LinuxMounter();
+    await mounter.mount('tmpfs', late, 'tmpfs', ['size=1m']);
     try {
       await agent.until('the container to see the mount', () => logOf(pod, 'app').includes('seen-late-mount'), 30_000);
     } finally {
-      execFileSync('umount', [late]);
+      await mounter.unmount(late);
     }
     agent.deleteManifest('prop');
   });

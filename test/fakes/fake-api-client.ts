@@ -50,7 +50,7 @@ export class FakeApiClient implements Pick<RestClient, 'get' | 'watch' | 'create
   private emit(path: string, type: WatchEvent['type'], obj: Obj): void {
     for (const w of this.watchers) {
       if (w.path !== path || (w.name && w.name !== obj.metadata.name)) continue;
-      w.onEvent({ type, object: obj as unknown as Record<string, unknown> });
+      w.onEvent({ type, object: obj });
       w.onChunkEnd?.();
     }
   }

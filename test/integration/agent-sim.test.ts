@@ -87,7 +87,7 @@ describe('agent on the simulated runtime', () => {
       lines
         .slice(from)
         .filter((l) => l.includes('Skipping pod synchronization'))
-        .map((l) => JSON.parse(l).retryInMs as number);
+        .map((l) => (JSON.parse(l) as { retryInMs: number }).retryInMs);
     await pollUntil('three skipped iterations', () => skips().length >= 3, { timeoutMs: 30_000 });
     const backoffs = skips();
     expect(backoffs.slice(0, 3)).toEqual([100, 200, 400]);

@@ -64,7 +64,7 @@ describe('canAdmitPod', () => {
     expect(canAdmitPod(p, [], node)).toMatchObject({
       admit: false,
       reason: 'OutOfcpu',
-      message: expect.stringContaining('requested: 1500'),
+      message: expect.stringContaining('requested: 1500') as string,
     });
     const small = pod('a', [req('c1', '600m')], (x) => (x.spec.initContainers = [req('i1', '300m')]));
     expect(podRequests(small).milliCpu).toBe(600n);

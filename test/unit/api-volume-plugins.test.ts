@@ -2,7 +2,7 @@ import { mkdtemp, readFile, readlink, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { ApiVolume, ConfigMap, Secret } from '../../src/api/cluster.js';
+import type { ConfigMap, Secret, Volume } from '../../src/api/core-v1.js';
 import type { Pod } from '../../src/api/pod.js';
 import { ApiStatusError } from '../../src/common/errors.js';
 import { silentLogger } from '../../src/common/logger.js';
@@ -91,11 +91,11 @@ describe('configMap, secret and projected plugins', () => {
         register: () => undefined,
         unregister: () => undefined,
         onChange: () => undefined,
-        get: (async (r: ObjectRef) => {
+        get: async (r: ObjectRef) => {
           const o = objects.get(`${r.kind}/${r.name}`);
           if (!o) throw new ApiStatusError(`${r.kind} "${r.name}" not found`, 404, 'NotFound');
           return o;
-        }) as never,
+        },
       },
       tokens: {
         getServiceAccountToken: async (ns, sa, spec) => {
@@ -111,7 +111,7 @@ describe('configMap, secret and projected plugins', () => {
   const dir = (plugin: string, name: string) => join(root, 'pods/u1/volumes', plugin, name);
 
   it('configMap: files on disk (no tmpfs), read-only for containers; an update rewrites them', async () => {
-    const v: ApiVolume = { name: 'cfg', configMap: { name: 'app', defaultMode: 0o640 } };
+    const v: Volume = { name: 'cfg', configMap: { name: 'app', defaultMode: 0o640 } };
     expect(await configMapPlugin.setUp(pod, v, host)).toEqual({ path: dir('kubernetes.io~configmap', 'cfg'), readOnly: true });
     expect(mounter.calls).toEqual([]);
     expect(await readFile(join(dir('kubernetes.io~configmap', 'cfg'), 'a.conf'), 'utf8')).toBe('A');
@@ -126,8 +126,8 @@ describe('configMap, secret and projected plugins', () => {
     ['a missing configMap', { name: 'x', configMap: { name: 'missing' } }, 'configmap "missing" not found'],
     ['a missing secret', { name: 'x', secret: { secretName: 'missing' } }, 'secret "missing" not found'],
   ])('%s fails the setup with the upstream message', async (_n, v, msg) => {
-    const plugin = (v as ApiVolume).configMap ? configMapPlugin : secretPlugin;
-    await expect(plugin.setUp(pod, v as ApiVolume, host)).rejects.toThrow(msg);
+    const plugin = (v as Volume).configMap ? configMapPlugin : secretPlugin;
+    await expect(plugin.setUp(pod, v as Volume, host)).rejects.toThrow(msg);
   });
 
   it('optional: a missing object gives an empty volume', async () => {
@@ -189,7 +189,7 @@ describe('configMap, secret and projected plugins', () => {
   });
 
   it('projected: every failing source is reported', async () => {
-    const v: ApiVolume = { name: 'p', projected: { sources: [{ configMap: { name: 'missing' } }, { secret: { name: 'gone' } }] } };
+    const v: Volume = { name: 'p', projected: { sources: [{ configMap: { name: 'missing' } }, { secret: { name: 'gone' } }] } };
     await expect(projectedPlugin.setUp(pod, v, host)).rejects.toThrow('[configmap "missing" not found, secret "gone" not found]');
   });
 
@@ -205,7 +205,7 @@ describe('configMap, secret and projected plugins', () => {
     expect(
       projectedPlugin.check!(pod, { name: 'p', projected: { sources: [{ downwardAPI: { items: [] } }] } }, standalone),
     ).toBeUndefined();
-    expect(projectedPlugin.check!(pod, { name: 'p', projected: { sources: [{ clusterTrustBundle: { path: 'x' } } as never] } }, host)).toBe(
+    expect(projectedPlugin.check!(pod, { name: 'p', projected: { sources: [{ clusterTrustBundle: { path: 'x' } }] } }, host)).toBe(
       'projected clusterTrustBundle sources are not supported by kubelet-ts',
     );
   });

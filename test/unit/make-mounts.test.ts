@@ -39,7 +39,7 @@ describe('makeMounts helpers', () => {
   });
 
   it('managed hosts file as upstream, with a domain and host aliases', () => {
-    const pod: Pod = { ...base, spec: { containers: [], hostAliases: [{ ip: '10.0.0.9', hostnames: ['a', 'b'] }] } as never };
+    const pod: Pod = { ...base, spec: { containers: [], hostAliases: [{ ip: '10.0.0.9', hostnames: ['a', 'b'] }] } };
     expect(managedHostsFileContent(['10.1.0.5'], 'web-0', 'svc1.prod.svc.cluster.local', pod)).toBe(
       '# Kubernetes-managed hosts file.\n127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\nfe00::0\tip6-localnet\n' +
         'fe00::0\tip6-mcastprefix\nfe00::1\tip6-allnodes\nfe00::2\tip6-allrouters\n' +
@@ -93,7 +93,7 @@ describe('makeMounts', () => {
     ]);
     expect(await readFile(join(podDir, 'etc-hosts'), 'utf8')).toContain('10.1.0.5\tweb-0\n');
     const [tlog] = await readdir(join(podDir, 'containers/app'));
-    expect((await stat(join(podDir, 'containers/app', tlog!))).mode & 0o777).toBe(0o666);
+    expect((await stat(join(podDir, 'containers/app', tlog))).mode & 0o777).toBe(0o666);
   });
 
   it('no hosts file without pod IPs or when a volume mounts /etc/hosts', async () => {
@@ -105,7 +105,7 @@ describe('makeMounts', () => {
 
   it('a subPath becomes a bind under volume-subpaths', async () => {
     const mounts = await run({ name: 'app', image: 'i', volumeMounts: [{ name: 'data', mountPath: '/s', subPath: 'sub' }] });
-    expect(mounts[0]!.hostPath).toBe(join(podDir, 'volume-subpaths/data/app/0'));
+    expect(mounts[0].hostPath).toBe(join(podDir, 'volume-subpaths/data/app/0'));
     expect(mounter.calls).toHaveLength(1);
   });
 

@@ -26,11 +26,11 @@ describe('parseMountInfo', () => {
       source: 'tmpfs',
       superOptions: ['rw', 'size=65536k'],
     });
-    expect(mounts[2]!.root).toBe('/data/sub');
+    expect(mounts[2].root).toBe('/data/sub');
   });
 
   it('decodes octal escapes', () => {
-    expect(mounts[3]!.mountPoint).toBe('/mnt/with space');
+    expect(mounts[3].mountPoint).toBe('/mnt/with space');
     expect(unescapeMountField('a\\011b\\134c')).toBe('a\tb\\c');
   });
 

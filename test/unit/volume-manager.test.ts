@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { ApiVolume } from '../../src/api/cluster.js';
+import type { Volume } from '../../src/api/core-v1.js';
 import type { Pod } from '../../src/api/pod.js';
 import { silentLogger } from '../../src/common/logger.js';
 import type { EventRecorder } from '../../src/main/events/event-recorder.js';
@@ -21,11 +21,11 @@ class FakePlugin implements VolumePlugin {
     readonly requiresRemount: boolean,
     private readonly source: 'emptyDir' | 'configMap',
   ) {}
-  canSupport = (v: ApiVolume) => v[this.source] !== undefined;
-  check = (_p: Pod, v: ApiVolume) => (v.configMap?.name === 'refused' ? 'needs an apiserver' : undefined);
-  references = (p: Pod, v: ApiVolume): ObjectRef[] =>
+  canSupport = (v: Volume) => v[this.source] !== undefined;
+  check = (_p: Pod, v: Volume) => (v.configMap?.name === 'refused' ? 'needs an apiserver' : undefined);
+  references = (p: Pod, v: Volume): ObjectRef[] =>
     v.configMap ? [{ kind: 'configmap', namespace: p.metadata.namespace ?? '', name: v.configMap.name ?? '' }] : [];
-  async setUp(pod: Pod, v: ApiVolume) {
+  async setUp(pod: Pod, v: Volume) {
     this.calls.push(`setUp ${pod.metadata.uid}/${v.name}`);
     if (this.failures > 0) {
       this.failures--;
@@ -154,7 +154,7 @@ describe('VolumeManager', () => {
       while (attemptsAt.length < disk.calls.length) attemptsAt.push(clock.now() - start);
       clock.step(250);
     }
-    const gaps = attemptsAt.slice(1).map((t, i) => t - attemptsAt[i]!);
+    const gaps = attemptsAt.slice(1).map((t, i) => t - attemptsAt[i]);
     expect(gaps.slice(0, 5)).toEqual([500, 1000, 2000, 4000, 8000]);
     expect(Math.max(...gaps)).toBe(122_000);
     expect(((await waiting) as Error).message).toBe(
@@ -268,7 +268,7 @@ describe('VolumeManager', () => {
   it('the first pod asking for mount propagation makes the root directory rshared, once', async () => {
     const withProp = (uid: string) => {
       const p = pod(uid, [{ name: 'a', emptyDir: {} }]);
-      p.spec.containers![0]!.volumeMounts![0]!.mountPropagation = 'HostToContainer';
+      p.spec.containers[0].volumeMounts![0].mountPropagation = 'HostToContainer';
       return p;
     };
     await vm.waitForAttachAndMount(pod('u0', [{ name: 'a', emptyDir: {} }]));

@@ -5,8 +5,10 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Pod } from '../../src/api/pod.js';
 import { setVolumeOwnership } from '../../src/main/volumes/volume-ownership.js';
 
-const pod = (fsGroup?: number, policy?: string): Pod =>
-  ({ metadata: {}, spec: { containers: [], securityContext: { fsGroup, fsGroupChangePolicy: policy } } }) as Pod;
+const pod = (fsGroup?: number, policy?: string): Pod => ({
+  metadata: {},
+  spec: { containers: [], securityContext: { fsGroup, fsGroupChangePolicy: policy } },
+});
 const isRoot = process.getuid?.() === 0;
 
 describe.runIf(isRoot)('fsGroup ownership (upstream SetVolumeOwnership)', () => {

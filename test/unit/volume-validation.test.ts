@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { Container, Volume } from '../../src/api/core-v1.js';
 import { PodSchema, type Pod } from '../../src/api/pod.js';
 import { applyV1Defaults } from '../../src/main/podconfig/defaults.js';
 import { formatFieldError, validatePod } from '../../src/main/podconfig/validation.js';
@@ -32,11 +33,9 @@ const basePod = (): Pod =>
     }),
   );
 
-/* eslint-disable @typescript-eslint/no-explicit-any -- the cases poke at loosely typed volume sources */
-type Loose = { spec: { volumes: any[]; containers: any[] } };
-type Mut = (p: Loose) => void;
-const vol = (p: Loose, name: string): any => p.spec.volumes.find((v) => v.name === name);
-const mount = (p: Loose, i: number): any => p.spec.containers[0].volumeMounts[i];
+type Mut = (p: Pod) => void;
+const vol = (p: Pod, name: string): Volume => p.spec.volumes!.find((v) => v.name === name)!;
+const mount = (p: Pod, i: number): NonNullable<Container['volumeMounts']>[number] => p.spec.containers[0].volumeMounts![i];
 
 const cases: [string, Mut, string[]][] = [
   ['valid baseline', () => {}, []],
@@ -53,43 +52,43 @@ const cases: [string, Mut, string[]][] = [
   ],
   [
     'hostPath with ..',
-    (p) => (vol(p, 'host').hostPath.path = '/var/../etc'),
+    (p) => (vol(p, 'host').hostPath!.path = '/var/../etc'),
     [`spec.volumes[1].hostPath.path: Invalid value: "/var/../etc": must not contain '..'`],
   ],
   [
     'hostPath type',
-    (p) => (vol(p, 'host').hostPath.type = 'Dir'),
+    (p) => (vol(p, 'host').hostPath!.type = 'Dir'),
     [
       'spec.volumes[1].hostPath.type: Unsupported value: "Dir": supported values: "", "BlockDevice", "CharDevice", "Directory", "DirectoryOrCreate", "File", "FileOrCreate", "Socket"',
     ],
   ],
-  ['configMap name', (p) => delete vol(p, 'cfg').configMap.name, ['spec.volumes[2].configMap.name: Required value']],
+  ['configMap name', (p) => delete vol(p, 'cfg').configMap!.name, ['spec.volumes[2].configMap.name: Required value']],
   [
     'configMap item path absolute',
-    (p) => (vol(p, 'cfg').configMap.items[0].path = '/k'),
+    (p) => (vol(p, 'cfg').configMap!.items![0].path = '/k'),
     ['spec.volumes[2].configMap.items[0].path: Invalid value: "/k": must be a relative path'],
   ],
   [
     'configMap item path ..',
-    (p) => (vol(p, 'cfg').configMap.items[0].path = '..k'),
+    (p) => (vol(p, 'cfg').configMap!.items![0].path = '..k'),
     [`spec.volumes[2].configMap.items[0].path: Invalid value: "..k": must not start with '..'`],
   ],
   [
     'defaultMode range',
-    (p) => (vol(p, 'sec').secret.defaultMode = 0o1000),
+    (p) => (vol(p, 'sec').secret!.defaultMode = 0o1000),
     ['spec.volumes[3].secret.defaultMode: Invalid value: 512: must be a number between 0 and 0777 (octal), both inclusive'],
   ],
-  ['secretName', (p) => delete vol(p, 'sec').secret.secretName, ['spec.volumes[3].secret.secretName: Required value']],
+  ['secretName', (p) => delete vol(p, 'sec').secret!.secretName, ['spec.volumes[3].secret.secretName: Required value']],
   [
     'downwardAPI fieldPath',
-    (p) => (vol(p, 'info').downwardAPI.items[0].fieldRef.fieldPath = 'status.podIP'),
+    (p) => (vol(p, 'info').downwardAPI!.items![0].fieldRef!.fieldPath = 'status.podIP'),
     [
       'spec.volumes[4].downwardAPI.items[0].fieldRef.fieldPath: Unsupported value: "status.podIP": supported values: "metadata.annotations", "metadata.labels", "metadata.name", "metadata.namespace", "metadata.uid"',
     ],
   ],
   [
     'token expiration',
-    (p) => (vol(p, 'token').projected.sources[0].serviceAccountToken.expirationSeconds = 60),
+    (p) => (vol(p, 'token').projected!.sources![0].serviceAccountToken!.expirationSeconds = 60),
     [
       'spec.volumes[5].projected.sources[0].serviceAccountToken.expirationSeconds: Invalid value: 60: may not specify a duration less than 10 minutes',
     ],
@@ -129,7 +128,7 @@ const cases: [string, Mut, string[]][] = [
 describe('volume validation (upstream ValidateVolumes / ValidateVolumeMounts)', () => {
   it.each(cases)('%s', (_name, mutate, want) => {
     const p = basePod();
-    mutate(p as unknown as Loose);
+    mutate(p);
     expect(validatePod(p).map(formatFieldError)).toEqual(want);
   });
 });
@@ -137,14 +136,14 @@ describe('volume validation (upstream ValidateVolumes / ValidateVolumeMounts)', 
 describe('volume defaults (SetDefaults_*VolumeSource)', () => {
   it('defaultMode 0644, hostPath type "", fieldRef apiVersion v1, token expiration 3600 s', () => {
     const p = basePod();
-    const v = Object.fromEntries((p.spec.volumes ?? []).map((x) => [x.name, x as Record<string, any>]));
-    expect(v['cfg']!.configMap.defaultMode).toBe(0o644);
-    expect(v['sec']!.secret.defaultMode).toBe(0o644);
-    expect(v['info']!.downwardAPI.defaultMode).toBe(0o644);
-    expect(v['info']!.downwardAPI.items[0].fieldRef.apiVersion).toBe('v1');
-    expect(v['token']!.projected.defaultMode).toBe(0o644);
-    expect(v['token']!.projected.sources[0].serviceAccountToken.expirationSeconds).toBe(3600);
-    expect(v['host']!.hostPath.type).toBe('Directory');
+    const v = (name: string) => vol(p, name);
+    expect(v('cfg').configMap?.defaultMode).toBe(0o644);
+    expect(v('sec').secret?.defaultMode).toBe(0o644);
+    expect(v('info').downwardAPI?.defaultMode).toBe(0o644);
+    expect(v('info').downwardAPI?.items?.[0]?.fieldRef?.apiVersion).toBe('v1');
+    expect(v('token').projected?.defaultMode).toBe(0o644);
+    expect(v('token').projected?.sources?.[0]?.serviceAccountToken?.expirationSeconds).toBe(3600);
+    expect(v('host').hostPath?.type).toBe('Directory');
     const bare = applyV1Defaults(PodSchema.parse({ spec: { volumes: [{ name: 'h', hostPath: { path: '/x' } }, { name: 'e' }] } }));
     expect(bare.spec.volumes).toEqual([
       { name: 'h', hostPath: { path: '/x', type: '' } },

@@ -14,7 +14,7 @@ import { getPodQOS } from '../../workers/sync/qos.js';
 import { rfc3339 } from '../status/generate-pod-status.js';
 import { cpuMemory, podRequests, specProblems, type CpuMemory, type NodeResources } from './resources.js';
 
-export { allocatable, podRequests, specProblems, type NodeResources } from './resources.js';
+export { allocatable, podRequests, type NodeResources } from './resources.js';
 
 /**
  * Reason for a pod whose spec cannot be admitted at all. Upstream admission

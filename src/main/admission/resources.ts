@@ -52,7 +52,7 @@ export function podRequests(pod: Pod): CpuMemory {
     }
   }
   reqs = max(reqs, initMax);
-  return add(reqs, cpuMemory(pod.spec['overhead'] as ResourceList | undefined));
+  return add(reqs, cpuMemory(pod.spec['overhead']));
 }
 
 /**
@@ -84,7 +84,7 @@ export function specProblems(pod: Pod): string[] {
       check(`${path}.resources.limits`, c.resources?.limits);
     });
   }
-  check('spec.overhead', pod.spec['overhead'] as ResourceList | undefined);
+  check('spec.overhead', pod.spec['overhead']);
   return problems;
 }
 

@@ -96,6 +96,11 @@ export class Reflector<T extends Meta> {
     let changed = false;
     const onEvent = (e: WatchEvent) => {
       if (e.type === 'ERROR') {
+        // Deliver what this chunk already changed before the watch ends.
+        if (changed) {
+          changed = false;
+          this.o.onSync(this.store);
+        }
         const status = e.object as { code?: number; reason?: string; message?: string };
         if (status.code === 410) throw new Gone(status.message ?? 'resource version too old');
         throw new ApiStatusError(

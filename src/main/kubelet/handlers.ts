@@ -16,7 +16,8 @@ import type { StatusManager } from '../status/status-manager.js';
 import type { PodManager } from './pod-manager.js';
 import type { ContainerDeletor } from './container-deletor.js';
 import type { MirrorClient } from './mirror-client.js';
-import { isMirrorPod } from '../podconfig/types.js';
+import { API_SOURCE, CONFIG_SOURCE_ANNOTATION, isMirrorPod } from '../podconfig/types.js';
+import type { PodStartMetrics } from '../status/pod-start-metrics.js';
 
 export interface HandlerDeps {
   podManager: PodManager;
@@ -29,6 +30,8 @@ export interface HandlerDeps {
   containerDeletor: ContainerDeletor;
   /** Deletes mirror pods whose static pod is gone (cluster mode only). */
   mirrorClient?: Pick<MirrorClient, 'delete'>;
+  /** Pod start-up SLI: pods as the apiserver watch delivers them. */
+  startMetrics?: Pick<PodStartMetrics, 'observedOnWatch' | 'forget'>;
   /**
    * Volume and pod-directory housekeeping (upstream cleanupOrphanedPodDirs):
    * started in the background; `isActive` tells pods whose volumes must stay.
@@ -74,6 +77,7 @@ export class PodHandlers {
     for (const pod of [...pods].sort(byCreation)) {
       const uid = pod.metadata.uid ?? '';
       podManager.addOrUpdate(pod);
+      this.observedOnWatch(pod);
       if (isMirrorPod(pod)) {
         this.handleMirrorPod(pod);
         continue;
@@ -100,6 +104,7 @@ export class PodHandlers {
   handlePodUpdates(pods: Pod[]): void {
     for (const pod of pods) {
       this.d.podManager.addOrUpdate(pod);
+      this.observedOnWatch(pod);
       if (isMirrorPod(pod)) {
         this.handleMirrorPod(pod);
         continue;
@@ -113,6 +118,7 @@ export class PodHandlers {
     for (const pod of pods) {
       const uid = pod.metadata.uid ?? '';
       this.d.podManager.remove(pod);
+      this.d.startMetrics?.forget(uid);
       if (isMirrorPod(pod)) {
         this.handleMirrorPod(pod);
         continue;
@@ -133,7 +139,16 @@ export class PodHandlers {
   }
 
   handlePodReconcile(pods: Pod[]): void {
-    for (const pod of pods) this.d.podManager.addOrUpdate(pod);
+    for (const pod of pods) {
+      this.d.podManager.addOrUpdate(pod);
+      this.observedOnWatch(pod);
+    }
+  }
+
+  /** Pods from the apiserver, as its watch delivered them (pod start-up SLI). */
+  private observedOnWatch(pod: Pod): void {
+    if (pod.metadata.annotations?.[CONFIG_SOURCE_ANNOTATION] === API_SOURCE && !isMirrorPod(pod))
+      this.d.startMetrics?.observedOnWatch(pod, this.d.clock.now());
   }
 
   handlePodSyncs(uids: Iterable<string>): void {

@@ -21,6 +21,7 @@ import type { KubeletMetrics } from './kubelet-metrics.js';
 import { Semaphore } from '../../common/semaphore.js';
 import { podReference, type EventRecorder } from '../events/event-recorder.js';
 import { isStaticPod } from '../podconfig/types.js';
+import type { PodStartMetrics } from '../status/pod-start-metrics.js';
 import type { PodVolumeManager } from '../volumes/volume-manager.js';
 
 export interface PoolSyncerOptions {
@@ -51,6 +52,8 @@ export interface PoolSyncerOptions {
   syncMirrorPod?(pod: Pod): Promise<void>;
   /** The pod's worker finished termination (the apiserver object may now be deleted). */
   podTerminated?(uid: string): void;
+  /** Pod start-up metrics (kubelet_pod_start_duration_seconds). */
+  startMetrics?: Pick<PodStartMetrics, 'statusGenerated'>;
   /** Pod directories and volumes; absent: pods get neither (tests of the sync path alone). */
   volumes?: PodVolumeManager;
 }
@@ -94,6 +97,7 @@ export class PoolSyncer implements PodSyncer {
       runtimeName: this.o.runtimeName ?? 'containerd',
     });
     this.o.statusManager.setPodStatus(pod, status);
+    this.o.startMetrics?.statusGenerated(pod, status, this.o.clock.now());
     return status;
   }
 

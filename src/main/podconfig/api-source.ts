@@ -35,7 +35,8 @@ export class ApiSource implements PodSource {
   constructor(private readonly o: ApiSourceOptions) {}
 
   start(signal: AbortSignal, out: SourceChannel): void {
-    void this.run(signal, out);
+    // run() retries and logs its own failures; a rejection here is a bug, logged.
+    this.run(signal, out).catch((err: unknown) => this.o.logger.error({ err }, 'Apiserver pod source stopped'));
   }
 
   private async run(signal: AbortSignal, out: SourceChannel): Promise<void> {

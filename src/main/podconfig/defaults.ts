@@ -118,7 +118,7 @@ export function applyV1Defaults(pod: Pod): Pod {
   for (const v of spec.volumes ?? []) {
     // SetDefaults_Volume: a volume with no source is an emptyDir.
     if (Object.keys(v).every((k) => k === 'name')) v.emptyDir = {};
-    defaultVolumeSource(v as Record<string, unknown>);
+    defaultVolumeSource(v);
   }
   return pod;
 }

@@ -6,12 +6,12 @@
  * source; the volume manager reports them when a container mounts them.
  */
 import type { Container, Pod } from '../../api/pod.js';
+import { HOST_PATH_TYPES } from '../volumes/host-path-plugin.js';
 import type { FieldError } from './validation.js';
 
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const LABEL_MSG =
   "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
-const HOST_PATH_TYPES = ['', 'BlockDevice', 'CharDevice', 'Directory', 'DirectoryOrCreate', 'File', 'FileOrCreate', 'Socket'];
 const PROPAGATION_MODES = ['Bidirectional', 'HostToContainer', 'None'];
 const VOLUME_FIELD_PATHS = ['metadata.annotations', 'metadata.labels', 'metadata.name', 'metadata.namespace', 'metadata.uid'];
 const MAX_TOKEN_EXPIRATION = 2 ** 32;
@@ -35,7 +35,7 @@ function itemPath(path: unknown, field: string, errs: FieldError[]): void {
   const p = str(path);
   if (!p) return void errs.push({ type: 'Required value', field });
   localDescendingPath(p, field, errs);
-  if (p.split('/')[0]!.startsWith('..')) errs.push({ type: 'Invalid value', field, badValue: p, detail: "must not start with '..'" });
+  if (p.split('/')[0].startsWith('..')) errs.push({ type: 'Invalid value', field, badValue: p, detail: "must not start with '..'" });
 }
 
 function fileMode(mode: unknown, field: string, errs: FieldError[]): void {
@@ -136,8 +136,8 @@ function validateProjected(src: Obj, field: string, errs: FieldError[]): void {
     if (kinds.length === 0) return void errs.push({ type: 'Required value', field: f, detail: 'must specify exactly 1 volume type' });
     if (kinds.length > 1)
       return void errs.push({ type: 'Forbidden', field: `${f}.${kinds[1]}`, detail: 'may not specify more than 1 volume type' });
-    const kind = kinds[0]!;
-    const inner = isObj(o[kind]) ? (o[kind] as Obj) : {};
+    const kind = kinds[0];
+    const inner = isObj(o[kind]) ? o[kind] : {};
     if (kind === 'configMap' || kind === 'secret') {
       if (!str(inner['name'])) errs.push({ type: 'Required value', field: `${f}.${kind}.name` });
       keyToPaths(inner['items'], `${f}.${kind}.items`, errs);
@@ -181,8 +181,8 @@ export function validateVolumes(pod: Pod, errs: FieldError[]): Set<string> {
     if (sources.length === 0) return void errs.push({ type: 'Required value', field, detail: 'must specify a volume type' });
     if (sources.length > 1)
       return void errs.push({ type: 'Forbidden', field: `${field}.${sources[1]}`, detail: 'may not specify more than 1 volume type' });
-    const kind = sources[0]!;
-    validateSource(kind, isObj(v[kind]) ? (v[kind] as Obj) : {}, `${field}.${kind}`, errs);
+    const kind = sources[0];
+    validateSource(kind, isObj(v[kind]) ? v[kind] : {}, `${field}.${kind}`, errs);
   });
   return names;
 }

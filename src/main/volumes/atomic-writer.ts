@@ -50,7 +50,7 @@ export function validatePayloadPath(p: string): string | undefined {
     if (item.length > MAX_FILE_NAME_LENGTH)
       return `invalid path: filenames must be less than or equal to ${MAX_FILE_NAME_LENGTH} characters`;
   }
-  if (items[0]!.startsWith('..') && items[0]!.length > 2) return `invalid path: must not start with '..': ${p}`;
+  if (items[0].startsWith('..') && items[0].length > 2) return `invalid path: must not start with '..': ${p}`;
   return undefined;
 }
 
@@ -176,7 +176,7 @@ export class AtomicWriter {
 
   private async createUserVisibleFiles(payload: Payload): Promise<void> {
     for (const p of payload.keys()) {
-      const top = p.split('/')[0]!;
+      const top = p.split('/')[0];
       const visible = join(this.targetDir, top);
       // Only a missing name gets its symlink (upstream ignores other readlink errors).
       const missing = await readlink(visible).then(

@@ -5,7 +5,7 @@
  * rewritten on every pod sync, so label and annotation changes reach the
  * files. Works without an apiserver (static pods).
  */
-import type { ApiVolume } from '../../api/cluster.js';
+import type { Volume } from '../../api/core-v1.js';
 import type { Container, Pod } from '../../api/pod.js';
 import { VolumeError } from '../../common/errors.js';
 import { fieldRefValue, resourceFieldValue } from '../../workers/sync/container-config.js';
@@ -18,7 +18,7 @@ export const DOWNWARD_API_PLUGIN = 'kubernetes.io/downward-api';
 /** fieldRef paths a downwardAPI volume may use (upstream validDownwardAPIFieldPathExpressions for volumes). */
 export const VOLUME_FIELD_PATHS = ['metadata.annotations', 'metadata.labels', 'metadata.name', 'metadata.namespace', 'metadata.uid'];
 
-type DownwardItems = NonNullable<NonNullable<ApiVolume['downwardAPI']>['items']>;
+type DownwardItems = NonNullable<NonNullable<Volume['downwardAPI']>['items']>;
 
 function isVolumeFieldPath(path: string): boolean {
   return VOLUME_FIELD_PATHS.includes(path) || /^metadata\.(labels|annotations)\['.+'\]$/.test(path);
@@ -50,12 +50,7 @@ export function collectDownwardAPIData(
         const all: Container[] = [...(pod.spec.containers ?? []), ...(pod.spec.initContainers ?? [])];
         const target = all.find((c) => c.name === ref.containerName);
         if (!target) throw new VolumeError(`container ${JSON.stringify(ref.containerName ?? '')} not found`);
-        data = resourceFieldValue(
-          pod,
-          target,
-          { ...ref, divisor: ref.divisor as string | undefined },
-          { nodeAllocatable: host.nodeAllocatable },
-        );
+        data = resourceFieldValue(pod, target, { ...ref, divisor: ref.divisor }, { nodeAllocatable: host.nodeAllocatable });
       }
     } catch (err) {
       errors.push((err as Error).message);

@@ -10,7 +10,7 @@
  */
 import { access, chmod, lstat, mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { ApiVolume } from '../../api/cluster.js';
+import type { Volume } from '../../api/core-v1.js';
 import type { Pod } from '../../api/pod.js';
 import { value } from '../../api/quantity.js';
 import { VolumeError } from '../../common/errors.js';
@@ -55,7 +55,7 @@ export function podMemoryLimitBytes(pod: Pod): bigint | undefined {
     const l = quantityBytes(c.resources?.limits?.['memory']) ?? 0n;
     if (l > sum) sum = l;
   }
-  const overhead = pod.spec['overhead'] as Record<string, string> | undefined;
+  const overhead = pod.spec['overhead'];
   return sum + (quantityBytes(overhead?.['memory']) ?? 0n);
 }
 
@@ -126,32 +126,31 @@ export async function tearDownEmptyDir(host: VolumeHost, dir: string, metaDir: s
   await removeAllUnmounted(host.mounter, dir);
 }
 
-/** The medium of an emptyDir source, or an error message for one kubelet-ts does not support. */
-export function emptyDirMedium(medium: string | undefined): StorageMedium | string {
-  if (!medium) return '';
-  if (medium === 'Memory') return 'Memory';
-  if (medium.startsWith('HugePages')) return `emptyDir medium ${JSON.stringify(medium)}: huge pages are not supported by kubelet-ts`;
-  return `unknown storage medium ${JSON.stringify(medium)}`;
+/** The medium of an emptyDir source, or the problem with one kubelet-ts does not support. */
+export function emptyDirMedium(medium: string | undefined): { medium: StorageMedium } | { problem: string } {
+  if (!medium) return { medium: '' };
+  if (medium === 'Memory') return { medium: 'Memory' };
+  if (medium.startsWith('HugePages'))
+    return { problem: `emptyDir medium ${JSON.stringify(medium)}: huge pages are not supported by kubelet-ts` };
+  return { problem: `unknown storage medium ${JSON.stringify(medium)}` };
 }
 
 export const emptyDirPlugin: VolumePlugin = {
   name: EMPTY_DIR_PLUGIN,
   requiresRemount: false,
-  canSupport: (v: ApiVolume) => v.emptyDir !== undefined,
+  canSupport: (v: Volume) => v.emptyDir !== undefined,
   check(_pod, v) {
-    const medium = emptyDirMedium(v.emptyDir?.medium);
-    return medium === '' || medium === 'Memory' ? undefined : medium;
+    const m = emptyDirMedium(v.emptyDir?.medium);
+    return 'problem' in m ? m.problem : undefined;
   },
   async setUp(pod, v, host): Promise<MountedVolume> {
     const uid = pod.metadata.uid ?? '';
     const pd = podDir(host.rootDir, uid);
     const dir = volumeDir(pd, EMPTY_DIR_PLUGIN, v.name);
-    const medium = emptyDirMedium(v.emptyDir?.medium);
-    if (medium !== '' && medium !== 'Memory') throw new VolumeError(medium);
-    const size =
-      medium === 'Memory'
-        ? memoryVolumeSizeBytes(host.nodeAllocatable.memory, pod, v.emptyDir?.sizeLimit as string | undefined)
-        : undefined;
+    const m = emptyDirMedium(v.emptyDir?.medium);
+    if ('problem' in m) throw new VolumeError(m.problem);
+    const medium = m.medium;
+    const size = medium === 'Memory' ? memoryVolumeSizeBytes(host.nodeAllocatable.memory, pod, v.emptyDir?.sizeLimit) : undefined;
     await setUpEmptyDir(host, dir, pluginMetaDir(pd, EMPTY_DIR_PLUGIN, v.name), medium, size);
     await setVolumeOwnership(dir, pod, false);
     return { path: dir, readOnly: false };

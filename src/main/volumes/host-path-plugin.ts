@@ -11,17 +11,17 @@ import type { MountedVolume, VolumePlugin } from './volume-plugin.js';
 
 export const HOST_PATH_PLUGIN = 'kubernetes.io/host-path';
 
-export const HOST_PATH_TYPES = [
+/** The hostPath `type` values (core/v1 HostPathType), sorted as upstream lists them in messages. */
+export const HOST_PATH_TYPES: readonly string[] = [
   '',
-  'DirectoryOrCreate',
-  'Directory',
-  'FileOrCreate',
-  'File',
-  'Socket',
-  'CharDevice',
   'BlockDevice',
-] as const;
-export type HostPathType = (typeof HOST_PATH_TYPES)[number];
+  'CharDevice',
+  'Directory',
+  'DirectoryOrCreate',
+  'File',
+  'FileOrCreate',
+  'Socket',
+];
 
 type FileType = 'Directory' | 'File' | 'Socket' | 'CharDevice' | 'BlockDevice';
 

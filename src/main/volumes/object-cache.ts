@@ -13,7 +13,7 @@
  * pods reference.
  */
 import type { Logger } from 'pino';
-import type { ConfigMap, Secret } from '../../api/cluster.js';
+import type { ConfigMap, Secret } from '../../api/core-v1.js';
 import type { Clock } from '../../common/clock.js';
 import { ApiStatusError } from '../../common/errors.js';
 import { Reflector } from '../apiserver/reflector.js';
@@ -75,7 +75,10 @@ export class ObjectCache implements ObjectSource {
       });
       item = { refs: 0, reflector, abort };
       this.items.set(k, item);
-      void reflector.run(AbortSignal.any([abort.signal, this.o.signal]));
+      // run() retries and logs its own failures; a rejection here would be a bug, logged.
+      reflector
+        .run(AbortSignal.any([abort.signal, this.o.signal]))
+        .catch((err: unknown) => this.o.logger.error({ err }, `Watching ${k} stopped`));
     }
     item.refs++;
   }

@@ -6,7 +6,7 @@
  * secret's on a tmpfs (never on disk). `optional` tolerates a missing object
  * or key. Both need the apiserver; projected volumes reuse objectPayload.
  */
-import type { ApiVolume, ConfigMap, Secret } from '../../api/cluster.js';
+import type { ConfigMap, Secret, Volume } from '../../api/core-v1.js';
 import { VolumeError } from '../../common/errors.js';
 import { isNotFound } from '../apiserver/rest-client.js';
 import type { Payload } from './atomic-writer.js';
@@ -19,7 +19,7 @@ export const SECRET_PLUGIN = 'kubernetes.io/secret';
 
 export const NEEDS_APISERVER = 'kubelet-ts runs standalone (no --kubeconfig), so there is no apiserver to read it from';
 
-export type KeyItems = NonNullable<NonNullable<ApiVolume['configMap']>['items']> | undefined;
+export type KeyItems = NonNullable<NonNullable<Volume['configMap']>['items']> | undefined;
 
 /** A ConfigMap's keys: data as UTF-8, binaryData decoded from base64. */
 export function configMapKeys(cm: ConfigMap): Map<string, Buffer> {
@@ -83,11 +83,11 @@ interface ObjectVolumeKind {
   kind: ObjectKind;
   medium: StorageMedium;
   /** The volume source's fields. */
-  source(v: ApiVolume): { name?: string; items?: KeyItems; defaultMode?: number; optional?: boolean } | undefined;
+  source(v: Volume): { name?: string; items?: KeyItems; defaultMode?: number; optional?: boolean } | undefined;
 }
 
 function objectVolumePlugin(k: ObjectVolumeKind, what: string): VolumePlugin {
-  const ref = (namespace: string, v: ApiVolume): ObjectRef => ({ kind: k.kind, namespace, name: k.source(v)?.name ?? '' });
+  const ref = (namespace: string, v: Volume): ObjectRef => ({ kind: k.kind, namespace, name: k.source(v)?.name ?? '' });
   return {
     name: k.plugin,
     requiresRemount: true,

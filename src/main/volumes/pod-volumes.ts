@@ -3,14 +3,8 @@
  * (upstream GetPodVolumeNames: only mounted volumes are set up) and the
  * plugin for each. Pure.
  */
-import type { ApiVolume } from '../../api/cluster.js';
-import type { Pod, Volume } from '../../api/pod.js';
+import type { Pod, Volume } from '../../api/core-v1.js';
 import type { VolumePlugin } from './volume-plugin.js';
-
-/** The typed view of a pod volume (src/api/pod.ts keeps volume sources loose). */
-export function apiVolume(v: Volume): ApiVolume {
-  return v as unknown as ApiVolume;
-}
 
 /** Names of the volumes any container (init, regular, ephemeral) mounts. */
 export function mountedVolumeNames(pod: Pod): Set<string> {
@@ -31,9 +25,8 @@ export const SUPPORTED_SOURCES = 'emptyDir, hostPath, configMap, secret, downwar
 
 /** The plugin for a volume, or the message for a pod whose volume no plugin supports. */
 export function findPlugin(plugins: readonly VolumePlugin[], v: Volume): VolumePlugin | string {
-  const api = apiVolume(v);
-  const found = plugins.filter((p) => p.canSupport(api));
-  if (found.length === 1) return found[0]!;
+  const found = plugins.filter((p) => p.canSupport(v));
+  if (found.length === 1) return found[0];
   if (found.length > 1) return `volume ${JSON.stringify(v.name)} has more than one source; exactly one is allowed`;
   return `volume ${JSON.stringify(v.name)}: ${volumeSourceName(v)} volumes are not supported by kubelet-ts (it supports ${SUPPORTED_SOURCES})`;
 }

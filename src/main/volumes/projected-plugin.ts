@@ -6,7 +6,7 @@
  * life). Sources that read the apiserver need one; a downwardAPI-only
  * projection works standalone. Errors of all sources are reported together.
  */
-import type { ApiVolume } from '../../api/cluster.js';
+import type { Volume } from '../../api/core-v1.js';
 import type { Container, Pod } from '../../api/pod.js';
 import { VolumeError } from '../../common/errors.js';
 import type { Payload } from './atomic-writer.js';
@@ -18,7 +18,7 @@ import { DEFAULT_VOLUME_MODE, setUpWrappedVolume, tearDownWrappedVolume, throwIf
 
 export const PROJECTED_PLUGIN = 'kubernetes.io/projected';
 
-type Projection = NonNullable<NonNullable<ApiVolume['projected']>['sources']>[number];
+type Projection = NonNullable<NonNullable<Volume['projected']>['sources']>[number];
 const SUPPORTED = ['secret', 'configMap', 'downwardAPI', 'serviceAccountToken'];
 
 function kindOf(p: Projection): string {
@@ -41,7 +41,7 @@ export function fsUserFrom(pod: Pod): number | undefined {
   return user;
 }
 
-async function collect(pod: Pod, v: ApiVolume, host: VolumeHost): Promise<Payload> {
+async function collect(pod: Pod, v: Volume, host: VolumeHost): Promise<Payload> {
   const src = v.projected ?? {};
   const defaultMode = src.defaultMode ?? DEFAULT_VOLUME_MODE;
   const namespace = pod.metadata.namespace ?? '';

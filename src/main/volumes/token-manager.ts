@@ -15,7 +15,7 @@
  *    dropped every minute.
  */
 import type { Logger } from 'pino';
-import type { TokenRequest } from '../../api/cluster.js';
+import type { TokenRequest } from '../../api/core-v1.js';
 import type { Clock } from '../../common/clock.js';
 import type { RestClient } from '../apiserver/rest-client.js';
 import type { TokenSource, TokenSpec } from './volume-plugin.js';

@@ -37,12 +37,10 @@ import { Semaphore } from '../../common/semaphore.js';
 import { cleanSubPaths } from '../../common/subpath.js';
 import { makeRShared } from '../../common/mounter.js';
 import { podReference, type EventRecorder } from '../events/event-recorder.js';
-import { apiVolume, findPlugin, mountedVolumeNames } from './pod-volumes.js';
+import { findPlugin, mountedVolumeNames } from './pod-volumes.js';
 import type { StorageOperation, VolumeMetrics } from './volume-metrics.js';
 import type { MountedVolume, ObjectRef, VolumeHost, VolumePlugin } from './volume-plugin.js';
 import { backoffMs, needsPropagation, newVolume, type PodEntry, type VolumeEntry, type Waiter } from './volume-state.js';
-
-export { RETRY_INITIAL_MS, RETRY_MAX_MS } from './volume-state.js';
 
 /** upstream podAttachAndMountTimeout. */
 export const ATTACH_MOUNT_TIMEOUT_MS = 123_000;
@@ -97,7 +95,7 @@ export class VolumeManager implements PodVolumeManager {
       const reads = (name: string) => {
         const vol = (entry.pod!.spec.volumes ?? []).find((x) => x.name === name);
         const e = entry.volumes.get(name);
-        const refs = vol && e ? (e.plugin.references?.(entry.pod!, apiVolume(vol)) ?? []) : [];
+        const refs = vol && e ? (e.plugin.references?.(entry.pod!, vol) ?? []) : [];
         return refs.some((r) => r.kind === ref.kind && r.namespace === ref.namespace && r.name === ref.name);
       };
       let touched = false;
@@ -281,7 +279,7 @@ export class VolumeManager implements PodVolumeManager {
         entry.errors.push(plugin);
         continue;
       }
-      const api = apiVolume(vol);
+      const api = vol;
       const problem = plugin.check?.(pod, api, this.o.host);
       if (problem) {
         entry.errors.push(`volume ${JSON.stringify(vol.name)}: ${problem}`);
@@ -429,7 +427,7 @@ export class VolumeManager implements PodVolumeManager {
     const spec = (pod.spec.volumes ?? []).find((x) => x.name === e.name);
     if (!spec) throw new VolumeError(`volume ${JSON.stringify(e.name)} is not in the pod spec`);
     e.remountRequired = false;
-    const mounted = await e.plugin.setUp(pod, apiVolume(spec), this.o.host);
+    const mounted = await e.plugin.setUp(pod, spec, this.o.host);
     e.mounted = mounted;
     e.onDisk = false;
     v(this.o.logger, remount ? 4 : 1).info(

@@ -18,7 +18,7 @@ const SETGID = 0o2000;
 
 /** The pod's fsGroup and change policy (pod.spec.securityContext). */
 export function fsGroupOf(pod: Pod): { fsGroup?: number; policy?: string } {
-  const sc = pod.spec.securityContext as { fsGroup?: number; fsGroupChangePolicy?: string } | undefined;
+  const sc = pod.spec.securityContext;
   return { fsGroup: sc?.fsGroup, policy: sc?.fsGroupChangePolicy };
 }
 

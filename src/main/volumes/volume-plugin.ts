@@ -12,7 +12,7 @@
  *  - Plugins do their I/O asynchronously (fs/promises, child processes).
  */
 import type { Logger } from 'pino';
-import type { ApiVolume, ConfigMap, Secret, TokenRequest } from '../../api/cluster.js';
+import type { ConfigMap, Secret, TokenRequest, Volume } from '../../api/core-v1.js';
 import type { Pod } from '../../api/pod.js';
 import type { Clock } from '../../common/clock.js';
 import type { Mounter } from '../../common/mounter.js';
@@ -76,14 +76,14 @@ export interface VolumePlugin {
   readonly name: string;
   /** Set up again on every pod sync, so contents follow their sources (upstream RequiresRemount). */
   readonly requiresRemount: boolean;
-  canSupport(volume: ApiVolume): boolean;
+  canSupport(volume: Volume): boolean;
   /**
    * A problem that retrying cannot fix (e.g. an apiserver the agent does not
    * have): the pod fails to mount at once with this message.
    */
-  check?(pod: Pod, volume: ApiVolume, host: VolumeHost): string | undefined;
+  check?(pod: Pod, volume: Volume, host: VolumeHost): string | undefined;
   /** The API objects the volume reads, registered with the ObjectSource while the pod has the volume. */
-  references?(pod: Pod, volume: ApiVolume): ObjectRef[];
-  setUp(pod: Pod, volume: ApiVolume, host: VolumeHost): Promise<MountedVolume>;
+  references?(pod: Pod, volume: Volume): ObjectRef[];
+  setUp(pod: Pod, volume: Volume, host: VolumeHost): Promise<MountedVolume>;
   tearDown(podUid: string, volumeName: string, host: VolumeHost): Promise<void>;
 }

@@ -5,7 +5,7 @@
  * the emptyDir's ready file sits under the emptyDir plugin's metadata as
  * `wrapped_<name>`. The container sees them read-only.
  */
-import type { ApiVolume } from '../../api/cluster.js';
+import type { Volume } from '../../api/core-v1.js';
 import type { Pod } from '../../api/pod.js';
 import { VolumeError } from '../../common/errors.js';
 import { pluginMetaDir, podDir, volumeDir } from '../../common/pod-dirs.js';
@@ -19,7 +19,7 @@ export const DEFAULT_VOLUME_MODE = 0o644;
 
 /** Fails with every collected problem at once (upstream utilerrors.NewAggregate: "[a, b]" for several). */
 export function throwIfErrors(errors: readonly string[]): void {
-  if (errors.length > 0) throw new VolumeError(errors.length === 1 ? errors[0]! : `[${errors.join(', ')}]`);
+  if (errors.length > 0) throw new VolumeError(errors.length === 1 ? errors[0] : `[${errors.join(', ')}]`);
 }
 
 export function wrappedDirs(host: VolumeHost, uid: string, plugin: string, name: string): { dir: string; metaDir: string } {
@@ -30,7 +30,7 @@ export function wrappedDirs(host: VolumeHost, uid: string, plugin: string, name:
 /** Sets up the wrapped directory for `plugin` and writes `payload` into it atomically. */
 export async function setUpWrappedVolume(
   pod: Pod,
-  v: ApiVolume,
+  v: Volume,
   host: VolumeHost,
   plugin: string,
   medium: StorageMedium,

@@ -16,7 +16,7 @@
  * after the last init container succeeded. See the end of the file for what
  * is not modelled.
  */
-import type { Container, Pod } from '../../api/pod.js';
+import type { Pod } from '../../api/pod.js';
 import type { ContainerStatus, PodStatus } from '../../runtime/types.js';
 import { hashChanged, hashContainer } from './container-hash.js';
 import {
@@ -88,7 +88,7 @@ export interface SandboxChange {
 export function podSandboxChanged(pod: Pod, status: PodStatus): SandboxChange {
   const sandboxes = status.sandboxStatuses;
   if (sandboxes.length === 0) return { changed: true, attempt: 0, sandboxId: '' };
-  const newest = sandboxes[0]!;
+  const newest = sandboxes[0];
   const ready = sandboxes.filter((s) => s.state === 'ready').length;
   if (ready > 1 || newest.state !== 'ready') return { changed: true, attempt: newest.attempt + 1, sandboxId: newest.id };
   const hostNetwork = pod.spec.hostNetwork === true;
@@ -116,11 +116,11 @@ export function findNextInitContainerToRun(pod: Pod, status: PodStatus): NextIni
     if (findLatestContainerStatus(status, c.name)?.state === 'running') return { done: true };
   }
   for (let i = inits.length - 1; i >= 0; i--) {
-    const s = findLatestContainerStatus(status, inits[i]!.name);
+    const s = findLatestContainerStatus(status, inits[i].name);
     if (s && isInitContainerFailed(s)) return { done: false, next: i, failedStatus: s };
   }
   for (let i = inits.length - 1; i >= 0; i--) {
-    const s = findLatestContainerStatus(status, inits[i]!.name);
+    const s = findLatestContainerStatus(status, inits[i].name);
     if (!s) continue;
     if (s.state === 'running') return { done: false };
     if (s.state === 'exited') return i === inits.length - 1 ? { done: true } : { done: false, next: i + 1 };
@@ -184,7 +184,7 @@ export function computePodActions(pod: Pod, status: PodStatus, opts: ComputePodA
         if (s && s.state === 'unknown') {
           actions.containersToKill.push({
             id: s.id,
-            name: inits[init.next]!.name,
+            name: inits[init.next].name,
             reason: 'Unknown',
             message: `Init container is in "${s.state}" state, try killing it before restart`,
           });
@@ -251,14 +251,6 @@ export function describePodActions(a: PodActions): string {
     `killPod=${a.killPod} createSandbox=${a.createSandbox} attempt=${a.attempt} sandbox=${a.sandboxId ? a.sandboxId.slice(0, 12) : '-'} ` +
     `init=[${a.initContainersToStart.join(',')}] start=[${a.containersToStart.join(',')}] kill=[${kills.join(',')}]`
   );
-}
-
-/** The spec of the init container or container an index in a PodActions list refers to. */
-export function containerAt(pod: Pod, kind: 'init' | 'regular', index: number): Container {
-  const list = kind === 'init' ? pod.spec.initContainers : pod.spec.containers;
-  const c = list?.[index];
-  if (!c) throw new RangeError(`pod ${pod.metadata.namespace}/${pod.metadata.name}: no ${kind} container at index ${index}`);
-  return c;
 }
 
 /*

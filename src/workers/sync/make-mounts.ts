@@ -76,13 +76,13 @@ export async function makeMounts(pod: Pod, container: Container, o: MakeMountsOp
   let mountEtcHosts = o.podIPs.length > 0 && o.podDir !== undefined;
   const volumeMounts = container.volumeMounts ?? [];
   for (let i = 0; i < volumeMounts.length; i++) {
-    const m = volumeMounts[i]!;
+    const m = volumeMounts[i];
     if (m.mountPath === ETC_HOSTS_PATH) mountEtcHosts = false;
     const vol = o.volumes[m.name];
     if (!vol)
       throw new VolumeError(`cannot find volume ${JSON.stringify(m.name)} to mount into container ${JSON.stringify(container.name)}`);
     let hostPath = vol.path;
-    const expr = m['subPathExpr'] as string | undefined;
+    const expr = m['subPathExpr'];
     const subPath = expr ? expandSubPathExpr(expr, o.env) : (m.subPath ?? '');
     if (subPath) {
       const problem = subPathProblem(subPath);
@@ -104,7 +104,7 @@ export async function makeMounts(pod: Pod, container: Container, o: MakeMountsOp
         );
       }
     }
-    const rro = m['recursiveReadOnly'] as string | undefined;
+    const rro = m['recursiveReadOnly'];
     if (rro === 'Enabled') {
       throw new VolumeError(
         `volumeMount ${JSON.stringify(m.name)} of container ${JSON.stringify(container.name)}: recursiveReadOnly Enabled is not supported by kubelet-ts`,
