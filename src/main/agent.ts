@@ -23,6 +23,7 @@ import { HttpSource } from './podconfig/http-source.js';
 import { PodConfig } from './podconfig/pod-config.js';
 import { waitForRuntime } from './runtime-readiness.js';
 import { createSharedState } from '../workers/shared-state.js';
+import { imagePullLimits } from '../workers/shared/image-pull-gate.js';
 import { createTaskRunner } from '../workers/task-runner.js';
 import { RUNTIME_OPS_DURATION, RUNTIME_OPS_ERRORS, RUNTIME_OPS_TOTAL, sharedRuntimeObserver } from '../workers/worker-metrics.js';
 import { SyncLoop } from './sync-loop/sync-loop.js';
@@ -87,7 +88,7 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
 
     const registry = new Registry();
     collectDefaultMetrics({ register: registry });
-    const shared = createSharedState({ maxPods: config.maxPods });
+    const shared = createSharedState({ maxPods: config.maxPods, imagePulls: imagePullLimits(config), nowMs: clock.now() });
     registerMetricBlock(registry, shared.metrics, HELP);
 
     const cri = new CriClient({

@@ -23,6 +23,7 @@ import {
   type TaskResult,
   type WorkerInit,
 } from './protocol.js';
+import { ImagePullGate } from './shared/image-pull-gate.js';
 import { MetricBlock } from './shared/metric-block.js';
 import { PodStatusCache } from './shared/pod-status-cache.js';
 import { RelistRecordTable } from './shared/relist-records.js';
@@ -38,6 +39,7 @@ export interface TaskContext {
   cache: PodStatusCache;
   records: RelistRecordTable;
   metrics: MetricBlock;
+  imagePullGate?: ImagePullGate;
   close(): void;
 }
 
@@ -60,6 +62,7 @@ export function createTaskContext(init: WorkerInit, runtime?: Runtime): TaskCont
     cache: PodStatusCache.attach(init.podCache),
     records: RelistRecordTable.attach(init.relistRecords),
     metrics,
+    ...(init.imagePullGate ? { imagePullGate: ImagePullGate.attach(init.imagePullGate) } : {}),
     close: () => cri?.close(),
   };
 }
@@ -95,7 +98,7 @@ export async function runTask(ctx: TaskContext, request: TaskRequest): Promise<T
 
 function syncContext(ctx: TaskContext): SyncContext {
   if (!ctx.cri) throw new KubeletTsError('sync tasks need a CRI client; this task context was built with an injected runtime');
-  return { cri: ctx.cri, runtime: ctx.runtime, cache: ctx.cache, clock: ctx.clock };
+  return { cri: ctx.cri, runtime: ctx.runtime, cache: ctx.cache, clock: ctx.clock, pullGate: ctx.imagePullGate };
 }
 
 /**

@@ -243,7 +243,7 @@ describe('lifecycle hooks', () => {
     const { cri, ctx, input } = harness(status);
     cri.handlers.execSync = async () => ({ exitCode: 3, stdout: Buffer.from('out'), stderr: Buffer.from('bad') });
     const r = await syncPod(ctx, input(pod));
-    expect(r.events.map((e) => e.reason)).toEqual(['Created', 'Started', 'FailedPostStartHook', 'Killing']);
+    expect(r.events.map((e) => e.reason)).toEqual(['Pulled', 'Created', 'Started', 'FailedPostStartHook', 'Killing']);
     expect(r.events.find((e) => e.reason === 'Killing')?.message).toBe('FailedPostStartHook');
     expect(r.reasons['app']?.reason).toBe('PostStartHookError');
     expect(r.reasons['app']?.message).toBe(

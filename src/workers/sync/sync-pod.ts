@@ -15,6 +15,7 @@ import type { Clock } from '../../common/clock.js';
 import { criStatusMessage, type CriApi } from '../../cri/client.js';
 import type { Runtime } from '../../runtime/runtime.js';
 import type { PodStatus } from '../../runtime/types.js';
+import type { ImagePullGate } from '../shared/image-pull-gate.js';
 import type { PodStatusCache } from '../shared/pod-status-cache.js';
 import { doBackOff, type BackoffState } from './backoff.js';
 import { computePodActions, describePodActions } from './compute-pod-actions.js';
@@ -33,6 +34,8 @@ export interface SyncContext extends HookContext {
   runtime: Runtime;
   cache: PodStatusCache;
   clock: Clock;
+  /** Node-wide image pull limits; absent: none. */
+  pullGate?: ImagePullGate;
 }
 
 /**
@@ -98,7 +101,7 @@ async function startContainer(
     return { reason: { reason: back.reason, message: back.message }, backoff: back.state };
   }
   backoff = back.state;
-  const image = await ensureImage(ctx.cri, pod, container, backoff, now);
+  const image = await ensureImage(ctx.cri, pod, container, backoff, now, { gate: ctx.pullGate, clock: ctx.clock });
   events.push(...image.events);
   backoff = image.backoff;
   if (!image.ok) return { reason: image.reason, backoff };
