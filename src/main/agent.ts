@@ -15,6 +15,7 @@ import type { KubeletConfig } from './config/kubelet-config.js';
 import { startEmbeddedSim, type EmbeddedSim } from './embedded-sim.js';
 import { unsupportedSettings, warnIgnoredSettings } from './unsupported.js';
 import { boundPort, startHealthzServer, startMainServer, type HealthCheck } from './http/server.js';
+import { LogHealth } from './http/log-health.js';
 import { registerMetricBlock } from './metrics/shared-collectors.js';
 import { GenericPleg } from './pleg/generic-pleg.js';
 import { plegMetrics } from './pleg/pleg-metrics.js';
@@ -207,6 +208,7 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
       clock,
       logger: kubeletLogger,
       queue,
+      syncFrequencyMs: config.syncFrequency,
     });
     syncLoop.start(signal);
     stops.push(() => syncLoop.stopped());
@@ -223,14 +225,23 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
     containerGc.start(signal);
     stops.push(() => containerGc.idle());
 
+    // Upstream's healthz checks. PLEG health is not one of them: it stops the syncLoop (runtimeErrors) instead.
+    const logHealth = new LogHealth(logger, clock);
+    logHealth.start(signal);
     const checks: HealthCheck[] = [
       { name: 'ping', check: () => ({ ok: true, message: 'ok' }) },
+      { name: 'log', check: () => logHealth.check() },
       { name: 'syncloop', check: () => syncLoop.healthy() },
-      { name: 'pleg', check: () => pleg.healthy() },
     ];
-    const healthz: Server = await startHealthzServer(config.healthzBindAddress, config.healthzPort, checks);
+    const onHealthFailure = (name: string, reason: string) => logger.warn({ check: name, reason }, 'healthz check failed');
+    const healthz: Server = await startHealthzServer(config.healthzBindAddress, config.healthzPort, checks, onHealthFailure);
     stops.push(() => new Promise<void>((r) => healthz.close(() => r())));
-    const main: Server = await startMainServer(config.address, config.port, { registry, checks, pods: () => syncLoop.podList() });
+    const main: Server = await startMainServer(config.address, config.port, {
+      registry,
+      checks,
+      pods: () => syncLoop.podList(),
+      onHealthFailure,
+    });
     stops.push(() => new Promise<void>((r) => main.close(() => r())));
     logger.info(
       { port: boundPort(main), healthzPort: boundPort(healthz), rootDir, podLogsDir: join(config.podLogsDir) },
