@@ -9,7 +9,8 @@
  *   steady state and with 10% / 100% of pods churned between relists
  *   (each churned pod gets a new running container and loses its old one);
  * - the main thread's event-loop delay p99 during each scenario.
- * Writes bench/results/pleg.{json,md} (or --out NAME). Run with --expose-gc (npm run bench does) so
+ * Writes bench/results/pleg.{json,md} (or --out NAME) and, for the default name, the charts
+ * pleg-relist-p99.svg and pleg-churn.svg. Run with --expose-gc (npm run bench does) so
  * the load generator's garbage is collected before each measured relist.
  * Args: --sizes 100,1000,5000 --churn-sizes 500,1000 --steady 30 --churn-relists 8 --threads N
  *       --sim-latency SPEC (default lognormal:0.7:5, i.e. median 0.7 ms / p99 5 ms per CRI call,
@@ -33,6 +34,7 @@ import { populate, SIM_BUSYBOX_IMAGE, type RawPod } from '../src/sim/populate.js
 import { createSharedState } from '../src/workers/shared-state.js';
 import { InlineRunner, PoolRunner, type TaskRunner } from '../src/workers/task-runner.js';
 import { arg, machine, percentile, round, writeResults } from './lib/report.js';
+import { plegChartSetup, writePlegCharts } from './lib/charts.js';
 import { LABEL_CONTAINER_NAME, LABEL_POD_NAME, LABEL_POD_NAMESPACE, LABEL_POD_UID } from '../src/runtime/types.js';
 
 const SIZES = arg('sizes', '100,1000,5000').split(',').map(Number);
@@ -214,6 +216,7 @@ async function main(): Promise<void> {
     ...Object.entries(ratios).map(([k, v]) => `- ${k}: **${v}**`),
   ].join('\n');
   writeResults(OUT, { machine: machine(), threads: THREADS, simLatency: SIM_LATENCY, rows, ratios }, md);
+  if (OUT === 'pleg') writePlegCharts(rows, plegChartSetup(THREADS, SIM_LATENCY, machine()));
   console.log(md);
 }
 

@@ -14,6 +14,10 @@ const BENCHES: Record<string, string> = {
   'shared-memory': 'shared-memory.bench.ts',
   pleg: 'pleg.bench.ts',
   startup: 'startup.bench.ts',
+  micro: 'micro.bench.ts',
+  charts: 'charts.ts',
+  'apiserver-traffic': 'apiserver-traffic.bench.ts',
+  'pod-startup-sli': 'pod-startup-sli.bench.ts',
 };
 
 const [name, ...rest] = process.argv.slice(2);

@@ -8,6 +8,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Bench } from 'tinybench';
+import { taskRows } from './lib/report.js';
 import type { PodStatus } from '../src/runtime/types.js';
 import { MetricBlock } from '../src/workers/shared/metric-block.js';
 import { PodStatusCache } from '../src/workers/shared/pod-status-cache.js';
@@ -82,18 +83,7 @@ await bench.run();
 void sink;
 console.table(bench.table());
 
-const results = bench.tasks.map((t) => {
-  const r = t.result;
-  if (r.state !== 'completed') return { name: t.name, state: r.state };
-  return {
-    name: t.name,
-    opsPerSec: Math.round(r.throughput.mean),
-    meanNs: Math.round(r.latency.mean * 1e6),
-    p50Ns: Math.round(r.latency.p50 * 1e6),
-    p99Ns: Math.round(r.latency.p99 * 1e6),
-    samples: r.latency.samplesCount,
-  };
-});
+const results = taskRows(bench);
 const out = join(dirname(fileURLToPath(import.meta.url)), 'results');
 mkdirSync(out, { recursive: true });
 const meta = { node: process.version, encodedBytes: encodedLength, date: new Date().toISOString() };

@@ -49,6 +49,7 @@ import { arg, machine, percentile, round, writeResults } from './lib/report.js';
 import { startSimProcess } from './lib/sim-process.js';
 import { containerdPid, cpuStart, setRuntimePid, type CpuWindow } from './lib/cpu.js';
 import { counters, histograms, parseProm, type HistSummary } from './lib/prom.js';
+import { markdown, writeStartupCharts } from './lib/startup-report.js';
 
 const SCENARIOS = arg('scenarios', 'containerd,sim').split(',').filter(Boolean);
 const CD_PODS = Number(arg('containerd-pods', '100'));
@@ -124,7 +125,7 @@ async function removeNamespace(cri: CriClient, namespace: string, concurrency = 
 
 // ---------------------------------------------------------------- metrics parsing
 
-interface RawResult {
+export interface RawResult {
   path: string;
   concurrency: number;
   pods: number;
@@ -137,6 +138,8 @@ interface RawResult {
   /** CRI view: batch start → container started_at */
   criStartedP50Ms: number;
   criStartedP99Ms: number;
+  /** batch start → each pod's StartContainer returned, ms (for the CDF chart) */
+  perPodMs: number[];
   cpu: CpuWindow;
 }
 
@@ -179,13 +182,14 @@ async function rawRun(cri: CriClient, n: number, concurrency: number, namespace:
     servicePodP99Ms: ms(percentile(service, 99)),
     criStartedP50Ms: ms(percentile(criStarted, 50)),
     criStartedP99Ms: ms(percentile(criStarted, 99)),
+    perPodMs: fromBatch.map(ms),
     cpu: cpuUsed,
   };
 }
 
 // ---------------------------------------------------------------- agent path
 
-interface AgentResult {
+export interface AgentResult {
   path: 'agent';
   pods: number;
   /** spawn → all Running in /pods */
@@ -207,6 +211,8 @@ interface AgentResult {
   pollIntervalMs: number;
   perPodP50Ms: number;
   perPodP99Ms: number;
+  /** config.seen → container started_at of every pod, ms (for the CDF chart) */
+  perPodMs: number[];
   /** config.seen → sandbox created_at (queueing, admission, image check, RunPodSandbox) */
   seenToSandboxP50Ms: number;
   seenToSandboxP99Ms: number;
@@ -326,6 +332,7 @@ async function agentRun(cri: CriClient, endpoint: string, n: number, namespace: 
       pollIntervalMs,
       perPodP50Ms: ms(percentile(perPod, 50)),
       perPodP99Ms: ms(percentile(perPod, 99)),
+      perPodMs: perPod.map(ms),
       seenToSandboxP50Ms: ms(percentile(seenToSandbox, 50)),
       seenToSandboxP99Ms: ms(percentile(seenToSandbox, 99)),
       sandboxToStartedP50Ms: ms(percentile(sandboxToStarted, 50)),
@@ -368,7 +375,7 @@ async function warmUp(cri: CriClient, endpoint: string, logRoot: string, pollInt
 
 // ---------------------------------------------------------------- scenarios
 
-interface ScenarioResult {
+export interface ScenarioResult {
   runtime: string;
   pods: number;
   endpoint: string;
@@ -431,110 +438,6 @@ async function scenario(
   }
 }
 
-function markdown(results: ScenarioResult[], meta: Record<string, unknown>): string {
-  const L: string[] = [];
-  L.push('# Pod startup: agent vs raw CRI', '');
-  L.push(`Machine: ${JSON.stringify(meta.machine)}`, '');
-  L.push(
-    'A batch of pods (1 container `sleep 3600` each) written as static-pod manifests before the agent starts (a node boot), ' +
-      'vs the same sandboxes and containers created by a raw CRI script (`runRawPod`: RunPodSandbox + CreateContainer + StartContainer) in the same run. ' +
-      'Agent wall = agent spawn → first `/pods` poll showing every pod Running with every container running; raw wall = batch start → last StartContainer returned. ' +
-      "Per-pod: agent = `kubernetes.io/config.seen` → container CRI `started_at`; raw = batch start → that pod's StartContainer returned. " +
-      '**Headline ratio = agent wall (from spawn) / raw wall at C=8** (the agent has no fixed CRI concurrency: 2 worker threads × ≤8 concurrent pod syncs, each SyncPod sequential; C=8 is the FACTS figure).',
-    '',
-  );
-  L.push('| runtime | pods | path | wall to all Running (s) | per-pod p50 (ms) | per-pod p99 (ms) | agent / raw C=8 |');
-  L.push('|---|---:|---|---:|---:|---:|---:|');
-  for (const r of results) {
-    for (const x of r.raw) L.push(`| ${r.runtime} | ${r.pods} | ${x.path} | ${x.wallS} | ${x.perPodP50Ms} | ${x.perPodP99Ms} | |`);
-    const a = r.agent;
-    L.push(`| ${r.runtime} | ${r.pods} | agent (from spawn) | ${a.wallS} | ${a.perPodP50Ms} | ${a.perPodP99Ms} | **${r.ratioVsRawC8}** |`);
-    L.push(`| ${r.runtime} | ${r.pods} | agent (from /healthz) | ${a.wallFromHealthzS} | | | ${r.ratioFromHealthzVsRawC8} |`);
-    L.push(`| ${r.runtime} | ${r.pods} | agent (from first config.seen) | ${a.wallFromFirstSeenS} | | | ${r.ratioFromFirstSeenVsRawC8} |`);
-  }
-  L.push('');
-  L.push('## Agent timeline (s after spawn)', '');
-  L.push(
-    '| runtime | pods | /healthz | first config.seen | first sandbox created (CRI) | last container started (CRI) | all Running in /pods | status lag (last started → all Running) | /pods poll (ms) |',
-  );
-  L.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
-  for (const r of results) {
-    const a = r.agent;
-    L.push(
-      `| ${r.runtime} | ${r.pods} | ${a.healthzS} | ${a.firstSeenS} | ${a.firstSandboxS} | ${a.lastStartedS} | ${a.wallS} | ${a.statusLagS} | ${a.pollIntervalMs} |`,
-    );
-  }
-  L.push('');
-  L.push('## Per-pod breakdown (ms)', '');
-  L.push(
-    "| runtime | pods | path | seen→sandbox created p50 / p99 | sandbox created→container started p50 / p99 | one pod's own CRI calls p50 / p99 |",
-  );
-  L.push('|---|---:|---|---|---|---|');
-  for (const r of results) {
-    for (const x of r.raw) L.push(`| ${r.runtime} | ${r.pods} | ${x.path} | | | ${x.servicePodP50Ms} / ${x.servicePodP99Ms} |`);
-    const a = r.agent;
-    L.push(
-      `| ${r.runtime} | ${r.pods} | agent | ${a.seenToSandboxP50Ms} / ${a.seenToSandboxP99Ms} | ${a.sandboxToStartedP50Ms} / ${a.sandboxToStartedP99Ms} | |`,
-    );
-  }
-  L.push('');
-  L.push('## CPU seconds during the timed window', '');
-  L.push(
-    'Machine = busy CPU-seconds of all cores (/proc/stat; 2 cores ⇒ at most 2 s per s), so it includes other load on the machine. ' +
-      'Runtime = the containerd daemon or the sim process (containerd shims/runc are not in it, but are in Machine). Agent counts from /healthz. Bench = this process (CRI client, /pods polling).',
-    '',
-  );
-  L.push('| runtime | pods | path | window (s) | machine busy | runtime | agent | bench | top processes (CPU-s, incl. reaped children) |');
-  L.push('|---|---:|---|---:|---:|---:|---:|---:|---|');
-  const top = (c: CpuWindow) =>
-    Object.entries(c.byCommand ?? {})
-      .map(([k, v]) => `${k} ${v}`)
-      .join(', ');
-  for (const r of results) {
-    for (const x of r.raw)
-      L.push(
-        `| ${r.runtime} | ${r.pods} | ${x.path} | ${x.wallS} | ${x.cpu.machineBusyS} | ${x.cpu.runtimeS} | | ${x.cpu.selfS} | ${top(x.cpu)} |`,
-      );
-    const c = r.agent.cpu;
-    L.push(
-      `| ${r.runtime} | ${r.pods} | agent | ${r.agent.wallS} | ${c.machineBusyS} | ${c.runtimeS} | ${c.agentS} | ${c.selfS} | ${top(c)} |`,
-    );
-  }
-  L.push('');
-  L.push('## kubelet_pod_worker_duration_seconds (agent)', '');
-  L.push('p50/p99 are bucket-interpolated (histogram_quantile), DEF_BUCKETS.', '');
-  L.push('| runtime | pods | operation_type | count | sum (s) | mean (ms) | p50 (ms) | p99 (ms) |');
-  L.push('|---|---:|---|---:|---:|---:|---:|---:|');
-  for (const r of results) {
-    const h = r.agent.podWorkerDuration;
-    if (Object.keys(h).length === 0) L.push(`| ${r.runtime} | ${r.pods} | (metric absent) | | | | | |`);
-    for (const [op, s] of Object.entries(h))
-      L.push(`| ${r.runtime} | ${r.pods} | ${op} | ${s.count} | ${s.sumS} | ${s.meanMs} | ${s.p50Ms} | ${s.p99Ms} |`);
-  }
-  L.push('');
-  L.push('## kubelet_runtime_operations_duration_seconds (agent)', '');
-  L.push('| runtime | pods | operation_type | count | mean (ms) | p50 (ms) | p99 (ms) |');
-  L.push('|---|---:|---|---:|---:|---:|---:|');
-  for (const r of results) {
-    for (const [op, s] of Object.entries(r.agent.runtimeOps))
-      L.push(`| ${r.runtime} | ${r.pods} | ${op} | ${s.count} | ${s.meanMs} | ${s.p50Ms} | ${s.p99Ms} |`);
-  }
-  L.push('');
-  for (const r of results) {
-    if (Object.keys(r.agent.pleg).length) {
-      L.push(
-        `PLEG/pod-start histograms (${r.runtime}): ${Object.entries(r.agent.pleg)
-          .map(([k, v]) => `${k} ${JSON.stringify(v[''] ?? v)}`)
-          .join('; ')}`,
-        '',
-      );
-    }
-    if (r.agent.notes.length) L.push(`Notes (${r.runtime}): ${r.agent.notes.join('; ')}`, '');
-  }
-  L.push(`Run: \`${meta.command}\``);
-  return L.join('\n');
-}
-
 async function main(): Promise<void> {
   const results: ScenarioResult[] = [];
   const meta = {
@@ -558,6 +461,7 @@ async function main(): Promise<void> {
     }
   }
   writeResults(OUT, { ...meta, results }, markdown(results, meta));
+  writeStartupCharts(results, OUT, meta.machine);
   const md = markdown(results, meta).split('\n');
   const first = md.findIndex((l) => l.startsWith('|'));
   const end = md.findIndex((l, i) => i > first && !l.startsWith('|'));

@@ -276,7 +276,10 @@ EOF
 
 # ------------------------------------------------------------------ images
 image_listed() {
-  ctr_ -n k8s.io images ls -q 2>/dev/null | grep -qxF "$1"
+  # Not `ctr ... | grep -q`: with pipefail, grep quitting early can fail the pipeline (SIGPIPE).
+  local list
+  list="$(ctr_ -n k8s.io images ls -q 2>/dev/null)" || return 1
+  grep -qxF "$1" <<<"$list"
 }
 
 ensure_image() {

@@ -248,6 +248,8 @@ wait_for() {
   log "$what"
 }
 
+default_sa_present() { kubectl_ -n default get serviceaccount default >/dev/null 2>&1; }
+
 etcd_ready() { ETCDCTL_API=3 etcdctl --endpoints "http://127.0.0.1:$KTS_ETCD_PORT" endpoint health >/dev/null 2>&1; }
 
 # What TLS bootstrap needs: a bootstrap token, and RBAC for its group to create CSRs that the
@@ -302,6 +304,14 @@ cmd_up() {
   write_kubeconfig "$KTS_CP_DIR/scheduler.kubeconfig" "system:kube-scheduler" cert \
     "$PKI/scheduler.crt" "$PKI/scheduler.key"
 
+  # Metadata-level audit of every request: who called what (benchmarks attribute apiserver traffic by user).
+  cat >"$KTS_CP_DIR/audit-policy.yaml" <<EOF
+apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived]
+rules:
+- level: Metadata
+EOF
   start etcd etcd --name kubelet-ts --data-dir "$KTS_CP_DIR/etcd" \
     --listen-client-urls "http://127.0.0.1:$KTS_ETCD_PORT" --advertise-client-urls "http://127.0.0.1:$KTS_ETCD_PORT" \
     --listen-peer-urls "http://127.0.0.1:$KTS_ETCD_PEER_PORT" \
@@ -320,7 +330,9 @@ cmd_up() {
     --service-cluster-ip-range "$KTS_SERVICE_CIDR" \
     --kubelet-client-certificate "$PKI/apiserver-kubelet-client.crt" --kubelet-client-key "$PKI/apiserver-kubelet-client.key" \
     --kubelet-preferred-address-types InternalIP,Hostname \
-    --allow-privileged=true --cert-dir "$KTS_CP_DIR/apiserver-certs"
+    --allow-privileged=true --cert-dir "$KTS_CP_DIR/apiserver-certs" \
+    --audit-policy-file "$KTS_CP_DIR/audit-policy.yaml" --audit-log-path "$LOGS/audit.log" \
+    --audit-log-maxsize 200 --audit-log-maxbackup 1
   wait_for "kube-apiserver ready" 120 apiserver_ready || die "kube-apiserver did not become ready; see $LOGS/kube-apiserver.log"
 
   start kube-controller-manager "$BIN/kube-controller-manager" \
@@ -338,7 +350,7 @@ cmd_up() {
 
   apply_bootstrap_rbac
   # Ready for pods: the default service account exists (created by the controller-manager).
-  wait_for "default service account present" 120 kubectl_ -n default get serviceaccount default ||
+  wait_for "default service account present" 120 default_sa_present ||
     die "the controller-manager did not create the default service account; see $LOGS/kube-controller-manager.log"
   log "up in $((SECONDS - t0))s: $SERVER (admin kubeconfig $ADMIN_KUBECONFIG)"
 }
@@ -367,7 +379,7 @@ cmd_down() {
   local i
   for ((i = ${#COMPONENTS[@]} - 1; i >= 0; i--)); do stop_pid "${COMPONENTS[i]}"; done
   rm -rf --one-file-system "$KTS_CP_DIR/etcd" "$KTS_CP_DIR/pki" "$KTS_CP_DIR/pids" "$KTS_CP_DIR/logs" \
-    "$KTS_CP_DIR/apiserver-certs" "$KTS_CP_DIR"/*.kubeconfig
+    "$KTS_CP_DIR/apiserver-certs" "$KTS_CP_DIR/audit-policy.yaml" "$KTS_CP_DIR"/*.kubeconfig
   log "down: control plane stopped and its state removed"
 }
 
@@ -391,6 +403,7 @@ cmd_env() {
   printf 'KTS_APISERVER=%s\n' "$SERVER"
   printf 'KTS_K8S_BIN=%s\n' "$BIN"
   printf 'KTS_CP_DIR=%s\n' "$KTS_CP_DIR"
+  printf 'KTS_AUDIT_LOG=%s\n' "$LOGS/audit.log"
 }
 
 cmd_kubeconfig() {

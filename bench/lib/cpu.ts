@@ -31,7 +31,8 @@ export function setRuntimePid(pid: number | undefined): void {
 }
 export function containerdPid(): number | undefined {
   try {
-    return Number(readFileSync('/run/kubelet-ts-containerd/containerd.pid', 'utf8').replace(/\D/g, '')) || undefined;
+    const run = process.env.KTS_CONTAINERD_RUN ?? '/run/kubelet-ts-containerd';
+    return Number(readFileSync(`${run}/containerd.pid`, 'utf8').replace(/\D/g, '')) || undefined;
   } catch {
     return undefined;
   }

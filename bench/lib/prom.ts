@@ -1,25 +1,19 @@
-/** Parses Prometheus text exposition and summarises histograms and counters (bucket quantiles). */
+/**
+ * Benchmark summaries of scraped /metrics: histograms and counters grouped by
+ * one label. Parsing and quantiles are the project's (src/common/prom-text.ts,
+ * src/common/histogram-math.ts), shared with kubelet-ts-compare.
+ */
+import { histogramQuantile } from '../../src/common/histogram-math.js';
+import { histogramSeries, parsePromText, type Sample } from '../../src/common/prom-text.js';
 import { round } from './report.js';
+
+export type { Sample };
 
 const ms = (x: number) => round(x, 1);
 
-export interface Sample {
-  name: string;
-  labels: Record<string, string>;
-  value: number;
-}
-
+/** The samples of a Prometheus text exposition (throws PromParseError on a bad line). */
 export function parseProm(text: string): Sample[] {
-  const out: Sample[] = [];
-  for (const line of text.split('\n')) {
-    if (!line || line.startsWith('#')) continue;
-    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})?\s+(\S+)/.exec(line);
-    if (!m) continue;
-    const labels: Record<string, string> = {};
-    if (m[3]) for (const l of m[3].matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) labels[l[1]] = l[2];
-    out.push({ name: m[1], labels, value: Number(m[4]) });
-  }
-  return out;
+  return parsePromText(text).samples;
 }
 
 export interface HistSummary {
@@ -30,49 +24,28 @@ export interface HistSummary {
   p99Ms: number;
 }
 
-/** Prometheus histogram_quantile: linear interpolation inside the bucket holding the rank. */
-export function bucketQuantile(buckets: { le: number; count: number }[], q: number): number {
-  const sorted = [...buckets].sort((a, b) => a.le - b.le);
-  const total = sorted.at(-1)?.count ?? 0;
-  if (total === 0) return Number.NaN;
-  const rank = q * total;
-  let prevLe = 0;
-  let prevCount = 0;
-  for (const b of sorted) {
-    if (b.count >= rank) {
-      if (!Number.isFinite(b.le)) return prevLe; // in +Inf: the highest finite bound
-      return prevLe + (b.le - prevLe) * ((rank - prevCount) / Math.max(1e-12, b.count - prevCount));
-    }
-    prevLe = b.le;
-    prevCount = b.count;
-  }
-  return prevLe;
-}
-
-/** Histograms `name` grouped by one label. Missing metric → {}. */
+/** Histograms `name` grouped by one label (series without it group under ''). Missing metric → {}. */
 export function histograms(samples: Sample[], name: string, by: string, only?: string[]): Record<string, HistSummary> {
-  const groups = new Map<string, { buckets: { le: number; count: number }[]; count: number; sum: number }>();
-  const g = (k: string) => {
-    let v = groups.get(k);
-    if (!v) groups.set(k, (v = { buckets: [], count: 0, sum: 0 }));
-    return v;
-  };
-  for (const s of samples) {
-    const key = s.labels[by] ?? '';
+  const groups = new Map<string, { buckets: Map<number, number>; count: number; sum: number }>();
+  for (const { labels, histogram } of histogramSeries(samples, name)) {
+    const key = labels[by] ?? '';
     if (only && !only.includes(key)) continue;
-    if (s.name === `${name}_bucket`) g(key).buckets.push({ le: s.labels.le === '+Inf' ? Infinity : Number(s.labels.le), count: s.value });
-    else if (s.name === `${name}_count`) g(key).count += s.value;
-    else if (s.name === `${name}_sum`) g(key).sum += s.value;
+    let g = groups.get(key);
+    if (!g) groups.set(key, (g = { buckets: new Map(), count: 0, sum: 0 }));
+    for (const b of histogram.buckets) g.buckets.set(b.le, (g.buckets.get(b.le) ?? 0) + b.count);
+    g.count += histogram.count;
+    g.sum += histogram.sum;
   }
   const out: Record<string, HistSummary> = {};
   for (const [k, v] of groups) {
     if (v.count === 0) continue;
+    const buckets = [...v.buckets].map(([le, count]) => ({ le, count })).sort((a, b) => a.le - b.le);
     out[k] = {
       count: v.count,
       sumS: round(v.sum, 3),
-      meanMs: v.count ? ms((v.sum / v.count) * 1000) : Number.NaN,
-      p50Ms: ms(bucketQuantile(v.buckets, 0.5) * 1000),
-      p99Ms: ms(bucketQuantile(v.buckets, 0.99) * 1000),
+      meanMs: ms((v.sum / v.count) * 1000),
+      p50Ms: ms(histogramQuantile(0.5, buckets) * 1000),
+      p99Ms: ms(histogramQuantile(0.99, buckets) * 1000),
     };
   }
   return out;
@@ -83,5 +56,3 @@ export function counters(samples: Sample[], name: string, by: string): Record<st
   for (const s of samples) if (s.name === name) out[s.labels[by] ?? ''] = (out[s.labels[by] ?? ''] ?? 0) + s.value;
   return out;
 }
-
-// ---------------------------------------------------------------- raw path

@@ -1,5 +1,6 @@
 /** Shared benchmark helpers: percentiles, machine info and result files. */
 import { mkdirSync, writeFileSync } from 'node:fs';
+import type { Bench } from 'tinybench';
 import { cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -39,4 +40,23 @@ export function writeResults(name: string, json: unknown, markdown: string): voi
   writeFileSync(join(RESULTS_DIR, `${name}.json`), `${JSON.stringify(json, null, 2)}\n`);
   writeFileSync(join(RESULTS_DIR, `${name}.md`), markdown.endsWith('\n') ? markdown : `${markdown}\n`);
   console.log(`wrote ${join(RESULTS_DIR, `${name}.json`)} and .md`);
+}
+
+export type TaskRow =
+  { name: string; opsPerSec: number; meanNs: number; p50Ns: number; p99Ns: number; samples: number } | { name: string; state: string };
+
+/** One row per tinybench task: throughput and latency (ns), or the state of a task that did not complete. */
+export function taskRows(bench: Bench): TaskRow[] {
+  return bench.tasks.map((t) => {
+    const r = t.result;
+    if (r.state !== 'completed') return { name: t.name, state: r.state };
+    return {
+      name: t.name,
+      opsPerSec: Math.round(r.throughput.mean),
+      meanNs: Math.round(r.latency.mean * 1e6),
+      p50Ns: Math.round(r.latency.p50 * 1e6),
+      p99Ns: Math.round(r.latency.p99 * 1e6),
+      samples: r.latency.samplesCount,
+    };
+  });
 }

@@ -114,3 +114,36 @@ export function isNegative(q: Quantity | string): boolean {
   const v = typeof q === 'string' ? parseQuantity(q) : q;
   return v.num < 0n;
 }
+
+const DECIMAL_UP = ['', 'k', 'M', 'G', 'T', 'P', 'E'];
+const BINARY_UP = ['', 'Ki', 'Mi', 'Gi', 'Ti', 'Pi', 'Ei'];
+
+/** An integer in canonical DecimalSI form: the largest exact power of 1000 ("1500M", "2", "0"). */
+export function formatDecimalInteger(v: bigint): string {
+  let i = 0;
+  while (v !== 0n && v % 1000n === 0n && i < DECIMAL_UP.length - 1) {
+    v /= 1000n;
+    i++;
+  }
+  return `${v}${DECIMAL_UP[i]}`;
+}
+
+/**
+ * A byte count as upstream's BinarySI Quantity.String(): values within (-1024, 1024)
+ * print as plain numbers, others with the largest exact 1024 power ("24681788Ki", "1Gi").
+ */
+export function formatBytes(v: bigint): string {
+  if (v > -1024n && v < 1024n) return formatDecimalInteger(v);
+  let i = 0;
+  while (v % 1024n === 0n && i < BINARY_UP.length - 1) {
+    v /= 1024n;
+    i++;
+  }
+  return `${v}${BINARY_UP[i]}`;
+}
+
+/** A milli-unit value as upstream's DecimalSI Quantity.String(): "1900m", "2", "0". */
+export function formatMilli(milli: bigint): string {
+  if (milli % 1000n === 0n) return formatDecimalInteger(milli / 1000n);
+  return `${milli}m`;
+}

@@ -72,6 +72,24 @@ export class WorkerCrashedError extends KubeletTsError {
   override readonly code = 'KTS_ERR_WORKER_CRASHED';
 }
 
+/** The apiserver answered a request with an error status (4xx/5xx). `status` is the HTTP code, `reason` the Status reason. */
+export class ApiStatusError extends KubeletTsError {
+  override readonly code = 'KTS_ERR_API_STATUS';
+  constructor(
+    message: string,
+    readonly status: number,
+    readonly reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** The apiserver could not be reached, the connection failed, or the request timed out. Retry with backoff. */
+export class ApiUnreachableError extends KubeletTsError {
+  override readonly code = 'KTS_ERR_API_UNREACHABLE';
+}
+
 export const ERROR_CODES = {
   KubeletTsError: 'KTS_ERR',
   CriError: 'KTS_ERR_CRI',
@@ -84,4 +102,6 @@ export const ERROR_CODES = {
   ManifestError: 'KTS_ERR_MANIFEST',
   CapacityError: 'KTS_ERR_CAPACITY',
   WorkerCrashedError: 'KTS_ERR_WORKER_CRASHED',
+  ApiStatusError: 'KTS_ERR_API_STATUS',
+  ApiUnreachableError: 'KTS_ERR_API_UNREACHABLE',
 } as const;

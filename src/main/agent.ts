@@ -4,7 +4,9 @@
  * and worker pool, the PLEG, the pod sources and their merge, the syncLoop
  * and the HTTP endpoints. Owns their shutdown order.
  */
+import { setMaxListeners } from 'node:events';
 import { mkdirSync } from 'node:fs';
+import os from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Server } from 'node:http';
 import type { Logger } from 'pino';
@@ -31,6 +33,12 @@ import { SyncLoop } from './sync-loop/sync-loop.js';
 import { SyncLoopQueue } from './sync-loop/sync-loop-queue.js';
 import { RuntimeState } from './kubelet/runtime-state.js';
 import { nodeResources } from './kubelet/node-resources.js';
+import { connectCluster, clusterNode as makeClusterNode } from './cluster-node.js';
+import { nodeReference, Recorder } from './events/event-recorder.js';
+import { linuxHostProbe } from './node/host-probe.js';
+import { NodeStatusInputsCollector } from './node/node-status-inputs.js';
+import { nodeNameMetric } from './node/node-metrics.js';
+import { kubeletVersion, packageVersion } from './version.js';
 import { PodManager } from './kubelet/pod-manager.js';
 import { PoolSyncer } from './kubelet/pool-syncer.js';
 import { kubeletMetrics } from './kubelet/kubelet-metrics.js';
@@ -38,6 +46,12 @@ import { PodHandlers } from './kubelet/handlers.js';
 import { ContainerDeletor } from './kubelet/container-deletor.js';
 import { ContainerGc } from './kubelet/container-gc.js';
 import { StatusManager } from './status/status-manager.js';
+import { podStatusSyncDuration } from './status/status-metrics.js';
+import { StatusSync } from './status/status-sync.js';
+import { PodStartMetrics } from './status/pod-start-metrics.js';
+import { MirrorClient } from './kubelet/mirror-client.js';
+import { ApiSource } from './podconfig/api-source.js';
+import type { Pod } from '../api/pod.js';
 import { PodWorkers } from './pod-workers/pod-workers.js';
 
 /** containerID prefix as upstream reports it: the runtime's name ("containerd", or ours). */
@@ -69,6 +83,8 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
   const stops: (() => Promise<void> | void)[] = [];
   const controller = new AbortController();
   const signal = controller.signal;
+  // Every loop of the agent waits on this one signal (timers, requests, streams).
+  setMaxListeners(1000, signal);
   const stop = async () => {
     controller.abort();
     for (const s of stops.reverse()) await s();
@@ -77,6 +93,30 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
     const rootDir = resolve(config.rootDir);
     mkdirSync(rootDir, { recursive: true });
     mkdirSync(config.podLogsDir, { recursive: true });
+
+    const registry = new Registry();
+    collectDefaultMetrics({ register: registry });
+    nodeNameMetric(registry, config.nodeName);
+
+    // Credentials first (TLS bootstrap may have to wait for a signed certificate), as upstream's run().
+    const cluster = config.kubeconfig
+      ? await connectCluster(config, {
+          clock,
+          logger: logger.child({ component: 'apiserver' }),
+          registry,
+          signal,
+          version: packageVersion(),
+        })
+      : undefined;
+    if (cluster) stops.push(() => cluster.clients.close());
+    const recorder = new Recorder({
+      component: 'kubelet',
+      host: config.nodeName,
+      logger: logger.child({ component: 'events' }),
+      now: () => clock.now(),
+      sink: cluster?.events,
+    });
+    recorder.record(nodeReference(config.nodeName), 'Normal', 'Starting', 'Starting kubelet.');
 
     let runtimeEndpoint = config.containerRuntimeEndpoint;
     let imageEndpoint = config.imageServiceEndpoint;
@@ -87,8 +127,6 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
       if (imageEndpoint === 'sim') imageEndpoint = sim.endpoint;
     }
 
-    const registry = new Registry();
-    collectDefaultMetrics({ register: registry });
     const shared = createSharedState({ maxPods: config.maxPods, imagePulls: imagePullLimits(config), nowMs: clock.now() });
     registerMetricBlock(registry, shared.metrics, HELP);
 
@@ -120,11 +158,23 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
       mode: config.relistMode,
       sink: (e) => queue.offerPleg(e),
     });
-    pleg.start(signal);
-    stops.push(() => pleg.stopped());
-
     const runtimeState = new RuntimeState(cri, pleg, clock, logger.child({ component: 'runtime' }));
-    runtimeState.start(signal);
+
+    const hostname = (config.hostnameOverride || os.hostname()).trim().toLowerCase();
+    const collector = new NodeStatusInputsCollector({
+      config,
+      hostname,
+      host: linuxHostProbe,
+      cri,
+      readiness: runtimeState,
+      kubeletVersion: kubeletVersion(),
+      clock,
+      logger: logger.child({ component: 'node-status' }),
+    });
+    const addresses = await collector.refreshAddresses().catch((err: unknown) => {
+      logger.error({ err: (err as Error).message }, 'Cannot determine the node IP; pods report no hostIP until it resolves');
+      return [];
+    });
 
     const podConfig = new PodConfig({ clock, logger: logger.child({ component: 'config' }), signal });
     if (config.staticPodPath) {
@@ -153,9 +203,32 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
       );
     }
 
-    const node = nodeResources(config);
+    const node = nodeResources(config, collector.machine, collector.resources().allocatable, addresses, hostname);
     const podManager = new PodManager();
-    const statusManager = new StatusManager();
+    const statusManager = new StatusManager(() => clock.now());
+    const startMetrics = new PodStartMetrics(registry);
+    let statusSync: StatusSync | undefined;
+    const clusterNode =
+      cluster && makeClusterNode({ config, connection: cluster, collector, runtimeState, recorder, hostname, clock, logger, signal });
+    const mirrorClient =
+      clusterNode &&
+      new MirrorClient({
+        client: cluster.clients.main,
+        nodeName: config.nodeName,
+        node: () => clusterNode.status.node,
+        logger: logger.child({ component: 'mirror-pods' }),
+      });
+    if (clusterNode) {
+      podConfig.addSource(
+        new ApiSource({
+          client: cluster.clients.main,
+          nodeName: config.nodeName,
+          clock,
+          logger: logger.child({ component: 'api-source' }),
+          ready: () => clusterNode.status.whenRegistered(),
+        }),
+      );
+    }
     const kubeletLogger = logger.child({ component: 'kubelet' });
     const syncer = new PoolSyncer({
       runner,
@@ -165,6 +238,7 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
       node: node.info,
       clock,
       logger: kubeletLogger,
+      recorder,
       networkError: () => runtimeState.networkErrors(),
       runtimeName: runtimeName(runtimeVersion.runtimeName),
       metrics: kubeletMetrics(registry),
@@ -172,6 +246,11 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
       maxConcurrentSyncs: runner.threads > 0 ? runner.threads * 6 : 16,
       cacheUnreliable: (uid) => pleg.inspectionFailed(uid),
       releaseCacheSlot: (uid) => pleg.releaseSlotWhenUnused(uid),
+      podTerminated: (uid) => statusSync?.enqueue(uid),
+      startMetrics,
+      ...(mirrorClient && {
+        syncMirrorPod: (pod: Pod) => mirrorClient.sync(pod, podManager.mirrorPodOf(pod), (m, p) => podManager.isMirrorPodOf(m, p)),
+      }),
     });
     const podWorkers = new PodWorkers({
       syncer,
@@ -195,6 +274,8 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
       cachedStatus: (uid) => syncer.cachedStatus(uid),
       containerDeletor: new ContainerDeletor(runner, kubeletLogger),
       allSourcesReady: () => podConfig.seenAllSources(),
+      mirrorClient,
+      startMetrics,
       clock,
       logger: kubeletLogger,
     });
@@ -210,21 +291,9 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
       queue,
       syncFrequencyMs: config.syncFrequency,
     });
-    syncLoop.start(signal);
-    stops.push(() => syncLoop.stopped());
-    stops.push(() => podWorkers.idle());
 
-    const containerGc = new ContainerGc({
-      runner,
-      clock,
-      logger: kubeletLogger.child({ component: 'container-gc' }),
-      podLogsDir: config.podLogsDir,
-      shouldPodContentBeRemoved: (uid) => podWorkers.shouldPodContentBeRemoved(uid),
-      allSourcesReady: () => podConfig.seenAllSources(),
-    });
-    containerGc.start(signal);
-    stops.push(() => containerGc.idle());
-
+    // Start-up order as upstream's startKubelet + Kubelet.Run: the HTTP servers, node status and
+    // lease, runtime health, (pod status), the PLEG, then the syncLoop.
     // Upstream's healthz checks. PLEG health is not one of them: it stops the syncLoop (runtimeErrors) instead.
     const logHealth = new LogHealth(logger, clock);
     logHealth.start(signal);
@@ -243,8 +312,44 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
       onHealthFailure,
     });
     stops.push(() => new Promise<void>((r) => main.close(() => r())));
+
+    if (clusterNode) {
+      clusterNode.start();
+      statusSync = new StatusSync({
+        client: cluster.clients.main,
+        statusManager,
+        podManager,
+        clock,
+        logger: logger.child({ component: 'status-sync' }),
+        resourcesReclaimed: (uid) => podWorkers.isPodKnownTerminated(uid),
+        syncDuration: podStatusSyncDuration(registry),
+      });
+      statusSync.start(signal);
+    }
+    runtimeState.start(signal);
+    pleg.start(signal);
+    stops.push(() => pleg.stopped());
+    syncLoop.start(signal);
+    stops.push(() => syncLoop.stopped());
+    stops.push(() => podWorkers.idle());
+    const containerGc = new ContainerGc({
+      runner,
+      clock,
+      logger: kubeletLogger.child({ component: 'container-gc' }),
+      podLogsDir: config.podLogsDir,
+      shouldPodContentBeRemoved: (uid) => podWorkers.shouldPodContentBeRemoved(uid),
+      allSourcesReady: () => podConfig.seenAllSources(),
+    });
+    containerGc.start(signal);
+    stops.push(() => containerGc.idle());
     logger.info(
-      { port: boundPort(main), healthzPort: boundPort(healthz), rootDir, podLogsDir: join(config.podLogsDir) },
+      {
+        port: boundPort(main),
+        healthzPort: boundPort(healthz),
+        rootDir,
+        podLogsDir: join(config.podLogsDir),
+        mode: cluster ? 'cluster' : 'standalone',
+      },
       'kubelet-ts is running',
     );
 

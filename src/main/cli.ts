@@ -4,9 +4,6 @@
  * nothing here exits the process. `parseCommandLine` is the side-effect-free
  * part the agent wiring uses.
  */
-import { existsSync, readFileSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { ConfigError } from '../common/errors.js';
 import { createLogger, type Logger } from '../common/logger.js';
 import type { DestinationStream } from 'pino';
@@ -14,26 +11,11 @@ import { formatDuration } from './config/duration.js';
 import { parseFlags } from './config/flags.js';
 import type { KubeletConfig } from './config/kubelet-config.js';
 import { resolveFromFlags, type ConfigSources, type ResolveEnv, type ResolvedConfig } from './config/load-config.js';
+import { packageVersion } from './version.js';
 
 export type CommandLine = ({ kind: 'run' } & ResolvedConfig) | { kind: 'help'; text: string } | { kind: 'version'; text: string };
 
-let cachedVersion: string | undefined;
-
-/** The version in kubelet-ts's package.json (found by walking up from this module, in src/ or dist/). */
-export function packageVersion(): string {
-  if (cachedVersion !== undefined) return cachedVersion;
-  let dir = path.dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    const candidate = path.join(dir, 'package.json');
-    if (existsSync(candidate)) {
-      const pkg = JSON.parse(readFileSync(candidate, 'utf8')) as { name?: string; version?: string };
-      if (pkg.name === 'kubelet-ts' && pkg.version) return (cachedVersion = pkg.version);
-    }
-    const parent = path.dirname(dir);
-    if (parent === dir) return (cachedVersion = '0.0.0-unknown');
-    dir = parent;
-  }
-}
+export { packageVersion } from './version.js';
 
 /** Parses argv and resolves the configuration. Throws ConfigError for bad flags or config. No side effects. */
 export function parseCommandLine(argv: readonly string[], env: ResolveEnv = {}): CommandLine {

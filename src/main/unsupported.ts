@@ -1,21 +1,19 @@
 /**
  * Settings that are accepted (they are upstream flags) but whose feature is
- * not built yet. Asking for one is an error with a clear message rather than
- * a silent standalone run; the read-only port only warns, since leaving a
- * legacy default unserved changes nothing a client relies on.
+ * not built yet, or whose upstream effect does not apply here. Asking for an
+ * unbuilt feature is an error with a clear message; a setting that cannot
+ * apply gets one startup line saying so.
  */
 import type { Logger } from 'pino';
 import type { KubeletConfig } from './config/kubelet-config.js';
 
 export function unsupportedSettings(config: KubeletConfig): string[] {
   const problems: string[] = [];
-  if (config.kubeconfig) {
-    problems.push(
-      `--kubeconfig=${config.kubeconfig}: the apiserver pod source, node status and lease are not implemented yet; only standalone mode (static pods) runs`,
-    );
-  }
   if (config.runonce) problems.push('--runonce: run-once mode is not implemented yet');
   if (config.pleg === 'evented') problems.push('--pleg=evented: the evented PLEG is not implemented yet; use --pleg=generic');
+  if (config.bootstrapKubeconfig && !config.kubeconfig) {
+    problems.push('--bootstrap-kubeconfig needs --kubeconfig: the path where the bootstrapped kubeconfig is written');
+  }
   return problems;
 }
 
@@ -23,4 +21,13 @@ export function warnIgnoredSettings(config: KubeletConfig, logger: Logger): void
   if (config.readOnlyPort !== 0) {
     logger.warn({ readOnlyPort: config.readOnlyPort }, 'The read-only port is not served yet; use --read-only-port=0 to silence this');
   }
+  if (!config.kubeconfig && (config.registerWithTaints.length > 0 || Object.keys(config.nodeLabels).length > 0)) {
+    logger.warn(
+      '--node-labels and --register-with-taints apply when the node registers with an apiserver (--kubeconfig); standalone, they have no effect',
+    );
+  }
+  logger.info(
+    { evictionHard: config.evictionHard, evictionSoft: config.evictionSoft },
+    'Eviction thresholds set the MemoryPressure, DiskPressure and PIDPressure node conditions; no pods are evicted (the eviction manager is not built)',
+  );
 }

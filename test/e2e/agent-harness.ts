@@ -63,7 +63,7 @@ export class AgentProcess {
     readonly endpoint: string,
     readonly nodeName: string,
     readonly namespace: string,
-    readonly extraArgs: readonly string[] = [],
+    readonly extraArgs: string[] = [],
   ) {
     this.dir = mkdtempSync(join(tmpdir(), 'kts-e2e-'));
     this.manifests = join(this.dir, 'manifests');

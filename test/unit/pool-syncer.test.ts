@@ -80,6 +80,7 @@ function setup() {
     clock,
     logger: pino({ level: 'silent' }),
     networkError: () => undefined,
+    recorder: { record: () => undefined },
   });
   return { clock, cache, podManager, statusManager, runner, syncer };
 }
@@ -176,6 +177,7 @@ describe('a shortened grace period during termination stops the containers again
       clock,
       logger: pino({ level: 'silent' }),
       networkError: () => undefined,
+      recorder: { record: () => undefined },
     });
     const workers = new PodWorkers({ syncer, clock, random: () => 0 });
     const p = pod();

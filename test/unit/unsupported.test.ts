@@ -12,8 +12,11 @@ describe('unsupportedSettings', () => {
   it('accepts a standalone configuration', () => {
     expect(unsupportedSettings(configOf(['--pod-manifest-path=/tmp/m']))).toEqual([]);
   });
+  it('accepts --kubeconfig (the node registers with the apiserver)', () => {
+    expect(unsupportedSettings(configOf(['--kubeconfig=/etc/kubernetes/kubelet.conf']))).toEqual([]);
+  });
   it.each([
-    [['--kubeconfig=/etc/kubernetes/kubelet.conf'], /apiserver pod source.*not implemented/],
+    [['--bootstrap-kubeconfig=/etc/kubernetes/bootstrap.conf'], /--bootstrap-kubeconfig needs --kubeconfig/],
     [['--runonce'], /run-once mode is not implemented/],
     [['--pleg=evented'], /evented PLEG is not implemented/],
   ])('refuses %j with a clear message', (argv, message) => {

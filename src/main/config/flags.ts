@@ -14,12 +14,21 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { ConfigError } from '../../common/errors.js';
 import { parseDuration } from './duration.js';
-import { CGROUP_DRIVERS, HAIRPIN_MODES, LOGGING_FORMATS, PLEG_MODES, RELIST_MODES, type KubeletConfig } from './kubelet-config.js';
+import {
+  CGROUP_DRIVERS,
+  HAIRPIN_MODES,
+  LOGGING_FORMATS,
+  PLEG_MODES,
+  RELIST_MODES,
+  TAINT_EFFECTS,
+  type KubeletConfig,
+  type TaintSpec,
+} from './kubelet-config.js';
 
 /** A resolved-config key a flag writes; logging sub-fields are dotted. */
 export type FlagTarget = Exclude<keyof KubeletConfig, 'logging' | 'nodeName'> | 'logging.format' | 'logging.verbosity';
 
-type FlagKind = 'string' | 'duration' | 'int' | 'bool' | 'enum' | 'colonMultimap' | 'list' | 'langleMap' | 'map';
+type FlagKind = 'string' | 'duration' | 'int' | 'bool' | 'enum' | 'colonMultimap' | 'list' | 'langleMap' | 'map' | 'taints';
 
 export interface FlagSpec {
   /** Long name without dashes, e.g. 'sync-frequency'. */
@@ -56,6 +65,26 @@ export const FLAG_SPECS: readonly FlagSpec[] = [
     'Load the initial configuration from this KubeletConfiguration file. Command-line flags that are explicitly set override it.',
   ),
   spec('kubeconfig', 'kubeconfig', 'string', 'path', '""', 'Path to a kubeconfig file for the API server. Omit it to run standalone.'),
+  spec(
+    'bootstrap-kubeconfig',
+    'bootstrapKubeconfig',
+    'string',
+    'path',
+    '""',
+    'Kubeconfig used to request a client certificate (TLS bootstrap) when --kubeconfig does not exist yet; the issued certificate goes to --cert-dir and --kubeconfig is written to point at it.',
+  ),
+  spec(
+    'cert-dir',
+    'certDir',
+    'string',
+    'path',
+    '<root-dir>/pki',
+    'Directory of the TLS certificates (the bootstrapped client certificate).',
+  ),
+  spec('kube-api-qps', 'kubeAPIQPS', 'int', 'qps', '50', 'QPS to use while talking with the apiserver.'),
+  spec('kube-api-burst', 'kubeAPIBurst', 'int', 'n', '100', 'Burst to use while talking with the apiserver.'),
+  spec('event-qps', 'eventRecordQPS', 'int', 'qps', '50', 'Events the kubelet may send per second (0 = unlimited).'),
+  spec('event-burst', 'eventBurst', 'int', 'n', '100', 'Maximum size of a burst of event records (with --event-qps > 0).'),
   spec(
     'hostname-override',
     'hostnameOverride',
@@ -174,6 +203,22 @@ export const FLAG_SPECS: readonly FlagSpec[] = [
 
   spec('max-pods', 'maxPods', 'int', 'n', '110', 'Number of pods that can run on this node.'),
   spec('pod-max-pids', 'podPidsLimit', 'int', 'n', '-1', 'Maximum number of processes per pod; -1 = node allocatable pid capacity.'),
+  spec(
+    'register-with-taints',
+    'registerWithTaints',
+    'taints',
+    'key=value:Effect,...',
+    '""',
+    'Register the node with these taints (comma-separated key=value:Effect; ignored if --register-node is false).',
+  ),
+  spec(
+    'node-status-max-images',
+    'nodeStatusMaxImages',
+    'int',
+    'n',
+    '50',
+    'Maximum number of images reported in the node status (-1 = no cap).',
+  ),
   spec('register-node', 'registerNode', 'bool', 'bool', 'true', 'Register the node with the API server (needs --kubeconfig).'),
   spec(
     'node-status-update-frequency',
@@ -312,6 +357,27 @@ export function parseLangleMap(value: string, into: Record<string, string> = {})
   return into;
 }
 
+/** Upstream ParseTaints: 'key=value:Effect' or 'key:Effect', comma-separated, appended. */
+export function parseTaints(value: string, into: TaintSpec[] = []): TaintSpec[] {
+  for (const item of value.split(',')) {
+    const text = item.trim();
+    if (text === '') continue;
+    const colon = text.lastIndexOf(':');
+    if (colon < 0) throw new Error(`invalid taint ${JSON.stringify(text)}: expect key=value:Effect or key:Effect`);
+    const effect = text.slice(colon + 1);
+    if (!(TAINT_EFFECTS as readonly string[]).includes(effect)) {
+      throw new Error(`invalid taint effect ${JSON.stringify(effect)} in ${JSON.stringify(text)} (valid: ${TAINT_EFFECTS.join(', ')})`);
+    }
+    const kv = text.slice(0, colon);
+    const eq = kv.indexOf('=');
+    const key = eq < 0 ? kv : kv.slice(0, eq);
+    if (key === '') throw new Error(`invalid taint ${JSON.stringify(text)}: empty key`);
+    const e = effect as TaintSpec['effect'];
+    into.push(eq < 0 ? { key, effect: e } : { key, value: kv.slice(eq + 1), effect: e });
+  }
+  return into;
+}
+
 /** Upstream StringSlice: comma-separated, appended. */
 export function parseList(value: string, into: string[] = []): string[] {
   for (const item of value.split(',')) if (item.trim() !== '') into.push(item.trim());
@@ -346,6 +412,8 @@ function argParserFor(kind: FlagKind): ((value: string, previous: unknown) => un
       return wrap((v, prev: Record<string, string> | undefined) => parseLangleMap(v, prev));
     case 'list':
       return wrap((v, prev: string[] | undefined) => parseList(v, prev));
+    case 'taints':
+      return wrap((v, prev: TaintSpec[] | undefined) => parseTaints(v, prev));
     default: {
       const never: never = kind;
       throw new Error(`unhandled flag kind ${String(never)}`);

@@ -57,6 +57,15 @@ export const LOGGING_FORMATS = ['text', 'json'] as const;
 export const RELIST_MODES = ['parallel', 'serial'] as const;
 export const PLEG_MODES = ['generic', 'evented'] as const;
 
+export const TAINT_EFFECTS = ['NoSchedule', 'PreferNoSchedule', 'NoExecute'] as const;
+
+/** A node taint as registered (core/v1 Taint without timeAdded). */
+export interface TaintSpec {
+  key: string;
+  value?: string;
+  effect: (typeof TAINT_EFFECTS)[number];
+}
+
 export type LoggingFormat = (typeof LOGGING_FORMATS)[number];
 export type RelistMode = (typeof RELIST_MODES)[number];
 export type PlegMode = (typeof PLEG_MODES)[number];
@@ -137,6 +146,15 @@ export const KubeletConfigurationFileSchema = z.strictObject({
   podLogsDir: str.optional(),
 
   registerNode: bool.optional(),
+  registerWithTaints: z
+    .array(
+      z.strictObject({
+        key: z.string().min(1),
+        value: str.optional(),
+        effect: z.enum(TAINT_EFFECTS),
+      }),
+    )
+    .optional(),
   nodeStatusUpdateFrequency: durationString.optional(),
   nodeStatusReportFrequency: durationString.optional(),
   nodeStatusMaxImages: int.optional(),
@@ -238,6 +256,8 @@ export interface KubeletConfig {
   imageServiceEndpoint: string;
   podLogsDir: string;
   registerNode: boolean;
+  /** Taints the node is registered with (`--register-with-taints`). */
+  registerWithTaints: TaintSpec[];
   nodeStatusUpdateFrequency: number;
   nodeStatusReportFrequency: number;
   nodeStatusMaxImages: number;
@@ -291,6 +311,10 @@ export interface KubeletConfig {
   configFile: string;
   /** '' = standalone mode (no API server). */
   kubeconfig: string;
+  /** '' = no TLS bootstrap. */
+  bootstrapKubeconfig: string;
+  /** Directory of TLS certificates; '' = <rootDir>/pki. */
+  certDir: string;
   rootDir: string;
   hostnameOverride: string;
   /** hostnameOverride, or the OS hostname, lower-cased (upstream nodeutil.GetHostname). */
@@ -347,6 +371,7 @@ export function defaultKubeletConfig(ctx: DefaultsContext): KubeletConfig {
     imageServiceEndpoint: endpoint,
     podLogsDir: '/var/log/pods',
     registerNode: true,
+    registerWithTaints: [],
     nodeStatusUpdateFrequency: 10_000,
     nodeStatusReportFrequency: 300_000,
     nodeStatusMaxImages: 50,
@@ -393,6 +418,8 @@ export function defaultKubeletConfig(ctx: DefaultsContext): KubeletConfig {
 
     configFile: '',
     kubeconfig: '',
+    bootstrapKubeconfig: '',
+    certDir: '',
     rootDir: '/var/lib/kubelet',
     hostnameOverride: '',
     nodeName: ctx.hostname.trim().toLowerCase(),

@@ -6,7 +6,7 @@
  * block on CRI. Main thread only.
  */
 import type { Logger } from 'pino';
-import type { Pod } from '../../api/pod.js';
+import { podFullName, type Pod } from '../../api/pod.js';
 import type { Clock } from '../../common/clock.js';
 import type { PlegEvent } from '../../runtime/pleg-event.js';
 import type { PodStatus as RuntimePodStatus, RuntimePod } from '../../runtime/types.js';
@@ -16,6 +16,9 @@ import type { StatusManager } from '../status/status-manager.js';
 import type { PodManager } from './pod-manager.js';
 import type { ContainerDeletor } from './container-deletor.js';
 import { pastActiveDeadline } from './active-deadline.js';
+import type { MirrorClient } from './mirror-client.js';
+import { API_SOURCE, CONFIG_SOURCE_ANNOTATION, isMirrorPod } from '../podconfig/types.js';
+import type { PodStartMetrics } from '../status/pod-start-metrics.js';
 
 export interface HandlerDeps {
   podManager: PodManager;
@@ -28,6 +31,10 @@ export interface HandlerDeps {
   containerDeletor: ContainerDeletor;
   /** Every pod source has delivered once (upstream sourcesReady.AllReady). */
   allSourcesReady(): boolean;
+  /** Deletes mirror pods whose static pod is gone (cluster mode only). */
+  mirrorClient?: Pick<MirrorClient, 'delete'>;
+  /** Pod start-up SLI: pods as the apiserver watch delivers them. */
+  startMetrics?: Pick<PodStartMetrics, 'observedOnWatch' | 'forget'>;
   clock: Clock;
   logger: Logger;
 }
@@ -58,6 +65,11 @@ export class PodHandlers {
     for (const pod of [...pods].sort(byCreation)) {
       const uid = pod.metadata.uid ?? '';
       podManager.addOrUpdate(pod);
+      this.observedOnWatch(pod);
+      if (isMirrorPod(pod)) {
+        this.handleMirrorPod(pod);
+        continue;
+      }
       if (!podWorkers.isPodTerminationRequested(uid)) {
         const active = filterOutInactivePods(
           podManager.pods().filter((p) => p !== pod),
@@ -85,6 +97,11 @@ export class PodHandlers {
   handlePodUpdates(pods: Pod[]): void {
     for (const pod of pods) {
       this.d.podManager.addOrUpdate(pod);
+      this.observedOnWatch(pod);
+      if (isMirrorPod(pod)) {
+        this.handleMirrorPod(pod);
+        continue;
+      }
       if (this.rejected.has(pod.metadata.uid ?? '')) continue;
       this.d.podWorkers.update({ pod, updateType: 'update', startTime: this.d.clock.now() });
     }
@@ -100,6 +117,11 @@ export class PodHandlers {
     for (const pod of pods) {
       const uid = pod.metadata.uid ?? '';
       this.d.podManager.remove(pod);
+      this.d.startMetrics?.forget(uid);
+      if (isMirrorPod(pod)) {
+        this.handleMirrorPod(pod);
+        continue;
+      }
       if (this.rejected.delete(uid)) {
         this.d.statusManager.removePodStatus(uid);
         continue;
@@ -112,8 +134,24 @@ export class PodHandlers {
     }
   }
 
+  /** Upstream handleMirrorPod: a mirror pod changed or went away: sync its static pod (which recreates it if needed). */
+  private handleMirrorPod(mirror: Pod): void {
+    const pod = this.d.podManager.podOfMirror(mirror);
+    if (pod && !this.rejected.has(pod.metadata.uid ?? ''))
+      this.d.podWorkers.update({ pod, updateType: 'update', startTime: this.d.clock.now() });
+  }
+
   handlePodReconcile(pods: Pod[]): void {
-    for (const pod of pods) this.d.podManager.addOrUpdate(pod);
+    for (const pod of pods) {
+      this.d.podManager.addOrUpdate(pod);
+      this.observedOnWatch(pod);
+    }
+  }
+
+  /** Pods from the apiserver, as its watch delivered them (pod start-up SLI). */
+  private observedOnWatch(pod: Pod): void {
+    if (pod.metadata.annotations?.[CONFIG_SOURCE_ANNOTATION] === API_SOURCE && !isMirrorPod(pod))
+      this.d.startMetrics?.observedOnWatch(pod, this.d.clock.now());
   }
 
   /**
@@ -150,12 +188,27 @@ export class PodHandlers {
     }
   }
 
+  /** Upstream DeleteOrphanedMirrorPods: mirror pods whose static pod is gone (and not still terminating). */
+  private deleteOrphanedMirrorPods(): void {
+    const { podManager, podWorkers, mirrorClient, logger } = this.d;
+    if (!mirrorClient) return;
+    for (const mirror of podManager.mirrorPods()) {
+      if (podManager.podOfMirror(mirror) || podWorkers.isPodForMirrorPodTerminatingByFullName(podFullName(mirror))) continue;
+      const name = `${mirror.metadata.namespace}/${mirror.metadata.name}`;
+      mirrorClient.delete(mirror.metadata.namespace ?? 'default', mirror.metadata.name ?? '', mirror.metadata.uid).then(
+        (deleted) => deleted && logger.info({ pod: name }, 'Deleted orphaned mirror pod'),
+        (err: unknown) => logger.warn({ pod: name, err: (err as Error).message }, 'Failed to delete an orphaned mirror pod; will retry'),
+      );
+    }
+  }
+
   /** upstream HandlePodCleanups, run by housekeeping once all sources are ready. */
   handlePodCleanups(): void {
     const { podManager, podWorkers, statusManager, logger } = this.d;
     const desired = podManager.pods().filter((p) => !this.rejected.has(p.metadata.uid ?? ''));
     const workers = podWorkers.syncKnownPods(desired);
     statusManager.removeOrphanedStatuses((uid) => podManager.get(uid) !== undefined || workers.has(uid));
+    this.deleteOrphanedMirrorPods();
 
     // Runtime pods no config knows and no worker handles: kill them (removal is left to container GC).
     for (const uid of this.d.runtimeUids()) {

@@ -1,100 +1,30 @@
 /**
- * This node's identity and resources: capacity from the host, allocatable
- * after reservations (upstream node allocatable), and the NodeInfo the sync
- * tasks need.
+ * What the pod path needs to know about this node: the NodeInfo the sync tasks
+ * read (name, IP, DNS settings, memory capacity) and what admission checks
+ * pods against: the allocatable resources (cpu, memory, pods,
+ * ephemeral-storage, hugepages-*), the node's labels and the sysctls the
+ * kernel lets pods set. They come from the node status inputs and the
+ * registration labels, so admission and the Node object the apiserver sees
+ * agree.
  */
-import { readdirSync, readFileSync, statfsSync } from 'node:fs';
-import { arch, availableParallelism, networkInterfaces, release, totalmem } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { release } from 'node:os';
+import { value } from '../../api/quantity.js';
 import type { KubeletConfig } from '../config/kubelet-config.js';
-import { allocatable, type NodeResources as ResourceList } from '../admission/resources.js';
+import type { NodeResources as AdmitResources } from '../admission/resources.js';
 import { parseKernelVersion, safeSysctlAllowlist } from '../admission/sysctls.js';
+import type { NodeAddress } from '../node/node-address.js';
+import type { MachineFacts } from '../node/host-probe.js';
+import { initialNode } from '../node/node-registration.js';
 import type { NodeInfo } from '../../workers/sync/sync-types.js';
 
 export interface NodeResources {
-  capacity: ResourceList;
-  allocatable: ResourceList;
-  /** The node object's labels (upstream initialNode: hostname, os, arch, then --node-labels). */
+  allocatable: AdmitResources;
+  /** The node object's labels (upstream initialNode: hostname, os, arch and their beta twins, then --node-labels). */
   labels: Record<string, string>;
-  /** The sysctls pods may set on this kernel. */
+  /** The sysctls pods may set on this kernel (upstream SafeSysctlAllowlist). */
   sysctlAllowlist: string[];
   info: NodeInfo;
-}
-
-/** Go's GOARCH for Node's process.arch. */
-export function goArch(nodeArch: string = arch()): string {
-  const map: Record<string, string> = {
-    x64: 'amd64',
-    ia32: '386',
-    arm64: 'arm64',
-    arm: 'arm',
-    ppc64: 'ppc64le',
-    s390x: 's390x',
-    riscv64: 'riscv64',
-    loong64: 'loong64',
-  };
-  return map[nodeArch] ?? nodeArch;
-}
-
-/** Upstream initialNode labels (standalone). */
-export function nodeLabels(nodeName: string, extra: Record<string, string>): Record<string, string> {
-  const a = goArch();
-  return {
-    'kubernetes.io/hostname': nodeName,
-    'kubernetes.io/os': 'linux',
-    'kubernetes.io/arch': a,
-    'beta.kubernetes.io/os': 'linux',
-    'beta.kubernetes.io/arch': a,
-    ...extra,
-  };
-}
-
-/** Bytes of the filesystem holding `dir` (cadvisor's node filesystem capacity); undefined when it cannot be read. */
-function filesystemBytes(dir: string): string | undefined {
-  try {
-    const s = statfsSync(dir, { bigint: true });
-    return String(s.blocks * s.bsize);
-  } catch {
-    return undefined;
-  }
-}
-
-/** Pre-allocated huge pages by size (`hugepages-2Mi` → bytes), from /sys/kernel/mm/hugepages. */
-function hugePages(root = '/sys/kernel/mm/hugepages'): Record<string, string> {
-  const out: Record<string, string> = {};
-  let dirs: string[] = [];
-  try {
-    dirs = readdirSync(root);
-  } catch {
-    return out;
-  }
-  for (const d of dirs) {
-    const m = /^hugepages-(\d+)kB$/.exec(d);
-    if (!m) continue;
-    try {
-      const count = BigInt(readFileSync(join(root, d, 'nr_hugepages'), 'utf8').trim());
-      const kb = BigInt(m[1]!);
-      const name =
-        kb % (1024n * 1024n) === 0n
-          ? `hugepages-${kb / (1024n * 1024n)}Gi`
-          : kb % 1024n === 0n
-            ? `hugepages-${kb / 1024n}Mi`
-            : `hugepages-${kb}Ki`;
-      out[name] = String(count * kb * 1024n);
-    } catch {
-      // unreadable: leave this size out
-    }
-  }
-  return out;
-}
-
-/** The --node-ip, else the first non-internal IPv4 address, else ''. */
-export function detectNodeIP(configured: string | undefined): string {
-  if (configured) return configured.split(',')[0].trim();
-  for (const list of Object.values(networkInterfaces())) {
-    for (const a of list ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
-  }
-  return '';
 }
 
 function readResolvConf(path: string): string {
@@ -106,31 +36,47 @@ function readResolvConf(path: string): string {
   }
 }
 
-export function nodeResources(config: KubeletConfig): NodeResources {
-  const capacity: ResourceList = { cpu: String(availableParallelism()), memory: String(totalmem()), pods: config.maxPods };
-  const fs = filesystemBytes(config.rootDir);
-  if (fs !== undefined) capacity['ephemeral-storage'] = fs;
-  const pages = hugePages();
-  if (Object.keys(pages).length) capacity.scalar = pages;
+/** Allocatable as admission reads it: cpu, memory and pods, ephemeral-storage when known, every other resource as scalar. */
+export function admitResources(allocatable: Record<string, string>, maxPods: number): AdmitResources {
+  const out: AdmitResources = {
+    cpu: allocatable.cpu ?? '0',
+    memory: allocatable.memory ?? '0',
+    pods: allocatable.pods !== undefined ? Number(value(allocatable.pods)) : maxPods,
+  };
+  if (allocatable['ephemeral-storage'] !== undefined) out['ephemeral-storage'] = allocatable['ephemeral-storage'];
+  const scalar = Object.entries(allocatable).filter(([k]) => !['cpu', 'memory', 'pods', 'ephemeral-storage'].includes(k));
+  if (scalar.length) out.scalar = Object.fromEntries(scalar);
+  return out;
+}
+
+export function nodeResources(
+  config: KubeletConfig,
+  machine: MachineFacts,
+  allocatable: Record<string, string>,
+  addresses: readonly NodeAddress[],
+  hostname: string = config.nodeName,
+): NodeResources {
+  const labels = initialNode({
+    nodeName: config.nodeName,
+    hostname,
+    operatingSystem: machine.operatingSystem,
+    architecture: machine.architecture,
+    nodeLabels: config.nodeLabels,
+    taints: [],
+    providerID: '',
+  }).metadata?.labels;
   return {
-    capacity,
-    allocatable: allocatable(
-      capacity,
-      config.systemReserved,
-      config.kubeReserved,
-      config.evictionHard['memory.available'],
-      config.evictionHard['nodefs.available'],
-    ),
-    labels: nodeLabels(config.nodeName, config.nodeLabels),
+    allocatable: admitResources(allocatable, config.maxPods),
+    labels: { ...(labels ?? {}) },
     sysctlAllowlist: safeSysctlAllowlist(parseKernelVersion(release())),
     info: {
       name: config.nodeName,
-      ip: detectNodeIP(config.nodeIp),
+      ip: addresses.find((a) => a.type === 'InternalIP')?.address ?? '',
       podLogsDir: config.podLogsDir,
       clusterDNS: config.clusterDNS,
       clusterDomain: config.clusterDomain,
       resolvConf: readResolvConf(config.resolvConf),
-      memoryCapacityBytes: totalmem(),
+      memoryCapacityBytes: Number(machine.memoryBytes),
     },
   };
 }

@@ -20,6 +20,9 @@ import type { StatusManager } from '../status/status-manager.js';
 import type { PodManager } from './pod-manager.js';
 import type { KubeletMetrics } from './kubelet-metrics.js';
 import { Semaphore } from '../../common/semaphore.js';
+import { podReference, type EventRecorder } from '../events/event-recorder.js';
+import { isStaticPod } from '../podconfig/types.js';
+import type { PodStartMetrics } from '../status/pod-start-metrics.js';
 
 export interface PoolSyncerOptions {
   runner: TaskRunner;
@@ -43,6 +46,14 @@ export interface PoolSyncerOptions {
   cacheUnreliable?(uid: string): boolean;
   /** The pod left every source and is terminated: its cache slot may go (the PLEG frees it safely). */
   releaseCacheSlot?(uid: string): void;
+  /** Where the pod events the sync tasks report go (log at V(3), and the apiserver when connected). */
+  recorder: EventRecorder;
+  /** Cluster mode: keeps a static pod's mirror pod in the apiserver (created, or replaced when outdated). */
+  syncMirrorPod?(pod: Pod): Promise<void>;
+  /** The pod's worker finished termination (the apiserver object may now be deleted). */
+  podTerminated?(uid: string): void;
+  /** Pod start-up metrics (kubelet_pod_start_duration_seconds). */
+  startMetrics?: Pick<PodStartMetrics, 'statusGenerated'>;
 }
 
 /** `p`, or a rejection with the signal's reason as soon as it aborts (a late failure of `p` is then ignored). */
@@ -84,14 +95,12 @@ export class PoolSyncer implements PodSyncer {
    * previous sync's own changes.
    */
   private readonly lastSyncEnd = new Map<string, number>();
-  private readonly events: Logger;
   /** The runtime status read when termination finished, until the pod is terminated (by UID). */
   private readonly terminatedStatus = new Map<string, RuntimePodStatus>();
 
   private readonly slots: Semaphore;
 
   constructor(private readonly o: PoolSyncerOptions) {
-    this.events = o.logger.child({ component: 'events' });
     this.slots = new Semaphore(o.maxConcurrentSyncs ?? 12);
   }
 
@@ -121,15 +130,12 @@ export class PoolSyncer implements PodSyncer {
       runtimeName: this.o.runtimeName ?? 'containerd',
     });
     this.o.statusManager.setPodStatus(pod, status);
+    this.o.startMetrics?.statusGenerated(pod, status, this.o.clock.now());
     return status;
   }
 
   private record(pod: Pod, events: PodEvent[]): void {
-    for (const e of events) {
-      const fields = { pod: podRef(pod), podUID: pod.metadata.uid, type: e.type, reason: e.reason };
-      if (e.type === 'Warning') this.events.warn(fields, e.message);
-      else this.events.info(fields, e.message);
-    }
+    for (const e of events) this.o.recorder.record(podReference(pod), e.type, e.reason, e.message);
   }
 
   async syncPod(ctx: SyncContext, updateType: SyncPodType, pod: Pod): Promise<{ terminal: boolean }> {
@@ -153,6 +159,16 @@ export class PoolSyncer implements PodSyncer {
       throw new Error(`network is not ready: ${networkError}`);
     }
     if (ctx.signal.aborted) return { terminal: false };
+    if (this.o.syncMirrorPod && isStaticPod(pod)) {
+      await this.o
+        .syncMirrorPod(pod)
+        .catch((err: unknown) =>
+          this.o.logger.warn(
+            { pod: podRef(pod), err: (err as Error).message },
+            'Failed to sync the mirror pod; will retry at the next sync',
+          ),
+        );
+    }
     const slot = this.o.cache.allocate(uid);
     const result = await this.slots.run(() =>
       this.o.runner.run({
@@ -216,6 +232,7 @@ export class PoolSyncer implements PodSyncer {
       const fresh = stopped && slot !== undefined && this.o.cache.isNewerThan(slot, stopped.timestamp) ? undefined : stopped;
       this.refreshStatus(pod, true, fresh);
     }
+    this.o.podTerminated?.(uid);
     this.backoff.delete(uid);
     this.reasons.delete(uid);
     this.lastSyncEnd.delete(uid);

@@ -1,26 +1,44 @@
 /**
- * The kubelet's view of runtime health (upstream runtimeState +
- * updateRuntimeUp): CRI Status is polled every 5 s; RuntimeReady=false, a
- * failed Status call or an unhealthy PLEG are runtime errors (the syncLoop
- * then skips work with backoff); NetworkReady=false is a network error (only
- * pods that need the pod network wait).
+ * The kubelet's view of runtime health (upstream runtimeState + updateRuntimeUp):
+ * CRI Status is polled every 5 s.
+ * - A successful Status with RuntimeReady=true records the time of the last
+ *   base runtime sync; when none succeeded within 30 s the runtime is reported
+ *   "container runtime is down" (before the first one: "container runtime status
+ *   check may not have completed yet").
+ * - RuntimeReady=false is the error "Container runtime not ready: <condition>".
+ * - An unhealthy PLEG adds "PLEG is not healthy: <why>".
+ * - NetworkReady=false is a network error ("runtime network not ready: …"): only
+ *   pods that need the pod network wait, and the node is NotReady.
+ * The syncLoop skips work while runtimeErrors() is non-empty; the node's Ready
+ * condition aggregates runtimeErrors() and networkErrors().
  */
 import type { Logger } from 'pino';
 import type { Clock } from '../../common/clock.js';
 import type { CriClient } from '../../cri/client.js';
 
 export const RUNTIME_STATUS_PERIOD_MS = 5000;
+/** Upstream maxWaitForContainerRuntime, the base runtime sync threshold. */
+export const RUNTIME_SYNC_THRESHOLD_MS = 30_000;
 
 export interface HealthSource {
   healthy(): { ok: boolean; message: string };
 }
 
+type Condition = { type: string; status: boolean; reason: string; message: string } | undefined;
+
+/** Upstream RuntimeCondition.String(): "RuntimeReady=false reason:X message:Y" (nil prints as <nil>). */
+function describe(c: Condition): string {
+  return c ? `${c.type}=${c.status} reason:${c.reason} message:${c.message}` : '<nil>';
+}
+
 export class RuntimeState {
-  private runtimeError: string | undefined = 'container runtime status check may not have completed yet';
+  private lastBaseRuntimeSync: number | undefined;
+  private runtimeError: string | undefined;
   private networkError: string | undefined = 'network state unknown';
+  private lastLoggedStatusError: string | undefined;
 
   constructor(
-    private readonly cri: CriClient,
+    private readonly cri: Pick<CriClient, 'status'>,
     private readonly pleg: HealthSource,
     private readonly clock: Clock,
     private readonly logger: Logger,
@@ -38,35 +56,41 @@ export class RuntimeState {
   }
 
   async update(): Promise<void> {
+    let conditions: Condition[];
     try {
       const s = await this.cri.status({}, { timeoutMs: 10_000 });
-      const cond = (type: string) => s.status?.conditions.find((c) => c.type === type);
-      const runtime = cond('RuntimeReady');
-      const network = cond('NetworkReady');
-      const runtimeError = runtime?.status
-        ? undefined
-        : `container runtime not ready: RuntimeReady=false reason:${runtime?.reason ?? ''} message:${runtime?.message ?? ''}`;
-      const networkError = network?.status
-        ? undefined
-        : `container runtime network not ready: NetworkReady=false reason:${network?.reason ?? ''} message:${network?.message ?? ''}`;
-      if (runtimeError !== this.runtimeError && runtimeError) this.logger.error({ err: runtimeError }, 'Container runtime not ready');
-      if (networkError !== this.networkError && networkError)
-        this.logger.error({ err: networkError }, 'Container runtime network not ready');
-      this.runtimeError = runtimeError;
-      this.networkError = networkError;
+      conditions = s.status?.conditions ?? [];
+      this.lastLoggedStatusError = undefined;
     } catch (err) {
-      const msg = `container runtime is down: ${err instanceof Error ? err.message : String(err)}`;
-      if (msg !== this.runtimeError) this.logger.error({ err: msg }, 'Container runtime status check failed');
-      this.runtimeError = msg;
+      const msg = err instanceof Error ? err.message : String(err);
+      if (msg !== this.lastLoggedStatusError) this.logger.error({ err: msg }, 'Container runtime sanity check failed');
+      this.lastLoggedStatusError = msg;
+      return;
     }
+    const cond = (type: string) => conditions.find((c) => c?.type === type);
+    const network = cond('NetworkReady');
+    const networkError = network?.status ? undefined : `runtime network not ready: ${describe(network)}`;
+    if (networkError && networkError !== this.networkError) this.logger.error({ err: networkError }, 'Container runtime network not ready');
+    this.networkError = networkError;
+    const runtime = cond('RuntimeReady');
+    if (!runtime?.status) {
+      const runtimeError = `Container runtime not ready: ${describe(runtime)}`;
+      if (runtimeError !== this.runtimeError) this.logger.error({ err: runtimeError }, 'Container runtime not ready');
+      this.runtimeError = runtimeError;
+      return;
+    }
+    this.runtimeError = undefined;
+    this.lastBaseRuntimeSync = this.clock.now();
   }
 
-  /** Errors that stop the syncLoop (upstream runtimeErrors). */
+  /** Errors that stop the syncLoop and make the node NotReady (upstream runtimeErrors). */
   runtimeErrors(): string[] {
     const errs: string[] = [];
-    if (this.runtimeError) errs.push(this.runtimeError);
+    if (this.lastBaseRuntimeSync === undefined) errs.push('container runtime status check may not have completed yet');
+    else if (this.clock.now() - this.lastBaseRuntimeSync >= RUNTIME_SYNC_THRESHOLD_MS) errs.push('container runtime is down');
     const pleg = this.pleg.healthy();
     if (!pleg.ok) errs.push(`PLEG is not healthy: ${pleg.message}`);
+    if (this.runtimeError) errs.push(this.runtimeError);
     return errs;
   }
 

@@ -17,7 +17,7 @@ import type { Logger } from 'pino';
 import type { Pod, PodStatus as ApiPodStatus } from '../../api/pod.js';
 import type { Clock } from '../../common/clock.js';
 import type { PodStatus as RuntimePodStatus, RuntimePod } from '../../runtime/types.js';
-import { CONFIG_SOURCE_ANNOTATION } from '../podconfig/types.js';
+import { isStaticPod } from '../podconfig/types.js';
 
 export type SyncPodType = 'create' | 'update' | 'sync' | 'kill';
 
@@ -157,11 +157,7 @@ export function isTerminalPhase(pod: Pod): boolean {
   return phase === 'Failed' || phase === 'Succeeded';
 }
 
-/** Upstream kubetypes.IsStaticPod: the pod came from a file or HTTP source. */
-export function isStaticPod(pod: Pod): boolean {
-  const source = pod.metadata.annotations?.[CONFIG_SOURCE_ANNOTATION];
-  return source !== undefined && source !== 'api';
-}
+export { isStaticPod };
 
 // --- the seams of PodWorkers --------------------------------------------------
 

@@ -11,7 +11,14 @@ import type { Logger } from 'pino';
 import type { Clock } from '../../common/clock.js';
 import { podFullName, type Pod } from '../../api/pod.js';
 import { formatRFC3339Nano } from './defaults.js';
-import { CONFIG_MIRROR_ANNOTATION, CONFIG_SEEN_ANNOTATION, CONFIG_SOURCE_ANNOTATION, type PodOperation, type PodUpdate } from './types.js';
+import {
+  CONFIG_MIRROR_ANNOTATION,
+  CONFIG_SEEN_ANNOTATION,
+  CONFIG_SOURCE_ANNOTATION,
+  isMirrorPod,
+  type PodOperation,
+  type PodUpdate,
+} from './types.js';
 
 // --- semantic comparison (upstream podsDifferSemantically & co) -------------
 /** Annotations the kubelet itself manages; ignored when comparing and kept from the stored pod. */
@@ -131,10 +138,6 @@ export interface PodStorageOptions {
 interface NameOwner {
   source: string;
   uid: string;
-}
-
-function isMirrorPod(pod: Pod): boolean {
-  return pod.metadata.annotations?.[CONFIG_MIRROR_ANNOTATION] !== undefined;
 }
 
 function uidOf(pod: Pod): string {

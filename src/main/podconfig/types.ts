@@ -34,6 +34,17 @@ export const CONFIG_HASH_ANNOTATION = 'kubernetes.io/config.hash';
 export const CONFIG_SEEN_ANNOTATION = 'kubernetes.io/config.seen';
 export const CONFIG_MIRROR_ANNOTATION = 'kubernetes.io/config.mirror';
 
+/** A mirror pod: the apiserver's copy of a static pod (upstream kubetypes.IsMirrorPod). */
+export function isMirrorPod(pod: Pod): boolean {
+  return pod.metadata.annotations?.[CONFIG_MIRROR_ANNOTATION] !== undefined;
+}
+
+/** Upstream kubetypes.IsStaticPod: the pod came from a file or HTTP source (any source but the apiserver). */
+export function isStaticPod(pod: Pod): boolean {
+  const source = pod.metadata.annotations?.[CONFIG_SOURCE_ANNOTATION];
+  return source !== undefined && source !== API_SOURCE;
+}
+
 /**
  * The input side of PodConfig for one source. Calls are synchronous and never
  * block: the update is merged immediately and its deltas queued for the

@@ -20,6 +20,7 @@ import type {
   PodStatus as ApiPodStatus,
 } from '../../api/pod.js';
 import type { ContainerStatus as RuntimeContainerStatus, PodStatus as RuntimePodStatus } from '../../runtime/types.js';
+import { rfc3339 } from '../../common/time.js';
 import { getPodQOS } from '../../workers/sync/qos.js';
 import { CONFIG_SOURCE_ANNOTATION } from '../podconfig/types.js';
 import {
@@ -68,10 +69,7 @@ export interface GenerateStatusOptions {
   evict?: { reason: string; message: string };
 }
 
-/** RFC3339, seconds precision, UTC (metav1.Time). */
-export function rfc3339(ms: number): string {
-  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
-}
+export { rfc3339 };
 
 const nsToRfc3339 = (ns: bigint): string | null => (ns > 0n ? rfc3339(Number(ns / 1_000_000n)) : null);
 const isTerminal = (phase: PodPhase | undefined) => phase === 'Failed' || phase === 'Succeeded';

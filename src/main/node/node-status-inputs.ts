@@ -1,0 +1,172 @@
+/**
+ * Gathers what the node status setters need, each time the node status is
+ * computed: addresses, host facts, capacity and allocatable, the runtime's
+ * version (CRI Version, kept from the last answer while the runtime is down),
+ * the image list (CRI ListImages, largest first, capped at nodeStatusMaxImages),
+ * pressure from the eviction signals, and the errors that make the node NotReady.
+ */
+import type { Logger } from 'pino';
+import type { Clock } from '../../common/clock.js';
+import { rfc3339 } from '../../common/time.js';
+import type { CriClient } from '../../cri/client.js';
+import type { KubeletConfig } from '../config/kubelet-config.js';
+import type { HostProbe, MachineFacts } from './host-probe.js';
+import { hostAddressEnv, resolveNodeAddresses, type AddressEnv, type NodeAddress } from './node-address.js';
+import { nodeAllocatable, nodeCapacity } from './node-resources-calc.js';
+import type { NodeImage, NodeStatusInputs } from './node-status-setters.js';
+import { conditionsMet, PressureTracker, type Observations } from './pressure.js';
+
+export type StatusConfig = Pick<
+  KubeletConfig,
+  | 'nodeName'
+  | 'nodeIp'
+  | 'rootDir'
+  | 'maxPods'
+  | 'podsPerCore'
+  | 'systemReserved'
+  | 'kubeReserved'
+  | 'evictionHard'
+  | 'evictionSoft'
+  | 'evictionPressureTransitionPeriod'
+  | 'nodeStatusMaxImages'
+  | 'port'
+>;
+
+export interface InputDeps {
+  config: StatusConfig;
+  /** The Hostname address (the OS hostname or --hostname-override). */
+  hostname: string;
+  host: HostProbe;
+  cri: Pick<CriClient, 'version' | 'listImages' | 'imageFsInfo'>;
+  readiness: { runtimeErrors(): string[]; networkErrors(): string | undefined };
+  kubeletVersion: string;
+  clock: Clock;
+  logger: Logger;
+  addressEnv?: AddressEnv;
+}
+
+export class NodeStatusInputsCollector {
+  readonly machine: MachineFacts;
+  private readonly pressure: PressureTracker;
+  private runtimeVersion = '';
+  private addresses: NodeAddress[] = [];
+
+  constructor(private readonly d: InputDeps) {
+    this.machine = d.host.machine();
+    this.pressure = new PressureTracker(d.config.evictionPressureTransitionPeriod, d.clock);
+  }
+
+  /** Capacity and allocatable from the host now (also what admission checks pods against). */
+  resources(): { capacity: Record<string, string>; allocatable: Record<string, string> } {
+    let rootfs: bigint | undefined;
+    try {
+      rootfs = this.d.host.fsStats(this.d.config.rootDir).capacityBytes;
+    } catch {
+      rootfs = undefined;
+    }
+    const capacity = nodeCapacity({
+      machine: this.machine,
+      rootfsCapacityBytes: rootfs,
+      maxPods: this.d.config.maxPods,
+      podsPerCore: this.d.config.podsPerCore,
+    });
+    const allocatable = nodeAllocatable(capacity, {
+      systemReserved: this.d.config.systemReserved,
+      kubeReserved: this.d.config.kubeReserved,
+      evictionHard: this.d.config.evictionHard,
+    });
+    return { capacity, allocatable };
+  }
+
+  /** The addresses resolved at the last collect (or start). */
+  nodeAddresses(): NodeAddress[] {
+    return this.addresses;
+  }
+
+  async refreshAddresses(): Promise<NodeAddress[]> {
+    this.addresses = await resolveNodeAddresses(
+      this.d.config.nodeIp,
+      this.d.config.nodeName,
+      this.d.hostname,
+      this.d.addressEnv ?? hostAddressEnv,
+    );
+    return this.addresses;
+  }
+
+  private async containerRuntimeVersion(): Promise<string> {
+    try {
+      const v = await this.d.cri.version({}, { timeoutMs: 10_000 });
+      this.runtimeVersion = `${v.runtimeName}://${v.runtimeVersion}`;
+    } catch {
+      // Keep the last version seen: the runtime being down shows in Ready, not here.
+    }
+    return this.runtimeVersion;
+  }
+
+  private async images(): Promise<NodeImage[] | undefined> {
+    try {
+      const list = (await this.d.cri.listImages({}, { timeoutMs: 30_000 })).images;
+      const sorted = list
+        .map((i) => ({ repoDigests: i.repoDigests, repoTags: i.repoTags, sizeBytes: Number(i.size) }))
+        .sort((a, b) => b.sizeBytes - a.sizeBytes);
+      const max = this.d.config.nodeStatusMaxImages;
+      return max > -1 ? sorted.slice(0, max) : sorted;
+    } catch (err) {
+      this.d.logger.debug({ err: (err as Error).message }, 'Error getting image list for the node status');
+      return undefined;
+    }
+  }
+
+  private async imagefsPath(): Promise<string> {
+    try {
+      const info = await this.d.cri.imageFsInfo({}, { timeoutMs: 10_000 });
+      return info.imageFilesystems[0]?.fsId?.mountpoint || this.d.config.rootDir;
+    } catch {
+      return this.d.config.rootDir;
+    }
+  }
+
+  private async observe(): Promise<Observations> {
+    const obs: Observations = {};
+    const mem = this.machine.memoryBytes;
+    const ws = this.d.host.memoryWorkingSetBytes();
+    obs['memory.available'] = { available: mem - ws, capacity: mem };
+    const fs = (prefix: 'nodefs' | 'imagefs', path: string) => {
+      try {
+        const s = this.d.host.fsStats(path);
+        obs[`${prefix}.available`] = { available: s.availableBytes, capacity: s.capacityBytes };
+        obs[`${prefix}.inodesFree`] = { available: s.inodesFree, capacity: s.inodes };
+      } catch {
+        // Unknown filesystem: no observation, no pressure from it.
+      }
+    };
+    fs('nodefs', this.d.config.rootDir);
+    fs('imagefs', await this.imagefsPath());
+    const pids = this.d.host.pids();
+    obs['pid.available'] = { available: BigInt(pids.max - pids.running), capacity: BigInt(pids.max) };
+    return obs;
+  }
+
+  async collect(): Promise<NodeStatusInputs> {
+    try {
+      await this.refreshAddresses();
+    } catch (err) {
+      this.d.logger.error({ err: (err as Error).message }, 'Failed to resolve the node addresses; keeping the previous ones');
+    }
+    const [containerRuntimeVersion, images, obs] = await Promise.all([this.containerRuntimeVersion(), this.images(), this.observe()]);
+    this.pressure.update(conditionsMet([this.d.config.evictionHard, this.d.config.evictionSoft], obs));
+    const network = this.d.readiness.networkErrors();
+    return {
+      now: rfc3339(this.d.clock.now()),
+      addresses: this.addresses,
+      machine: this.machine,
+      ...this.resources(),
+      containerRuntimeVersion,
+      kubeletVersion: this.d.kubeletVersion,
+      kubeletPort: this.d.config.port,
+      images,
+      underPressure: (c) => this.pressure.under(c),
+      readyErrors: [...this.d.readiness.runtimeErrors(), ...(network ? [network] : [])],
+    };
+  }
+}

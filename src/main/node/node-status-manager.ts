@@ -1,0 +1,175 @@
+/**
+ * Node registration and node status (upstream kubelet_node_status.go):
+ * - `syncNodeStatus` runs every nodeStatusUpdateFrequency (10 s): it registers
+ *   the node first when --register-node (create; if it exists, reconcile it),
+ *   retrying registration with a backoff of 100 ms doubling to 7 s; then it
+ *   computes the status and patches `nodes/<name>/status` when the status
+ *   changed or nodeStatusReportFrequency (5 min) passed since the last report;
+ *   up to 5 tries per sync (the first reads the node from the apiserver's cache,
+ *   resourceVersion=0).
+ * - `fastStatusUpdate` at start polls every 100 ms until the runtime is ready and
+ *   then syncs at once, so the node turns Ready without waiting a period.
+ * - Node events (NodeHasSufficientMemory, NodeReady, …) go to the recorder.
+ * Runs on the heartbeat client (registration on the main one); never blocks
+ * anything else in the agent, and logs a failing apiserver once per interval.
+ */
+import type { Logger } from 'pino';
+import type { Node } from '../../api/cluster.js';
+import type { Clock } from '../../common/clock.js';
+import { FailureLog } from '../../common/failure-log.js';
+import { isAlreadyExists, type RestClient } from '../apiserver/rest-client.js';
+import type { EventRecorder } from '../events/event-recorder.js';
+import { nodeReference } from '../events/event-recorder.js';
+import { initialNode, reconcileExistingNode, type RegistrationSpec } from './node-registration.js';
+import { nodeStatusPatch } from './node-status-patch.js';
+import { nodeStatusChanged, setNodeStatus, type NodeStatusInputs } from './node-status-setters.js';
+
+const STATUS_UPDATE_RETRIES = 5;
+const REGISTER_MAX_BACKOFF_MS = 7000;
+const FAST_UPDATE_PERIOD_MS = 100;
+/** Upstream nodeReadyGracePeriod: how long the fast update waits for the runtime. */
+const FAST_UPDATE_WINDOW_MS = 120_000;
+
+export interface NodeStatusManagerOptions {
+  main: RestClient;
+  heartbeat: RestClient;
+  nodeName: string;
+  registerNode: boolean;
+  registration: RegistrationSpec;
+  updateFrequencyMs: number;
+  reportFrequencyMs: number;
+  collect: () => Promise<NodeStatusInputs>;
+  /** True once the runtime reports ready (fast status update). */
+  runtimeReady: () => boolean;
+  recorder: EventRecorder;
+  clock: Clock;
+  logger: Logger;
+  onRepeatedFailure?: () => void;
+}
+
+export class NodeStatusManager {
+  private registered = false;
+  private readonly registeredWaiters: (() => void)[] = [];
+  private lastReport = -Infinity;
+  private syncing: Promise<void> | undefined;
+  private readonly failures: FailureLog;
+  private readonly nodePath: string;
+  /** The node as the apiserver last returned it. */
+  node: Node | undefined;
+
+  constructor(private readonly o: NodeStatusManagerOptions) {
+    this.failures = new FailureLog(o.logger, o.clock, 'Node status update', 30_000);
+    this.nodePath = `/api/v1/nodes/${encodeURIComponent(o.nodeName)}`;
+  }
+
+  get registrationCompleted(): boolean {
+    return this.registered;
+  }
+
+  /** Resolves once the node is registered (at once with --register-node=false). */
+  whenRegistered(): Promise<void> {
+    if (this.registered || !this.o.registerNode) return Promise.resolve();
+    return new Promise((r) => this.registeredWaiters.push(r));
+  }
+
+  /** Starts the periodic sync and the fast first update. */
+  start(signal: AbortSignal): void {
+    const loop = async () => {
+      while (!signal.aborted) {
+        await this.syncNodeStatus(signal);
+        await this.o.clock.sleep(this.o.updateFrequencyMs, signal).catch(() => undefined);
+      }
+    };
+    void loop();
+    void this.fastStatusUpdate(signal);
+  }
+
+  private async fastStatusUpdate(signal: AbortSignal): Promise<void> {
+    const deadline = this.o.clock.now() + FAST_UPDATE_WINDOW_MS;
+    while (!signal.aborted && this.o.clock.now() < deadline) {
+      if (this.o.runtimeReady() && (this.registered || !this.o.registerNode)) {
+        await this.syncNodeStatus(signal);
+        return;
+      }
+      await this.o.clock.sleep(FAST_UPDATE_PERIOD_MS, signal).catch(() => undefined);
+    }
+  }
+
+  /** One sync; concurrent callers share the one in flight (upstream's syncNodeStatusMux). */
+  syncNodeStatus(signal?: AbortSignal): Promise<void> {
+    this.syncing ??= this.doSync(signal).finally(() => (this.syncing = undefined));
+    return this.syncing;
+  }
+
+  private record = (type: 'Normal' | 'Warning', reason: string) =>
+    this.o.recorder.record(nodeReference(this.o.nodeName), type, reason, `Node ${this.o.nodeName} status is now: ${reason}`);
+
+  private async doSync(signal?: AbortSignal): Promise<void> {
+    if (this.o.registerNode && !this.registered) await this.registerWithApiServer(signal);
+    if (signal?.aborted) return;
+    for (let i = 0; i < STATUS_UPDATE_RETRIES; i++) {
+      try {
+        await this.tryUpdateNodeStatus(i, signal);
+        this.failures.success();
+        return;
+      } catch (err) {
+        if (signal?.aborted) return;
+        if (i > 0) this.o.onRepeatedFailure?.();
+        this.failures.failure(err, { attempt: i + 1 });
+      }
+    }
+  }
+
+  private async tryUpdateNodeStatus(tryNumber: number, signal?: AbortSignal): Promise<void> {
+    const query = tryNumber === 0 ? { resourceVersion: '0' } : {};
+    const original = await this.o.heartbeat.get<Node>(this.nodePath, { query, signal });
+    const node = structuredClone(original);
+    const inputs = await this.o.collect();
+    setNodeStatus(node, inputs, this.record);
+    const now = this.o.clock.now();
+    if (now - this.lastReport < this.o.reportFrequencyMs && !nodeStatusChanged(original.status, node.status)) {
+      this.node = original;
+      return;
+    }
+    const patch = nodeStatusPatch(original.status, node.status!);
+    this.node = patch ? await this.o.heartbeat.patch<Node>(`${this.nodePath}/status`, patch, 'strategic', { signal }) : original;
+    this.lastReport = now;
+  }
+
+  /** Upstream registerWithAPIServer: retries until the node is registered (or the agent stops). */
+  private async registerWithApiServer(signal?: AbortSignal): Promise<void> {
+    let backoff = 100;
+    const failures = new FailureLog(this.o.logger, this.o.clock, 'Node registration', 30_000);
+    while (!this.registered && !signal?.aborted) {
+      try {
+        await this.tryRegister(signal);
+        this.registered = true;
+        for (const w of this.registeredWaiters.splice(0)) w();
+        failures.success();
+        this.o.logger.info({ node: this.o.nodeName }, 'Successfully registered node');
+        return;
+      } catch (err) {
+        if (signal?.aborted) return;
+        failures.failure(err, { node: this.o.nodeName });
+        await this.o.clock.sleep(backoff, signal).catch(() => undefined);
+        backoff = Math.min(backoff * 2, REGISTER_MAX_BACKOFF_MS);
+      }
+    }
+  }
+
+  private async tryRegister(signal?: AbortSignal): Promise<void> {
+    const node = initialNode(this.o.registration);
+    setNodeStatus(node, await this.o.collect(), this.record);
+    try {
+      this.node = await this.o.main.create<Node>('/api/v1/nodes', node, { signal });
+      this.lastReport = this.o.clock.now();
+      return;
+    } catch (err) {
+      if (!isAlreadyExists(err)) throw err;
+    }
+    this.o.logger.info({ node: this.o.nodeName }, 'Node was previously registered');
+    const existing = await this.o.main.get<Node>(this.nodePath, { signal });
+    const patch = reconcileExistingNode(node, existing);
+    this.node = patch ? await this.o.main.patch<Node>(`${this.nodePath}/status`, patch, 'strategic', { signal }) : existing;
+  }
+}

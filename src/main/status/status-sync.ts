@@ -1,0 +1,248 @@
+/**
+ * The status manager's apiserver half (upstream status_manager.go syncPod,
+ * syncBatch, mergePodStatus, canBeDeleted):
+ * - Every status change (StatusManager version bump) queues its pod; a change
+ *   of one pod while it waits coalesces into one write. Writes run a few at a
+ *   time on the main (rate-limited) client; the node's lease and status use
+ *   another client, so a burst here never delays them.
+ * - A write is a strategic merge patch of `pods/<name>/status` from the status
+ *   the apiserver last returned (or, before any write, the one the watch
+ *   delivered) to ours, with the pod's UID as precondition. Conditions the
+ *   kubelet does not own are kept from the apiserver (mergePodStatus).
+ * - Static pods write to their mirror pod. Pods the apiserver does not have
+ *   (404) or has under another UID are dropped; other conflicts refresh the
+ *   base and retry.
+ * - Every 10 s, pods whose version was not written, whose apiserver object was
+ *   never written (a recreated mirror pod), or whose apiserver status differs
+ *   from what was last written in a newer resourceVersion (someone else changed
+ *   it; a watch copy older than our write is not drift) are queued.
+ * - After a write, a pod that is being deleted and whose containers are all
+ *   gone is deleted with grace 0 and a UID precondition (upstream canBeDeleted).
+ */
+import { isDeepStrictEqual } from 'node:util';
+import type { Logger } from 'pino';
+import type { Histogram } from 'prom-client';
+import type { Pod, PodStatus as ApiPodStatus } from '../../api/pod.js';
+import type { Clock } from '../../common/clock.js';
+import { ApiStatusError } from '../../common/errors.js';
+import { FailureLog } from '../../common/failure-log.js';
+import { isConflict, isNotFound, type RestClient } from '../apiserver/rest-client.js';
+import { twoWayMergePatch } from '../apiserver/strategic-patch.js';
+import type { PodManager } from '../kubelet/pod-manager.js';
+import { API_SOURCE, CONFIG_SOURCE_ANNOTATION, isStaticPod } from '../podconfig/types.js';
+import { KUBELET_OWNED_CONDITIONS } from './pod-conditions.js';
+import type { StatusManager } from './status-manager.js';
+
+export const STATUS_BATCH_PERIOD_MS = 10_000;
+const POD_STATUS_SCHEMA = { mergeKeys: { 'status.conditions': 'type', 'status.podIPs': 'ip', 'status.hostIPs': 'ip' } };
+
+export interface StatusSyncOptions {
+  client: RestClient;
+  statusManager: StatusManager;
+  podManager: PodManager;
+  clock: Clock;
+  logger: Logger;
+  /** True when the pod's containers are all stopped and its worker is done (upstream PodResourcesAreReclaimed). */
+  resourcesReclaimed(uid: string): boolean;
+  /** kubelet_pod_status_sync_duration_seconds */
+  syncDuration?: Histogram;
+  concurrency?: number;
+}
+
+/** Upstream mergePodStatus: kubelet-owned conditions from ours, every other condition from the apiserver's. */
+export function mergePodStatus(apiStatus: ApiPodStatus | undefined, ours: ApiPodStatus): ApiPodStatus {
+  const owned = (t: string) => KUBELET_OWNED_CONDITIONS.includes(t);
+  const conditions = [
+    ...(apiStatus?.conditions ?? []).filter((c) => !owned(c.type)),
+    ...(ours.conditions ?? []).filter((c) => owned(c.type)),
+  ];
+  return { ...ours, conditions };
+}
+
+/**
+ * True when the watch's copy is newer than the object our last write returned. resourceVersions are
+ * opaque to clients by contract, but etcd's are increasing integers; other strings count as newer when
+ * they differ. A copy without one cannot be placed and is not drift.
+ */
+function newer(watchRv: string | undefined, ourRv: string | undefined): boolean {
+  if (!watchRv) return false;
+  if (!ourRv) return true;
+  if (/^\d+$/.test(watchRv) && /^\d+$/.test(ourRv)) return BigInt(watchRv) > BigInt(ourRv);
+  return watchRv !== ourRv;
+}
+
+const kubeletView = (s: ApiPodStatus | undefined): unknown => {
+  const plain = JSON.parse(JSON.stringify(s ?? {})) as ApiPodStatus;
+  plain.conditions = (plain.conditions ?? []).filter((c) => KUBELET_OWNED_CONDITIONS.includes(c.type));
+  return plain;
+};
+
+export class StatusSync {
+  private readonly queued = new Set<string>();
+  private readonly inFlight = new Set<string>();
+  /** Version of each pod's status the apiserver has (by static/api pod UID). */
+  private readonly written = new Map<string, number>();
+  /** The status the apiserver returned after our last write, by target (api or mirror pod) UID. */
+  private readonly lastReturned = new Map<string, { status: ApiPodStatus; resourceVersion?: string }>();
+  private readonly deleted = new Set<string>();
+  private readonly failures: FailureLog;
+  private signal: AbortSignal | undefined;
+
+  constructor(private readonly o: StatusSyncOptions) {
+    this.failures = new FailureLog(o.logger, o.clock, 'Pod status update', 30_000);
+    o.statusManager.onChange((uid) => this.enqueue(uid));
+  }
+
+  start(signal: AbortSignal): void {
+    this.signal = signal;
+    const loop = async () => {
+      while (!signal.aborted) {
+        await this.o.clock.sleep(STATUS_BATCH_PERIOD_MS, signal).catch(() => undefined);
+        if (!signal.aborted) this.syncBatch();
+      }
+    };
+    void loop();
+    this.pump();
+  }
+
+  /** Pods queued or being written (tests, shutdown). */
+  get pending(): number {
+    return this.queued.size + this.inFlight.size;
+  }
+
+  enqueue(uid: string): void {
+    this.queued.add(uid);
+    this.pump();
+  }
+
+  /** Upstream syncBatch: queue pods whose status version is unwritten or whose apiserver status drifted. */
+  syncBatch(): void {
+    const live = new Set(this.o.statusManager.uids());
+    for (const uid of this.written.keys()) if (!live.has(uid)) this.written.delete(uid);
+    for (const uid of this.deleted) if (!live.has(uid)) this.deleted.delete(uid);
+    const targets = new Set<string>();
+    for (const uid of live) {
+      const v = this.o.statusManager.getVersioned(uid)!;
+      const pod = this.o.podManager.get(uid);
+      const deletable = pod?.metadata.deletionTimestamp && !this.deleted.has(uid) && this.o.resourcesReclaimed(uid);
+      targets.add(this.target(uid)?.metadata.uid ?? '');
+      if ((this.written.get(uid) ?? 0) < v.version || deletable) {
+        this.queued.add(uid);
+        continue;
+      }
+      const target = this.target(uid);
+      if (!target) continue;
+      const returned = this.lastReturned.get(target.metadata.uid ?? '');
+      if (!returned) {
+        this.queued.add(uid); // never written to this object (e.g. a recreated mirror pod)
+      } else if (
+        newer(target.metadata.resourceVersion, returned.resourceVersion) &&
+        !isDeepStrictEqual(kubeletView(target.status), kubeletView(returned.status))
+      ) {
+        // Someone else changed it: write ours again, from what the apiserver has now (upstream needsReconcile).
+        this.lastReturned.delete(target.metadata.uid ?? '');
+        this.queued.add(uid);
+      }
+    }
+    for (const uid of this.lastReturned.keys()) if (!targets.has(uid)) this.lastReturned.delete(uid);
+    this.pump();
+  }
+
+  private pump(): void {
+    if (!this.signal || this.signal.aborted) return;
+    const limit = this.o.concurrency ?? 4;
+    for (const uid of this.queued) {
+      if (this.inFlight.size >= limit) return;
+      if (this.inFlight.has(uid)) continue;
+      this.queued.delete(uid);
+      this.inFlight.add(uid);
+      void this.syncPod(uid)
+        .catch((err: unknown) => {
+          this.failures.failure(err, { podUID: uid });
+          this.written.delete(uid); // retried by the next batch
+        })
+        .finally(() => {
+          this.inFlight.delete(uid);
+          this.pump();
+        });
+    }
+  }
+
+  /** The apiserver object a pod's status is written to: the pod itself (api source) or its mirror pod. */
+  private target(uid: string): Pod | undefined {
+    const pod = this.o.podManager.get(uid);
+    if (!pod) return undefined;
+    if (isStaticPod(pod)) return this.o.podManager.mirrorPodOf(pod);
+    return pod.metadata.annotations?.[CONFIG_SOURCE_ANNOTATION] === API_SOURCE ? pod : undefined;
+  }
+
+  private async syncPod(uid: string): Promise<void> {
+    const v = this.o.statusManager.getVersioned(uid);
+    const pod = this.o.podManager.get(uid);
+    const target = this.target(uid);
+    if (!v || !pod || !target) return; // nothing to write to (yet): the batch retries a static pod once its mirror exists
+    const targetUid = target.metadata.uid ?? '';
+    const ns = target.metadata.namespace ?? 'default';
+    const path = `/api/v1/namespaces/${encodeURIComponent(ns)}/pods/${encodeURIComponent(target.metadata.name ?? '')}`;
+    const base = this.lastReturned.get(targetUid)?.status ?? target.status ?? {};
+    const merged = mergePodStatus(base, v.status);
+    const patch = twoWayMergePatch({ status: base }, { status: merged }, POD_STATUS_SCHEMA);
+    if (patch) {
+      try {
+        const res = await this.o.client.patch<Pod>(`${path}/status`, { metadata: { uid: targetUid }, ...patch }, 'strategic', {
+          signal: this.signal,
+        });
+        this.lastReturned.set(targetUid, { status: res.status ?? {}, resourceVersion: res.metadata.resourceVersion });
+      } catch (err) {
+        if (isNotFound(err)) {
+          this.o.logger.info(
+            { pod: `${ns}/${target.metadata.name}`, podUID: targetUid },
+            'Pod not found in the apiserver; status not written',
+          );
+          this.written.set(uid, v.version);
+          return;
+        }
+        if (err instanceof ApiStatusError && isConflict(err) && /UID in precondition/.test(err.message)) {
+          this.o.logger.info({ pod: `${ns}/${target.metadata.name}` }, 'Pod was deleted and then recreated; skipping its status update');
+          this.written.set(uid, v.version);
+          // Not retried by the batch until the watch catches up.
+          this.lastReturned.set(targetUid, { status: target.status ?? {}, resourceVersion: target.metadata.resourceVersion });
+          return;
+        }
+        if (isConflict(err)) {
+          // Our base is stale: read the apiserver's status and write again.
+          const fresh = await this.o.client.get<Pod>(path, { signal: this.signal });
+          this.lastReturned.set(targetUid, { status: fresh.status ?? {}, resourceVersion: fresh.metadata.resourceVersion });
+          this.queued.add(uid);
+          return;
+        }
+        throw err;
+      }
+    } else {
+      this.lastReturned.set(targetUid, {
+        status: base,
+        resourceVersion: this.lastReturned.get(targetUid)?.resourceVersion ?? target.metadata.resourceVersion,
+      });
+    }
+    this.written.set(uid, v.version);
+    if (v.pendingSince !== undefined) this.o.syncDuration?.observe((this.o.clock.now() - v.pendingSince) / 1000);
+    this.o.statusManager.acknowledge(uid, v.version);
+    this.failures.success();
+    await this.deleteIfReclaimed(uid, pod, path);
+  }
+
+  private async deleteIfReclaimed(uid: string, pod: Pod, path: string): Promise<void> {
+    if (!pod.metadata.deletionTimestamp || isStaticPod(pod) || this.deleted.has(uid)) return;
+    if (!this.o.resourcesReclaimed(uid)) return;
+    try {
+      await this.o.client.delete(path, { gracePeriodSeconds: 0, preconditions: { uid } }, { signal: this.signal });
+      this.o.logger.info(
+        { pod: `${pod.metadata.namespace}/${pod.metadata.name}`, podUID: uid },
+        'Pod fully terminated and removed from the apiserver',
+      );
+    } catch (err) {
+      if (!isNotFound(err) && !isConflict(err)) throw err;
+    }
+    this.deleted.add(uid);
+  }
+}

@@ -1,0 +1,109 @@
+/**
+ * The cluster half of the e2e suite runs against the real control plane that
+ * `scripts/control-plane.sh up` starts (etcd, kube-apiserver, controller-manager,
+ * scheduler v1.20.2), with the machine's kubectl as the observer. It is skipped
+ * unless KTS_E2E_CLUSTER=1 or CI=true; when enabled, a missing control plane
+ * FAILS the run (never skips).
+ */
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { describe } from 'vitest';
+
+const run = promisify(execFile);
+const root = resolve(fileURLToPath(import.meta.url), '../../..');
+const SCRIPT = join(root, 'scripts/control-plane.sh');
+
+export const CLUSTER_ENABLED = process.env.KTS_E2E_CLUSTER === '1' || process.env.CI === 'true';
+export const ADMIN_KUBECONFIG = process.env.KTS_KUBECONFIG ?? '/var/lib/kubelet-ts-control-plane/admin.kubeconfig';
+
+const SKIP_MESSAGE =
+  'cluster e2e suite skipped: it needs the real control plane. Enable it with ' +
+  '`sudo bash scripts/control-plane.sh build && sudo bash scripts/control-plane.sh up && KTS_E2E=1 KTS_E2E_CLUSTER=1 npm test` ' +
+  '(CI=true enables it too, and then a missing control plane fails the run).';
+
+/** describe() when the cluster suite is enabled, otherwise describe.skip() with the enabling instructions. */
+export function describeCluster(name: string, body: () => void): void {
+  if (CLUSTER_ENABLED) {
+    describe(name, body);
+  } else {
+    console.warn(SKIP_MESSAGE);
+    describe.skip(`${name} (${SKIP_MESSAGE})`, body);
+  }
+}
+
+/** Runs the machine's kubectl as the admin; returns stdout. Throws with stderr on failure. */
+export async function kubectl(...args: string[]): Promise<string> {
+  if (!existsSync(ADMIN_KUBECONFIG)) {
+    throw new Error(`no admin kubeconfig at ${ADMIN_KUBECONFIG}: is the control plane up? (sudo bash scripts/control-plane.sh up)`);
+  }
+  try {
+    const { stdout } = await run('kubectl', ['--kubeconfig', ADMIN_KUBECONFIG, ...args], { maxBuffer: 64 * 1024 * 1024 });
+    return stdout;
+  } catch (err) {
+    const e = err as { stderr?: string; message: string };
+    throw new Error(`kubectl ${args.join(' ')}: ${e.stderr?.trim() || e.message}`);
+  }
+}
+
+export async function kubectlJson<T>(...args: string[]): Promise<T> {
+  return JSON.parse(await kubectl(...args, '-o', 'json')) as T;
+}
+
+/** kubectl get that yields undefined for NotFound. */
+export async function getOrUndefined<T>(...args: string[]): Promise<T | undefined> {
+  try {
+    return await kubectlJson<T>('get', ...args);
+  } catch (err) {
+    if (/NotFound|not found/.test((err as Error).message)) return undefined;
+    throw err;
+  }
+}
+
+/** A node kubeconfig (client cert O=system:nodes, CN=system:node:NAME) written by the control-plane script. */
+export async function nodeKubeconfig(node: string, file: string): Promise<string> {
+  await run('bash', [SCRIPT, 'kubeconfig', node, file]);
+  return file;
+}
+
+/** A TLS-bootstrap kubeconfig (bootstrap token) written by the control-plane script. */
+export async function bootstrapKubeconfig(file: string): Promise<string> {
+  await run('bash', [SCRIPT, 'bootstrap-kubeconfig', file]);
+  return file;
+}
+
+export interface NodeObject {
+  metadata: { name: string; uid: string; labels?: Record<string, string>; annotations?: Record<string, string>; creationTimestamp: string };
+  spec?: { taints?: { key: string; value?: string; effect: string }[] };
+  status?: {
+    conditions?: {
+      type: string;
+      status: string;
+      reason?: string;
+      message?: string;
+      lastTransitionTime?: string;
+      lastHeartbeatTime?: string;
+    }[];
+    addresses?: { type: string; address: string }[];
+    capacity?: Record<string, string>;
+    allocatable?: Record<string, string>;
+    nodeInfo?: Record<string, string>;
+    daemonEndpoints?: { kubeletEndpoint?: { Port?: number } };
+    images?: { names: string[]; sizeBytes: number }[];
+  };
+}
+
+export function condition(node: NodeObject | undefined, type: string) {
+  return node?.status?.conditions?.find((c) => c.type === type);
+}
+
+/** Removes what a test node leaves in the cluster: the Node, its lease, its events and CSRs. */
+export async function deleteNodeObjects(node: string): Promise<void> {
+  await kubectl('delete', 'node', node, '--ignore-not-found', '--wait=false').catch(() => undefined);
+  await kubectl('-n', 'kube-node-lease', 'delete', 'lease', node, '--ignore-not-found', '--wait=false').catch(() => undefined);
+  await kubectl('-n', 'default', 'delete', 'events', '--field-selector', `involvedObject.name=${node}`, '--wait=false').catch(
+    () => undefined,
+  );
+}

@@ -1,0 +1,54 @@
+/**
+ * A containerd of the test's own (scripts/containerd.sh with its own dirs,
+ * socket, bridge and pod CIDR), for tests that stop the runtime or need one no
+ * other agent touches. Stop it with down() in afterAll.
+ */
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+const SCRIPT = join(resolve(fileURLToPath(import.meta.url), '../../..'), 'scripts/containerd.sh');
+
+export class PrivateContainerd {
+  readonly env: NodeJS.ProcessEnv;
+  readonly endpoint: string;
+  private readonly runDir: string;
+
+  /** tag: a short name (a-z0-9, ≤ 8 chars); cidrOctet: the second octet of its 10.x.0.0/16 pod network. */
+  constructor(tag: string, cidrOctet: number) {
+    this.runDir = `/run/kts-e2e-${tag}`;
+    this.env = {
+      ...process.env,
+      KTS_CONTAINERD_DIR: `/var/lib/kts-e2e-${tag}`,
+      KTS_CONTAINERD_RUN: this.runDir,
+      KTS_CNI_BRIDGE: `ktse${tag}`.slice(0, 15),
+      KTS_POD_CIDR: `10.${cidrOctet}.0.0/16`,
+    };
+    this.endpoint = `unix://${this.runDir}/containerd.sock`;
+  }
+
+  private async script(cmd: string): Promise<string> {
+    const { stdout } = await run('bash', [SCRIPT, cmd], { env: this.env, maxBuffer: 16 * 1024 * 1024 });
+    return stdout.trim();
+  }
+
+  /** Starts it (or restarts it with its old state after stop()). */
+  async up(): Promise<string> {
+    await this.script('up');
+    return this.endpoint;
+  }
+
+  /** Stops the daemon only (SIGTERM), leaving its state and running containers, as a runtime crash or restart would. */
+  stop(): void {
+    const pid = Number(readFileSync(join(this.runDir, 'containerd.pid'), 'utf8').trim());
+    process.kill(pid, 'SIGTERM');
+  }
+
+  /** Removes every pod, stops it and deletes its state. */
+  async down(): Promise<void> {
+    await this.script('down');
+  }
+}
