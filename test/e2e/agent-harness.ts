@@ -147,6 +147,20 @@ export class AgentProcess {
     return (await this.pods()).find((p) => p.metadata.name === `${name}-${this.nodeName}`);
   }
 
+  /** Polls /pods until `cond` holds for the pod called `name`; a timeout fails with the agent's log tail. */
+  waitPod<T>(what: string, name: string, cond: (p: Pod) => T | undefined | false, timeoutMs = 90_000): Promise<T> {
+    return pollUntil(
+      `${what} (${name})`,
+      async () => {
+        const p = await this.pod(name);
+        return p ? cond(p) : undefined;
+      },
+      { timeoutMs },
+    ).catch((err: Error) => {
+      throw new Error(`${err.message}\n--- agent log tail ---\n${this.tail()}`);
+    });
+  }
+
   async stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
     const child = this.child;
     if (!child || child.exitCode !== null || child.signalCode !== null) return;

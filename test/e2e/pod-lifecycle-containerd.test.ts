@@ -47,17 +47,8 @@ describeE2E('pod lifecycle on containerd (upstream semantics)', () => {
   });
   const cs = (pod: Pod | undefined, name: string) =>
     pod?.status?.containerStatuses?.find((c) => c.name === name) ?? pod?.status?.initContainerStatuses?.find((c) => c.name === name);
-  const waitPod = <T>(what: string, name: string, cond: (p: Pod) => T | undefined | false, timeoutMs = 90_000) =>
-    pollUntil(
-      `${what} (${name})`,
-      async () => {
-        const p = await agent.pod(name);
-        return p ? cond(p) : undefined;
-      },
-      { timeoutMs },
-    ).catch((err: Error) => {
-      throw new Error(`${err.message}\n--- agent log tail ---\n${agent.tail()}`);
-    });
+  const waitPod = <T>(what: string, name: string, cond: (p: Pod) => T | undefined | false, timeoutMs?: number) =>
+    agent.waitPod(what, name, cond, timeoutMs);
   const podLabel = (name: string) => ({ [LABEL_POD_NAMESPACE]: ns, 'io.kubernetes.pod.name': `${name}-${agent.nodeName}` });
   const sandboxesOf = async (name: string) => (await cri.listPodSandbox({ filter: { labelSelector: podLabel(name) } })).items;
   const containersOf = async (name: string) => (await cri.listContainers({ filter: { labelSelector: podLabel(name) } })).containers;
