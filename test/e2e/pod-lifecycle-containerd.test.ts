@@ -56,7 +56,8 @@ describeE2E('pod lifecycle on containerd (upstream semantics)', () => {
   beforeAll(async () => {
     cri = new CriClient({ runtimeEndpoint: CONTAINERD_ENDPOINT, timeoutMs: 60_000 });
     await cri.waitForReady(30_000);
-    agent = new AgentProcess(CONTAINERD_ENDPOINT, `node-${run}`, ns);
+    // --v=3: the tests read pod events (Pulling, FailedPostStartHook) from the log, where the recorder writes them at V(3).
+    agent = new AgentProcess(CONTAINERD_ENDPOINT, `node-${run}`, ns, ['--v=3']);
     await agent.start();
   });
 
