@@ -18,6 +18,7 @@ const BENCHES: Record<string, string> = {
   charts: 'charts.ts',
   'apiserver-traffic': 'apiserver-traffic.bench.ts',
   'pod-startup-sli': 'pod-startup-sli.bench.ts',
+  lifecycle: 'lifecycle.bench.ts',
 };
 
 const [name, ...rest] = process.argv.slice(2);
