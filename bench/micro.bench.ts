@@ -54,7 +54,7 @@ let generation = 0;
 const buildSet = () => {
   const pods = JSON.parse(serialized) as Pod[];
   generation++;
-  for (let k = 0; k < 10; k++) pods[(generation * 10 + k) % 1000].spec.containers![0].image = `registry.example.com/app:${generation}`;
+  for (let k = 0; k < 10; k++) pods[(generation * 10 + k) % 1000].spec.containers[0].image = `registry.example.com/app:${generation}`;
   return pods;
 };
 const storage = new PodStorage({ clock: realClock, logger: pino({ level: 'silent' }) });
@@ -96,7 +96,7 @@ const containerStatus = (name: string, i: number): ContainerStatus => ({
   image: 'registry.example.com/app:1.0',
   imageRef: `sha256:${hex(99)}`,
   restartCount: 0,
-  hash: hashContainer(pod.spec.containers![i]),
+  hash: hashContainer(pod.spec.containers[i]),
   sandboxId: hex(1),
 });
 const running: PodStatus = {

@@ -101,7 +101,7 @@ async function measure(
   await kubectl(admin, '-n', ns, 'delete', 'deployment', 'sli', '--wait=false');
   await pollUntil(
     'the pods to be gone',
-    async () => JSON.parse(await kubectl(admin, '-n', ns, 'get', 'pods', '-o', 'json')).items.length === 0,
+    async () => (JSON.parse(await kubectl(admin, '-n', ns, 'get', 'pods', '-o', 'json')) as { items: unknown[] }).items.length === 0,
     { timeoutMs: 15 * 60_000, intervalMs: 1000 },
   );
   return {
@@ -126,7 +126,7 @@ async function main(): Promise<void> {
       .split('\n')
       .map((l) => l.split('=', 2) as [string, string]),
   );
-  const admin = env.KTS_KUBECONFIG!;
+  const admin = env.KTS_KUBECONFIG;
   const id = randomUUID().slice(0, 5);
   const ns = `sli-${id}`;
   await kubectl(admin, 'create', 'namespace', ns);

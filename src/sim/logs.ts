@@ -37,11 +37,12 @@ export class LogWriter {
   append(file: string, data: string): void {
     if (file === '' || data === '') return;
     const prev = this.chains.get(file) ?? Promise.resolve();
-    const next = prev.then(() => this.write(file, data));
-    this.chains.set(file, next);
-    void next.finally(() => {
+    // write() never rejects (it counts failures), so neither does the chain.
+    const next: Promise<void> = prev.then(async () => {
+      await this.write(file, data);
       if (this.chains.get(file) === next) this.chains.delete(file);
     });
+    this.chains.set(file, next);
   }
 
   /** Resolves when every queued write has been attempted. */

@@ -111,8 +111,8 @@ export class AgentProcess {
         this.timedLogs.push({ at, line });
       }
     };
-    child.stdout!.on('data', collect);
-    child.stderr!.on('data', collect);
+    child.stdout.on('data', collect);
+    child.stderr.on('data', collect);
     await pollUntil(
       'the agent to serve /healthz',
       async () => {

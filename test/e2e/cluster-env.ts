@@ -17,7 +17,9 @@ const root = resolve(fileURLToPath(import.meta.url), '../../..');
 const SCRIPT = join(root, 'scripts/control-plane.sh');
 
 export const CLUSTER_ENABLED = process.env.KTS_E2E_CLUSTER === '1' || process.env.CI === 'true';
-export const ADMIN_KUBECONFIG = process.env.KTS_KUBECONFIG ?? '/var/lib/kubelet-ts-control-plane/admin.kubeconfig';
+/** The control plane's state dir (scripts/control-plane.sh env: KTS_CP_DIR). */
+export const CP_DIR = process.env.KTS_CP_DIR ?? '/var/lib/kubelet-ts-control-plane';
+export const ADMIN_KUBECONFIG = process.env.KTS_KUBECONFIG ?? `${CP_DIR}/admin.kubeconfig`;
 
 const SKIP_MESSAGE =
   'cluster e2e suite skipped: it needs the real control plane. Enable it with ' +
@@ -44,7 +46,7 @@ export async function kubectl(...args: string[]): Promise<string> {
     return stdout;
   } catch (err) {
     const e = err as { stderr?: string; message: string };
-    throw new Error(`kubectl ${args.join(' ')}: ${e.stderr?.trim() || e.message}`);
+    throw new Error(`kubectl ${args.join(' ')}: ${e.stderr?.trim() || e.message}`, { cause: err });
   }
 }
 

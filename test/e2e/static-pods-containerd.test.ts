@@ -162,7 +162,7 @@ describeE2E('static pods on containerd', () => {
         const running = now.filter((c) => c.state === ContainerState.CONTAINER_RUNNING);
         return (
           running.length === 1 &&
-          !oldIds.includes(running[0]!.id) &&
+          !oldIds.includes(running[0].id) &&
           now.filter((c) => oldIds.includes(c.id)).every((c) => c.state === ContainerState.CONTAINER_EXITED)
         );
       },

@@ -63,7 +63,7 @@ export class FakePodApi {
   private find(path: string): { key: string; pod: Pod } {
     const m = PATH.exec(path);
     if (!m) throw new Error(`fake apiserver: unexpected path ${path}`);
-    const key = `${decodeURIComponent(m[1]!)}/${decodeURIComponent(m[2]!)}`;
+    const key = `${decodeURIComponent(m[1])}/${decodeURIComponent(m[2])}`;
     const pod = this.pods.get(key);
     if (!pod) throw new ApiStatusError(`${path}: 404 NotFound: pods "${m[2]}" not found`, 404, 'NotFound');
     return { key, pod };

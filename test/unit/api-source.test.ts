@@ -309,7 +309,7 @@ describe('ApiSource', () => {
     const t = setup();
     t.api.lists.push([pod('a', '5')]);
     await settle();
-    (t.updates[0]!.pods[0]!.metadata as { resourceVersion: string }).resourceVersion = 'mutated';
+    (t.updates[0].pods[0].metadata as { resourceVersion: string }).resourceVersion = 'mutated';
     t.stream(0).chunk(ev('ADDED', pod('b', '6')));
     expect(t.sets.at(-1)).toEqual(['a@5', 'b@6']);
   });

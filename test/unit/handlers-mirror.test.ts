@@ -10,28 +10,26 @@ import { FakeClock } from '../fakes/fake-clock.js';
 
 const settle = () => new Promise<void>((r) => setImmediate(r));
 
-const staticPod = (name = 'web-node1', uid = 'static-uid'): Pod =>
-  ({
-    metadata: {
-      name,
-      namespace: 'kube-system',
-      uid,
-      creationTimestamp: '2026-01-01T00:00:00Z',
-      annotations: { [CONFIG_SOURCE_ANNOTATION]: 'file', [CONFIG_HASH_ANNOTATION]: 'h1' },
-    },
-    spec: { containers: [{ name: 'c', image: 'nginx:1' }] },
-  }) as Pod;
-const mirrorPod = (name = 'web-node1', uid = 'mirror-uid'): Pod =>
-  ({
-    metadata: {
-      name,
-      namespace: 'kube-system',
-      uid,
-      creationTimestamp: '2026-01-01T00:00:01Z',
-      annotations: { [CONFIG_SOURCE_ANNOTATION]: 'api', [CONFIG_HASH_ANNOTATION]: 'h1', [CONFIG_MIRROR_ANNOTATION]: 'h1' },
-    },
-    spec: { containers: [{ name: 'c', image: 'nginx:1' }] },
-  }) as Pod;
+const staticPod = (name = 'web-node1', uid = 'static-uid'): Pod => ({
+  metadata: {
+    name,
+    namespace: 'kube-system',
+    uid,
+    creationTimestamp: '2026-01-01T00:00:00Z',
+    annotations: { [CONFIG_SOURCE_ANNOTATION]: 'file', [CONFIG_HASH_ANNOTATION]: 'h1' },
+  },
+  spec: { containers: [{ name: 'c', image: 'nginx:1' }] },
+});
+const mirrorPod = (name = 'web-node1', uid = 'mirror-uid'): Pod => ({
+  metadata: {
+    name,
+    namespace: 'kube-system',
+    uid,
+    creationTimestamp: '2026-01-01T00:00:01Z',
+    annotations: { [CONFIG_SOURCE_ANNOTATION]: 'api', [CONFIG_HASH_ANNOTATION]: 'h1', [CONFIG_MIRROR_ANNOTATION]: 'h1' },
+  },
+  spec: { containers: [{ name: 'c', image: 'nginx:1' }] },
+});
 
 type Workers = Pick<
   PodWorkers,
@@ -122,7 +120,7 @@ describe('PodHandlers: mirror pods', () => {
     t.updates.length = 0;
     deliver(t.handlers, op, [mirrorPod()]);
     expect(t.seen()).toEqual(['update static-uid']);
-    expect(t.updates[0]!.pod).toBe(s);
+    expect(t.updates[0].pod).toBe(s);
     expect(t.podManager.mirrorPodOf(s) !== undefined).toBe(mirrorAfter);
     expect(t.podManager.get('mirror-uid')).toBeUndefined();
   });

@@ -21,7 +21,7 @@ describe('ensureImage: ImagePullBackOff (upstream IsInBackOffSinceUpdate)', () =
   it('retries after 10 s, 20 s, 40 s … measured from the last failed pull, capped at 300 s', async () => {
     const cri = new FakeCri();
     const p = pod(UNPULLABLE, 'IfNotPresent');
-    const c = p.spec.containers![0]!;
+    const c = p.spec.containers[0];
     let backoff: BackoffState = {};
     let now = T0;
     const pullTimes: number[] = [];
@@ -38,7 +38,7 @@ describe('ensureImage: ImagePullBackOff (upstream IsInBackOffSinceUpdate)', () =
         expect(r.ok === false && r.reason.reason).toBe('ImagePullBackOff');
       }
     }
-    const gaps = pullTimes.slice(1).map((t, i) => (t - pullTimes[i]!) / S);
+    const gaps = pullTimes.slice(1).map((t, i) => (t - pullTimes[i]) / S);
     expect(gaps.slice(0, 7)).toEqual([10, 20, 40, 80, 160, 300, 300]);
     expect(getBackoff(backoff, `uid-1_${UNPULLABLE}`)).toBe(300 * S);
   });
@@ -47,7 +47,7 @@ describe('ensureImage: ImagePullBackOff (upstream IsInBackOffSinceUpdate)', () =
     const cri = new FakeCri();
     const image = 'registry.local/app:2';
     const p = pod(image, 'IfNotPresent');
-    const c = p.spec.containers![0]!;
+    const c = p.spec.containers[0];
     const r1 = await ensureImage(cri.api, p, c, {}, T0);
     expect(r1.ok).toBe(false);
     cri.pullable.add(image);
@@ -97,7 +97,7 @@ describe('ensureImage: upstream EnsureImageExists details', () => {
     expect(r.ok === false && r.reason.reason).toBe(reason);
     expect(r.ok === false && r.reason.message.startsWith(prefix)).toBe(true);
     expect(r.events.map((e) => e.reason)).toEqual(['InspectFailed', 'Failed']);
-    expect(r.events[1]!.message).toBe(`Error: ${reason}`);
+    expect(r.events[1].message).toBe(`Error: ${reason}`);
   });
 
   it('a failed pull: the rpc error as message, events Failed "Failed to pull image" and "Error: ErrImagePull"', async () => {
@@ -157,7 +157,7 @@ describe('ensureImage: upstream EnsureImageExists details', () => {
     const results = [];
     for (let i = 0; i < 3; i++) results.push(await ensureImage(cri.api, pod(c.image), c, {}, T0, { gate }));
     expect(results.map((r) => r.ok)).toEqual([true, true, false]);
-    expect(results[2]!.ok === false && results[2]!.reason).toEqual({ reason: 'ErrImagePull', message: 'pull QPS exceeded.' });
+    expect(results[2].ok === false && results[2].reason).toEqual({ reason: 'ErrImagePull', message: 'pull QPS exceeded.' });
     expect(cri.callsOf('pullImage')).toHaveLength(2);
     // One token a second comes back.
     expect((await ensureImage(cri.api, pod(c.image), c, {}, T0 + 1000, { gate })).ok).toBe(true);

@@ -8,20 +8,19 @@ import { MirrorClient } from '../../src/main/kubelet/mirror-client.js';
 import { PodManager } from '../../src/main/kubelet/pod-manager.js';
 import { CONFIG_HASH_ANNOTATION, CONFIG_MIRROR_ANNOTATION, CONFIG_SOURCE_ANNOTATION } from '../../src/main/podconfig/types.js';
 
-const NODE: Node = { metadata: { name: 'node1', uid: 'node-uid' } } as Node;
+const NODE: Node = { metadata: { name: 'node1', uid: 'node-uid' } };
 
-const staticPod = (hash = 'h1'): Pod =>
-  ({
-    metadata: {
-      name: 'web-node1',
-      namespace: 'kube-system',
-      uid: 'static-uid',
-      labels: { app: 'web' },
-      annotations: { [CONFIG_SOURCE_ANNOTATION]: 'file', [CONFIG_HASH_ANNOTATION]: hash },
-    },
-    spec: { containers: [{ name: 'c', image: 'nginx:1' }] },
-    status: { phase: 'Running' },
-  }) as Pod;
+const staticPod = (hash = 'h1'): Pod => ({
+  metadata: {
+    name: 'web-node1',
+    namespace: 'kube-system',
+    uid: 'static-uid',
+    labels: { app: 'web' },
+    annotations: { [CONFIG_SOURCE_ANNOTATION]: 'file', [CONFIG_HASH_ANNOTATION]: hash },
+  },
+  spec: { containers: [{ name: 'c', image: 'nginx:1' }] },
+  status: { phase: 'Running' },
+});
 
 const mirrorPod = (hash = 'h1', extra: Partial<Pod['metadata']> = {}): Pod =>
   ({
@@ -160,7 +159,7 @@ describe('MirrorClient.sync', () => {
     { name: 'no mirror, Node not known yet: nothing', node: null, calls: [] },
     {
       name: 'no mirror, Node being deleted: nothing',
-      node: { metadata: { name: 'node1', uid: 'node-uid', deletionTimestamp: DELETING } } as Node,
+      node: { metadata: { name: 'node1', uid: 'node-uid', deletionTimestamp: DELETING } },
       calls: [],
     },
     { name: 'a matching mirror: nothing', mirror: mirrorPod('h1'), calls: [] },
@@ -183,7 +182,7 @@ describe('MirrorClient.sync', () => {
     {
       name: 'an outdated mirror, Node being deleted: delete only',
       mirror: mirrorPod('old'),
-      node: { metadata: { name: 'node1', uid: 'node-uid', deletionTimestamp: DELETING } } as Node,
+      node: { metadata: { name: 'node1', uid: 'node-uid', deletionTimestamp: DELETING } },
       calls: ['delete mirror-uid'],
     },
   ])('$name', async ({ mirror, node, deleteErr, calls }) => {

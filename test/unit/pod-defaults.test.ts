@@ -56,14 +56,14 @@ describe('applyV1Defaults', () => {
       securityContext: {},
       enableServiceLinks: true,
     });
-    const c = pod.spec.containers![0]!;
+    const c = pod.spec.containers[0];
     expect(c).toMatchObject({
       imagePullPolicy: 'IfNotPresent',
       terminationMessagePath: '/dev/termination-log',
       terminationMessagePolicy: 'File',
     });
-    expect(c.ports![0]!.protocol).toBe('TCP');
-    expect(c.ports![0]!.hostPort).toBeUndefined();
+    expect(c.ports![0].protocol).toBe('TCP');
+    expect(c.ports![0].hostPort).toBeUndefined();
     expect(c.livenessProbe).toMatchObject({
       timeoutSeconds: 1,
       periodSeconds: 10,
@@ -71,7 +71,7 @@ describe('applyV1Defaults', () => {
       failureThreshold: 3,
       httpGet: { path: '/', scheme: 'HTTP' },
     });
-    expect(c.env![0]!.valueFrom!.fieldRef!.apiVersion).toBe('v1');
+    expect(c.env![0].valueFrom!.fieldRef!.apiVersion).toBe('v1');
     expect(c.resources).toEqual({ limits: { cpu: '1', memory: '128Mi' }, requests: { cpu: '500m', memory: '128Mi' } });
     expect(pod.spec.volumes![0]).toEqual({ name: 'scratch', emptyDir: {} });
   });
@@ -84,7 +84,7 @@ describe('applyV1Defaults', () => {
     applyV1Defaults(pod);
     expect(pod.spec.restartPolicy).toBe('Never');
     expect(pod.spec.terminationGracePeriodSeconds).toBe(0);
-    expect(pod.spec.containers![0]!.ports![0]!.hostPort).toBe(80);
+    expect(pod.spec.containers[0].ports![0].hostPort).toBe(80);
   });
 });
 
@@ -130,7 +130,7 @@ describe('applyStaticPodDefaults', () => {
     expect(fallbackStaticPodHash(a, 'p', true, 'n')).not.toBe(fallbackStaticPodHash(a, 'p', true, 'm'));
     expect(fallbackStaticPodHash(a, 'p', true, 'n')).not.toBe(fallbackStaticPodHash(a, 'q', true, 'n'));
     expect(fallbackStaticPodHash(a, 'p', true, 'n')).not.toBe(fallbackStaticPodHash(a, 'p', false, 'n'));
-    b.spec.containers![0]!.image = 'nginx:1.26';
+    b.spec.containers[0].image = 'nginx:1.26';
     expect(fallbackStaticPodHash(a, 'p', true, 'n')).not.toBe(fallbackStaticPodHash(b, 'p', true, 'n'));
   });
 

@@ -18,8 +18,8 @@ class RecordingRunner implements TaskRunner {
   readonly requests: { type: string; [k: string]: unknown }[] = [];
   constructor(private readonly answer: (r: { type: string; [k: string]: unknown }) => unknown) {}
   async run<K extends TaskType>(request: RequestOf<K>): Promise<TaskResults[K]> {
-    this.requests.push(request as { type: string });
-    return this.answer(request as { type: string }) as TaskResults[K];
+    this.requests.push(request);
+    return this.answer(request) as TaskResults[K];
   }
   async close(): Promise<void> {}
 }

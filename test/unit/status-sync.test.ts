@@ -56,17 +56,16 @@ const staticPod = (extra: Partial<Pod['metadata']> = {}): Pod =>
     },
     spec: {},
   }) as Pod;
-const mirrorPod = (uid: string): Pod =>
-  ({
-    metadata: {
-      name: 'web-node1',
-      namespace: 'kube-system',
-      uid,
-      annotations: { [CONFIG_SOURCE_ANNOTATION]: 'api', [CONFIG_MIRROR_ANNOTATION]: 'h1' },
-    },
-    spec: {},
-    status: {},
-  }) as Pod;
+const mirrorPod = (uid: string): Pod => ({
+  metadata: {
+    name: 'web-node1',
+    namespace: 'kube-system',
+    uid,
+    annotations: { [CONFIG_SOURCE_ANNOTATION]: 'api', [CONFIG_MIRROR_ANNOTATION]: 'h1' },
+  },
+  spec: { containers: [] },
+  status: {},
+});
 
 const controllers: AbortController[] = [];
 afterEach(() => {
@@ -133,7 +132,7 @@ describe('StatusSync writes', () => {
     expect(t.api.calls.map((c) => `${c.verb} ${c.path} ${c.patchType}`)).toEqual([
       'patch /api/v1/namespaces/default/pods/web/status strategic',
     ]);
-    const body = t.api.calls[0]!.body as { metadata: unknown; status: Record<string, unknown> };
+    const body = t.api.calls[0].body as { metadata: unknown; status: Record<string, unknown> };
     expect(body.metadata).toEqual({ uid: 'u1' });
     expect(body.status.phase).toBe('Running');
     // PodScheduled did not change, so it is not in the patch.
@@ -149,7 +148,7 @@ describe('StatusSync writes', () => {
     t.sm.setPodStatus(pod, running(true, 1));
     await settle();
     expect(t.api.patches()).toHaveLength(2);
-    expect(Object.keys((t.api.patches()[1]!.body as { status: object }).status)).toEqual(['containerStatuses']);
+    expect(Object.keys((t.api.patches()[1].body as { status: object }).status)).toEqual(['containerStatuses']);
     expect(t.api.pod('default', 'web')!.status).toEqual(running(true, 1));
   });
 

@@ -262,7 +262,7 @@ describe('lifecycle hooks', () => {
     };
     await killPod(ctx, pod, status, 10);
     expect(cri.methods()).toEqual(['execSync', 'stopContainer', 'stopPodSandbox']);
-    expect(cri.callsOf('stopContainer')[0]!.timeout).toBe(7n);
+    expect(cri.callsOf('stopContainer')[0].timeout).toBe(7n);
   });
 
   it('a preStop hook that outlasts the grace period is abandoned; the container still gets 2 s', async () => {
@@ -274,7 +274,7 @@ describe('lifecycle hooks', () => {
       return new Promise(() => {});
     };
     await killPod(ctx, pod, status, 10);
-    expect(cri.callsOf('stopContainer')[0]!.timeout).toBe(2n);
+    expect(cri.callsOf('stopContainer')[0].timeout).toBe(2n);
   });
 
   it('an orphan (no spec) has its preStop handler and grace period restored from the container annotations', async () => {
@@ -299,7 +299,7 @@ describe('lifecycle hooks', () => {
     });
     await killPod(ctx, placeholder, status);
     expect(cri.methods()).toEqual(['containerStatus', 'execSync', 'stopContainer', 'stopPodSandbox']);
-    expect(cri.callsOf('stopContainer')[0]!.timeout).toBe(12n);
+    expect(cri.callsOf('stopContainer')[0].timeout).toBe(12n);
   });
 });
 
@@ -310,9 +310,9 @@ describe('terminatePod returns the status read after the stop (upstream re-read 
     const { cri, runtime, ctx } = harness(running);
     cri.handlers.stopPodSandbox = async () => {
       const stopped = structuredClone(running);
-      stopped.sandboxStatuses[0]!.state = 'notready';
-      stopped.containerStatuses[0]!.state = 'exited';
-      stopped.containerStatuses[0]!.exitCode = 143;
+      stopped.sandboxStatuses[0].state = 'notready';
+      stopped.containerStatuses[0].state = 'exited';
+      stopped.containerStatuses[0].exitCode = 143;
       runtime.statuses.set(running.uid, stopped);
       return {};
     };

@@ -27,7 +27,7 @@ import { matchesRequiredNodeAffinity } from './node-affinity.js';
 import { podResourceRequests, type NodeResources, type ResourceAmounts } from './resources.js';
 import { forbiddenSysctl, SYSCTL_FORBIDDEN_REASON } from './sysctls.js';
 
-export { allocatable, podRequests, podResourceRequests, type NodeResources } from './resources.js';
+export { allocatable, podRequests, type NodeResources } from './resources.js';
 
 export const LABEL_OS = 'kubernetes.io/os';
 /** The node's OS as Go names it (runtime.GOOS). */
@@ -104,7 +104,7 @@ function fitsResources(want: ResourceAmounts, others: Pod[], node: AdmitNode): A
   const podsCap = node.allocatable.pods;
   if (others.length + 1 > podsCap) return insufficient('pods', 1, others.length, podsCap);
   const alloc = allocatableAmounts(node.allocatable);
-  const names = Object.keys(want).filter((k) => want[k]! > 0n && (!isExtendedResource(k) || alloc[k] !== undefined));
+  const names = Object.keys(want).filter((k) => want[k] > 0n && (!isExtendedResource(k) || alloc[k] !== undefined));
   if (names.length === 0) return { admit: true };
   // Only the resources this pod asks for are summed over the other pods (a node boot admits N pods against up to N).
   const used: ResourceAmounts = {};
@@ -113,7 +113,7 @@ function fitsResources(want: ResourceAmounts, others: Pod[], node: AdmitNode): A
     const r = requestsOrZero(p);
     for (const name of names) {
       const v = r[name];
-      if (v !== undefined) used[name]! += v;
+      if (v !== undefined) used[name] += v;
     }
   }
   const order = ['cpu', 'memory', 'ephemeral-storage', ...names.filter((n) => !['cpu', 'memory', 'ephemeral-storage'].includes(n)).sort()];

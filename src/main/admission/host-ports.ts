@@ -35,7 +35,7 @@ export class HostPortInfo {
     const info = new HostPortInfo();
     for (const p of pods) {
       const ports = hostPortsOf(p);
-      for (let i = 0; i < ports.length; i++) info.add(ports[i]!);
+      for (let i = 0; i < ports.length; i++) info.add(ports[i]);
     }
     return info;
   }

@@ -58,7 +58,7 @@ function diff(before: Json, after: Json, schema: PatchSchema, path: string): Jso
       const sub = diff(b, a, schema, p);
       if (sub) out[k] = sub;
     } else if (Array.isArray(a) && schema.replaceLists?.includes(p)) {
-      out[k] = [...a, { $patch: 'replace' }];
+      out[k] = [...(a as unknown[]), { $patch: 'replace' }];
     } else if (Array.isArray(a) && Array.isArray(b) && schema.mergeKeys?.[p]) {
       const lp = listPatch(b as Json[], a as Json[], schema.mergeKeys[p], schema, p);
       if (lp) {

@@ -61,7 +61,8 @@ export class ApiSource implements PodSource {
 
   start(signal: AbortSignal, out: SourceChannel): void {
     this.out = out;
-    void this.run(signal);
+    // run() retries and logs its own failures; a rejection here is a bug, logged.
+    this.run(signal).catch((err: unknown) => this.o.logger.error({ err }, 'Apiserver pod source stopped'));
   }
 
   private get selector(): string {

@@ -167,7 +167,7 @@ export interface StaticPodDefaultsOptions {
  * NoExecute taint; status.phase = Pending. config.mirror is never set here.
  */
 export function applyStaticPodDefaults(pod: Pod, opts: StaticPodDefaultsOptions, manifest?: Record<string, unknown>): Pod {
-  const source = manifest ?? (structuredClone(pod) as Record<string, unknown>);
+  const source = manifest ?? structuredClone(pod);
   applyV1Defaults(pod);
   const meta = pod.metadata;
   if (!meta.uid) meta.uid = staticPodUID(source, () => pod, opts).uid;

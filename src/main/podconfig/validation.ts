@@ -35,7 +35,7 @@ export function formatFieldError(e: FieldError): string {
 /** Upstream utilerrors aggregate formatting of a field error list. */
 export function formatFieldErrors(errs: readonly FieldError[]): string {
   const parts = errs.map(formatFieldError);
-  return parts.length === 1 ? parts[0]! : `[${parts.join(', ')}]`;
+  return parts.length === 1 ? parts[0] : `[${parts.join(', ')}]`;
 }
 
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;

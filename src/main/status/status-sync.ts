@@ -101,7 +101,7 @@ export class StatusSync {
         if (!signal.aborted) this.syncBatch();
       }
     };
-    void loop();
+    loop().catch((err: unknown) => this.o.logger.error({ err }, 'Pod status sync loop stopped'));
     this.pump();
   }
 

@@ -102,7 +102,7 @@ export class SyncLoopQueue {
     }
     if (ready.length === 0) return undefined;
     const pick = ready.length === 1 ? 0 : Math.min(ready.length - 1, Math.floor(this.random() * ready.length));
-    return ready[pick]!();
+    return ready[pick]();
   }
 
   /** The single consumer's next event, waiting for one; undefined once the signal aborts. */

@@ -33,7 +33,8 @@ export const IMAGE_PULL_GATE_BYTES = 64;
 
 /** Atomics.waitAsync (Node 16+; typed here because the project's lib is ES2023). */
 type WaitAsyncResult = { async: false; value: 'not-equal' | 'timed-out' } | { async: true; value: Promise<'ok' | 'timed-out'> };
-const waitAsync = (Atomics as unknown as { waitAsync(ta: Int32Array, index: number, value: number): WaitAsyncResult }).waitAsync;
+const atomicsWaitAsync = Atomics as unknown as { waitAsync(ta: Int32Array, index: number, value: number): WaitAsyncResult };
+const waitAsync = (ta: Int32Array, index: number, value: number) => atomicsWaitAsync.waitAsync(ta, index, value);
 
 export interface ImagePullLimits {
   /** Concurrent pulls allowed; 0 = unlimited. */
@@ -121,16 +122,16 @@ export class ImagePullGate {
 
   /** Token bucket TryAccept at `nowMs`: true (and a token taken) when a pull may go to the registry now. */
   tryAccept(nowMs: number): boolean {
-    if (this.f64[F_QPS]! <= 0) return true;
+    if (this.f64[F_QPS] <= 0) return true;
     while (Atomics.compareExchange(this.i32, W_LOCK, 0, 1) !== 0) {
       // spin: the critical section is a few arithmetic operations
     }
     try {
-      const qps = this.f64[F_QPS]!;
-      const burst = this.f64[F_BURST]!;
-      const elapsed = Math.max(0, nowMs - this.f64[F_LAST]!);
-      const tokens = Math.min(burst, this.f64[F_TOKENS]! + (elapsed / 1000) * qps);
-      this.f64[F_LAST] = Math.max(this.f64[F_LAST]!, nowMs);
+      const qps = this.f64[F_QPS];
+      const burst = this.f64[F_BURST];
+      const elapsed = Math.max(0, nowMs - this.f64[F_LAST]);
+      const tokens = Math.min(burst, this.f64[F_TOKENS] + (elapsed / 1000) * qps);
+      this.f64[F_LAST] = Math.max(this.f64[F_LAST], nowMs);
       if (tokens >= 1) {
         this.f64[F_TOKENS] = tokens - 1;
         return true;

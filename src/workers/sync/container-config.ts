@@ -34,8 +34,8 @@ import { containerOOMScoreAdjust } from './qos.js';
 import { namespacesForPod, podSupplementalGroups } from './sandbox-config.js';
 
 export const ANNOTATION_DELETION_GRACE = 'io.kubernetes.pod.deletionGracePeriod';
-export const ANNOTATION_TERMINATION_MESSAGE_PATH = 'io.kubernetes.container.terminationMessagePath';
-export const ANNOTATION_TERMINATION_MESSAGE_POLICY = 'io.kubernetes.container.terminationMessagePolicy';
+const ANNOTATION_TERMINATION_MESSAGE_PATH = 'io.kubernetes.container.terminationMessagePath';
+const ANNOTATION_TERMINATION_MESSAGE_POLICY = 'io.kubernetes.container.terminationMessagePolicy';
 export const ANNOTATION_PRESTOP_HANDLER = 'io.kubernetes.container.preStopHandler';
 export const ANNOTATION_CONTAINER_PORTS = 'io.kubernetes.container.ports';
 export const ANNOTATION_CONTAINER_TYPE = 'io.kubernetes.container.type';
@@ -151,7 +151,7 @@ function fieldRefValue(pod: Pod, fieldPath: string, opts: ContainerConfigOptions
       return formatMap(m.annotations ?? {});
   }
   const sub = /^metadata\.(labels|annotations)\['(.*)'\]$/.exec(fieldPath);
-  if (sub) return (sub[1] === 'labels' ? m.labels : m.annotations)?.[sub[2]!] ?? '';
+  if (sub) return (sub[1] === 'labels' ? m.labels : m.annotations)?.[sub[2]] ?? '';
   return undefined;
 }
 
@@ -365,7 +365,9 @@ export function containerLogPath(containerName: string, restartCount: number): s
 export function generateContainerConfig(pod: Pod, target: number | Container, opts: ContainerConfigOptions): DeepPartial<ContainerConfig> {
   const container = typeof target === 'number' ? (opts.kind === 'init' ? pod.spec.initContainers : pod.spec.containers)?.[target] : target;
   if (!container)
-    throw new RangeError(`pod ${pod.metadata.namespace}/${pod.metadata.name}: no ${opts.kind} container at index ${String(target)}`);
+    throw new RangeError(
+      `pod ${pod.metadata.namespace}/${pod.metadata.name}: no ${opts.kind} container at index ${typeof target === 'number' ? target : target.name}`,
+    );
   const env = makeEnvironmentVariables(pod, container, opts);
   const all = new Map(env.map((e) => [e.name, e.value]));
   const lookup = (n: string): string | undefined => all.get(n);

@@ -242,7 +242,7 @@ export async function syncPod(ctx: SyncContext, input: SyncPodInput): Promise<Sy
   // Step 4: init containers and sidecars, in spec order. A sidecar that fails to start does not stop the
   // others; an ordinary init container that fails ends this sync.
   for (const i of actions.initContainersToStart) {
-    const c = pod.spec.initContainers![i]!;
+    const c = pod.spec.initContainers![i];
     const out = await startContainer(ctx, pod, c, 'init', status, sandbox, node, backoff, events);
     backoff = out.backoff;
     if (out.reason) {

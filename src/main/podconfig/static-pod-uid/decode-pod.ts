@@ -138,7 +138,8 @@ function defaultProbe(p: unknown): void {
 }
 
 function defaultContainer(c: Obj): void {
-  if (!c['ImagePullPolicy']) c['ImagePullPolicy'] = imageTag(String(c['Image'] ?? '')) === 'latest' ? 'Always' : 'IfNotPresent';
+  const image = typeof c['Image'] === 'string' ? c['Image'] : '';
+  if (!c['ImagePullPolicy']) c['ImagePullPolicy'] = imageTag(image) === 'latest' ? 'Always' : 'IfNotPresent';
   c['TerminationMessagePath'] ||= '/dev/termination-log';
   c['TerminationMessagePolicy'] ||= 'File';
   for (const p of (c['Ports'] as Obj[] | undefined) ?? []) p['Protocol'] ||= 'TCP';
@@ -278,7 +279,7 @@ export function defaultAndConvert(pod: Obj, raw: Obj): Obj {
   if (podIP) {
     const status = (pod['Status'] ??= {}) as Obj;
     const ips = status['PodIPs'] as Obj[] | undefined;
-    if (!ips || ips.length === 0 || ips[0]!['IP'] !== podIP) status['PodIPs'] = [{ IP: podIP }];
+    if (!ips || ips.length === 0 || ips[0]['IP'] !== podIP) status['PodIPs'] = [{ IP: podIP }];
   }
 
   // Convert_v1_Pod_To_core_Pod: drop the legacy init-container annotations.

@@ -77,7 +77,7 @@ function parseQuantityString(str: string): Parts {
   const value = str.slice(0, pos);
   const suffixStart = pos;
   let k = pos;
-  while (k < end && 'eEinumkKMGTP'.includes(str[k]!)) k++;
+  while (k < end && 'eEinumkKMGTP'.includes(str[k])) k++;
   if (k >= end) return { positive, value, num, denom, suffix: str.slice(suffixStart) };
   pos = k;
   if (str[pos] === '-' || str[pos] === '+') pos++;
@@ -86,8 +86,8 @@ function parseQuantityString(str: string): Parts {
 }
 
 function interpret(suffix: string): { base: number; exponent: number; format: GoFormat } {
-  if (suffix in DEC_SUFFIXES) return { base: 10, exponent: DEC_SUFFIXES[suffix]!, format: 'DecimalSI' };
-  if (suffix in BIN_SUFFIXES) return { base: 2, exponent: BIN_SUFFIXES[suffix]!, format: 'BinarySI' };
+  if (suffix in DEC_SUFFIXES) return { base: 10, exponent: DEC_SUFFIXES[suffix], format: 'DecimalSI' };
+  if (suffix in BIN_SUFFIXES) return { base: 2, exponent: BIN_SUFFIXES[suffix], format: 'BinarySI' };
   if (suffix.length > 1 && (suffix[0] === 'E' || suffix[0] === 'e') && /^[+-]?\d+$/.test(suffix.slice(1))) {
     return { base: 10, exponent: Number(suffix.slice(1)), format: 'DecimalExponent' };
   }
@@ -127,7 +127,7 @@ export function parseGoQuantity(str: string): GoQuantity {
   const { positive, value, num, denom, suffix } = parseQuantityString(str);
   const { base, exponent, format } = interpret(suffix);
 
-  let precision = 0;
+  let precision: number;
   let scale = 0;
   let mantissa = 1n;
   if (format === 'BinarySI') {

@@ -1237,4 +1237,4 @@ export const GO_TYPES_1_20: Record<string, GoType> = {
       ['APIVersion', 'string', 'apiVersion'],
     ],
   },
-} as Record<string, GoType>;
+};

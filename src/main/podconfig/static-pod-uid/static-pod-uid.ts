@@ -15,7 +15,7 @@ import { defaultAndConvert, DecodeError, PodDecoder, UnreproducibleError } from 
 import { GoSpew } from './go-spew.js';
 import { GO_TYPES_1_20 } from './go-types-1.20.js';
 
-export { DecodeError, UnreproducibleError } from './decode-pod.js';
+export { UnreproducibleError } from './decode-pod.js';
 
 const decoder = new PodDecoder(GO_TYPES_1_20);
 const spew = new GoSpew(GO_TYPES_1_20);
