@@ -28,7 +28,7 @@ import type { ContainerStatus, PodStatus } from '../src/runtime/types.js';
 import { computePodActions } from '../src/workers/sync/compute-pod-actions.js';
 import { hashContainer } from '../src/workers/sync/container-hash.js';
 import { DEFAULT_GC_POLICY, selectContainers, type GcContainer } from '../src/workers/sync/container-gc.js';
-import { arg, machine, round, taskRows, writeResults } from './lib/report.js';
+import { arg, machine, round, taskRows, taskTable, writeResults } from './lib/report.js';
 
 const TIME = Number(arg('time', '500'));
 let sink: unknown;
@@ -157,7 +157,6 @@ await bench.run();
 void sink;
 
 const results = taskRows(bench);
-const us = (ns: number) => round(ns / 1000, 2);
 const meanOf = (prefix: string) => {
   const r = results.find((x) => x.name.startsWith(prefix));
   return r && 'opsPerSec' in r ? r.meanNs : NaN;
@@ -170,13 +169,7 @@ const md = [
   '',
   `One process, one run, ${TIME} ms per task. ${JSON.stringify(meta.machine)}`,
   '',
-  '| task | ops/s | mean µs | p50 µs | p99 µs | samples |',
-  '|---|---:|---:|---:|---:|---:|',
-  ...results.map((r) =>
-    'opsPerSec' in r
-      ? `| ${r.name} | ${r.opsPerSec} | ${us(r.meanNs)} | ${us(r.p50Ns)} | ${us(r.p99Ns)} | ${r.samples} |`
-      : `| ${r.name} | ${r.state} | | | | |`,
-  ),
+  ...taskTable(results),
   '',
   `The upstream-identical UID costs ${meta.uidOverOldHash}× the old hash; both are paid once per manifest change.`,
   '',
