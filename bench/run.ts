@@ -19,6 +19,7 @@ const BENCHES: Record<string, string> = {
   'apiserver-traffic': 'apiserver-traffic.bench.ts',
   'pod-startup-sli': 'pod-startup-sli.bench.ts',
   volumes: 'volumes.bench.ts',
+  lifecycle: 'lifecycle.bench.ts',
 };
 
 const [name, ...rest] = process.argv.slice(2);

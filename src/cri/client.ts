@@ -104,6 +104,21 @@ export function mapGrpcError(operation: string, err: unknown): CriError {
 }
 
 /**
+ * The gRPC status message of a failed call (upstream grpcstatus.FromError(err).Message()):
+ * the runtime's `desc` text without the operation and code prefix. Any other
+ * error gives its own message.
+ */
+export function criStatusMessage(err: unknown): string {
+  if (err instanceof CriError) {
+    const details = (err.cause as { details?: unknown } | undefined)?.details;
+    if (typeof details === 'string') return details;
+    const desc = / desc = ([\s\S]*)$/.exec(err.message);
+    if (desc) return desc[1];
+  }
+  return err instanceof Error ? err.message : String(err);
+}
+
+/**
  * A typed, promise-based CRI client over grpc-js. One instance holds one
  * channel per distinct endpoint; each worker thread owns its own instance.
  * Every unary call carries a deadline; errors are CriError subclasses.

@@ -17,6 +17,7 @@ import type { KubeletConfig } from './config/kubelet-config.js';
 import { startEmbeddedSim, type EmbeddedSim } from './embedded-sim.js';
 import { unsupportedSettings, warnIgnoredSettings } from './unsupported.js';
 import { boundPort, startHealthzServer, startMainServer, type HealthCheck } from './http/server.js';
+import { LogHealth } from './http/log-health.js';
 import { registerMetricBlock } from './metrics/shared-collectors.js';
 import { GenericPleg } from './pleg/generic-pleg.js';
 import { plegMetrics } from './pleg/pleg-metrics.js';
@@ -25,6 +26,7 @@ import { HttpSource } from './podconfig/http-source.js';
 import { PodConfig } from './podconfig/pod-config.js';
 import { waitForRuntime } from './runtime-readiness.js';
 import { createSharedState } from '../workers/shared-state.js';
+import { imagePullLimits } from '../workers/shared/image-pull-gate.js';
 import { createTaskRunner } from '../workers/task-runner.js';
 import { RUNTIME_OPS_DURATION, RUNTIME_OPS_ERRORS, RUNTIME_OPS_TOTAL, sharedRuntimeObserver } from '../workers/worker-metrics.js';
 import { SyncLoop } from './sync-loop/sync-loop.js';
@@ -42,6 +44,7 @@ import { PoolSyncer } from './kubelet/pool-syncer.js';
 import { kubeletMetrics } from './kubelet/kubelet-metrics.js';
 import { PodHandlers } from './kubelet/handlers.js';
 import { ContainerDeletor } from './kubelet/container-deletor.js';
+import { ContainerGc } from './kubelet/container-gc.js';
 import { StatusManager } from './status/status-manager.js';
 import { podStatusSyncDuration } from './status/status-metrics.js';
 import { StatusSync } from './status/status-sync.js';
@@ -125,7 +128,7 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
       if (imageEndpoint === 'sim') imageEndpoint = sim.endpoint;
     }
 
-    const shared = createSharedState({ maxPods: config.maxPods });
+    const shared = createSharedState({ maxPods: config.maxPods, imagePulls: imagePullLimits(config), nowMs: clock.now() });
     registerMetricBlock(registry, shared.metrics, HELP);
 
     const cri = new CriClient({
@@ -201,7 +204,7 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
       );
     }
 
-    const node = nodeResources(config, collector.machine, collector.resources().allocatable, addresses);
+    const node = nodeResources(config, collector.machine, collector.resources().allocatable, addresses, hostname);
 
     // Volumes (issue 9): plugins, the volume manager (with what an earlier run left on disk) and pod-directory housekeeping.
     const volumes = await startVolumeStack({
@@ -276,10 +279,17 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
       podManager,
       podWorkers,
       statusManager,
-      admitNode: { allocatable: node.allocatable },
+      admitNode: {
+        allocatable: node.allocatable,
+        name: config.nodeName,
+        labels: node.labels,
+        sysctlAllowlist: node.sysctlAllowlist,
+        shuttingDown: () => signal.aborted,
+      },
       runtimeUids: () => shared.cache.uids(),
       cachedStatus: (uid) => syncer.cachedStatus(uid),
       containerDeletor: new ContainerDeletor(runner, kubeletLogger),
+      allSourcesReady: () => podConfig.seenAllSources(),
       mirrorClient,
       startMetrics,
       cleanupPodDirs: (isActive) => volumes.housekeeping(isActive),
@@ -296,18 +306,28 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
       clock,
       logger: kubeletLogger,
       queue,
+      syncFrequencyMs: config.syncFrequency,
     });
 
     // Start-up order as upstream's startKubelet + Kubelet.Run: the HTTP servers, node status and
     // lease, runtime health, (pod status), the PLEG, then the syncLoop.
+    // Upstream's healthz checks. PLEG health is not one of them: it stops the syncLoop (runtimeErrors) instead.
+    const logHealth = new LogHealth(logger, clock);
+    logHealth.start(signal);
     const checks: HealthCheck[] = [
       { name: 'ping', check: () => ({ ok: true, message: 'ok' }) },
+      { name: 'log', check: () => logHealth.check() },
       { name: 'syncloop', check: () => syncLoop.healthy() },
-      { name: 'pleg', check: () => pleg.healthy() },
     ];
-    const healthz: Server = await startHealthzServer(config.healthzBindAddress, config.healthzPort, checks);
+    const onHealthFailure = (name: string, reason: string) => logger.warn({ check: name, reason }, 'healthz check failed');
+    const healthz: Server = await startHealthzServer(config.healthzBindAddress, config.healthzPort, checks, onHealthFailure);
     stops.push(() => new Promise<void>((r) => healthz.close(() => r())));
-    const main: Server = await startMainServer(config.address, config.port, { registry, checks, pods: () => syncLoop.podList() });
+    const main: Server = await startMainServer(config.address, config.port, {
+      registry,
+      checks,
+      pods: () => syncLoop.podList(),
+      onHealthFailure,
+    });
     stops.push(() => new Promise<void>((r) => main.close(() => r())));
 
     if (clusterNode) {
@@ -329,6 +349,16 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
     syncLoop.start(signal);
     stops.push(() => syncLoop.stopped());
     stops.push(() => podWorkers.idle());
+    const containerGc = new ContainerGc({
+      runner,
+      clock,
+      logger: kubeletLogger.child({ component: 'container-gc' }),
+      podLogsDir: config.podLogsDir,
+      shouldPodContentBeRemoved: (uid) => podWorkers.shouldPodContentBeRemoved(uid),
+      allSourcesReady: () => podConfig.seenAllSources(),
+    });
+    containerGc.start(signal);
+    stops.push(() => containerGc.idle());
     logger.info(
       {
         port: boundPort(main),

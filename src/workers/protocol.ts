@@ -6,6 +6,7 @@
  * termination) and never a task error.
  */
 import type { PlegEvent } from '../runtime/pleg-event.js';
+import type { GcContainer, GcRemoval, GcResult, GcSandbox } from './sync/container-gc.js';
 import type { SyncPodInput, SyncPodResult, TerminatePodInput, TerminatePodResult } from './sync/sync-types.js';
 
 /** Data every worker is started with (piscina workerData). */
@@ -19,6 +20,8 @@ export interface WorkerInit {
   relistRecords: SharedArrayBuffer;
   /** Worker-side metric counters (MetricBlock.buffer). */
   metrics: SharedArrayBuffer;
+  /** Node-wide image pull limits (ImagePullGate.buffer); absent: none. */
+  imagePullGate?: SharedArrayBuffer;
 }
 
 export interface PodRef {
@@ -38,7 +41,9 @@ export type TaskRequest =
   | { type: 'inspect'; pods: PodRef[] }
   | { type: 'syncPod'; input: SyncPodInput }
   | { type: 'terminatePod'; input: TerminatePodInput }
-  | { type: 'removeContainers'; ids: string[] };
+  | { type: 'removeContainers'; ids: string[] }
+  | { type: 'gcList' }
+  | { type: 'gcRemove'; removal: GcRemoval };
 
 export interface RelistSummary {
   /** Pods the runtime reported. */
@@ -69,6 +74,8 @@ export interface TaskResults {
   syncPod: SyncPodResult;
   terminatePod: TerminatePodResult;
   removeContainers: { removed: number };
+  gcList: { containers: GcContainer[]; sandboxes: GcSandbox[] };
+  gcRemove: GcResult;
 }
 
 export type TaskType = TaskRequest['type'];

@@ -9,6 +9,7 @@ import { realClock, type Clock } from '../common/clock.js';
 import { KubeletTsError } from '../common/errors.js';
 import { syncPod, terminatePod, type SyncContext } from './sync/sync-pod.js';
 import { removeContainers } from './sync/kill-pod.js';
+import { gcList, gcRemove } from './sync/container-gc.js';
 import { CriClient } from '../cri/client.js';
 import { CriRuntime } from '../runtime/cri-runtime.js';
 import type { Runtime } from '../runtime/runtime.js';
@@ -23,6 +24,7 @@ import {
   type TaskResult,
   type WorkerInit,
 } from './protocol.js';
+import { ImagePullGate } from './shared/image-pull-gate.js';
 import { MetricBlock } from './shared/metric-block.js';
 import { PodStatusCache } from './shared/pod-status-cache.js';
 import { RelistRecordTable } from './shared/relist-records.js';
@@ -40,6 +42,7 @@ export interface TaskContext {
   cache: PodStatusCache;
   records: RelistRecordTable;
   metrics: MetricBlock;
+  imagePullGate?: ImagePullGate;
   close(): void;
 }
 
@@ -63,6 +66,7 @@ export function createTaskContext(init: WorkerInit, runtime?: Runtime): TaskCont
     cache: PodStatusCache.attach(init.podCache),
     records: RelistRecordTable.attach(init.relistRecords),
     metrics,
+    ...(init.imagePullGate ? { imagePullGate: ImagePullGate.attach(init.imagePullGate) } : {}),
     close: () => cri?.close(),
   };
 }
@@ -84,6 +88,10 @@ export async function runTask(ctx: TaskContext, request: TaskRequest): Promise<T
         return { ok: true, value: await terminatePod(syncContext(ctx), request.input) };
       case 'removeContainers':
         return { ok: true, value: { removed: await removeContainers(syncContext(ctx).cri, request.ids) } };
+      case 'gcList':
+        return { ok: true, value: await gcList(syncContext(ctx).cri) };
+      case 'gcRemove':
+        return { ok: true, value: await gcRemove(syncContext(ctx).cri, request.removal) };
       default:
         return assertNever(request);
     }
@@ -94,7 +102,7 @@ export async function runTask(ctx: TaskContext, request: TaskRequest): Promise<T
 
 function syncContext(ctx: TaskContext): SyncContext {
   if (!ctx.cri) throw new KubeletTsError('sync tasks need a CRI client; this task context was built with an injected runtime');
-  return { cri: ctx.cri, runtime: ctx.runtime, cache: ctx.cache, clock: ctx.clock, mounter: ctx.mounter };
+  return { cri: ctx.cri, runtime: ctx.runtime, cache: ctx.cache, clock: ctx.clock, mounter: ctx.mounter, pullGate: ctx.imagePullGate };
 }
 
 /**

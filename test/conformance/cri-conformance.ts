@@ -15,7 +15,8 @@ import type { DeepPartial } from '../../src/gen/runtime/v1/api.js';
 import { pollUntil } from '../helpers/poll.js';
 
 export const BUSYBOX_IMAGE = 'docker.io/kubelet-ts/busybox:1.0';
-export const UNREACHABLE_IMAGE = 'docker.io/kubelet-ts-unreachable/none:1.0';
+/** A loopback reference: refused at once, with no DNS look-up and nothing sent off the machine. */
+export const UNREACHABLE_IMAGE = '127.0.0.1:1/none:1';
 
 export interface ConformanceTarget {
   endpoint: string;

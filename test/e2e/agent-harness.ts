@@ -53,6 +53,8 @@ export class AgentProcess {
   readonly dir: string;
   readonly manifests: string;
   readonly logs: string[] = [];
+  /** Each log line with the wall-clock time (ms) it was read, in order. */
+  readonly timedLogs: { at: number; line: string }[] = [];
   port = 0;
   healthzPort = 0;
   private child: ChildProcess | undefined;
@@ -103,7 +105,13 @@ export class AgentProcess {
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     this.child = child;
-    const collect = (b: Buffer) => this.logs.push(...b.toString().split('\n').filter(Boolean));
+    const collect = (b: Buffer) => {
+      const at = Date.now();
+      for (const line of b.toString().split('\n').filter(Boolean)) {
+        this.logs.push(line);
+        this.timedLogs.push({ at, line });
+      }
+    };
     child.stdout.on('data', collect);
     child.stderr.on('data', collect);
     await pollUntil(
@@ -120,6 +128,11 @@ export class AgentProcess {
   /** The agent's process id while it runs. */
   get pid(): number | undefined {
     return this.child?.pid;
+  }
+
+  /** When each log line matching `re` was read (ms), in order. */
+  logTimes(re: RegExp): number[] {
+    return this.timedLogs.filter((l) => re.test(l.line)).map((l) => l.at);
   }
 
   tail(n = 60): string {

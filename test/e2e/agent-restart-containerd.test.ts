@@ -65,7 +65,7 @@ describeE2E('agent restart on containerd', () => {
       throw new Error(`${err.message}\n${agent.tail()}`);
     });
     const before = await snapshot();
-    expect(before.containers).toHaveLength(12);
+    expect(before.containers, `${JSON.stringify(before)}\n${agent.tail(300)}`).toHaveLength(12);
     expect(before.sandboxes).toHaveLength(6);
 
     await agent.stop('SIGKILL');

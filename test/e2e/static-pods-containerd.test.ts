@@ -10,6 +10,7 @@ import { CriClient } from '../../src/cri/client.js';
 import { ContainerState, PodSandboxState } from '../../src/gen/runtime/v1/api.js';
 import { LABEL_POD_NAMESPACE } from '../../src/runtime/types.js';
 import { pollUntil } from '../helpers/poll.js';
+import { UNREACHABLE_IMAGE } from '../conformance/cri-conformance.js';
 import { AgentProcess, podManifest } from './agent-harness.js';
 import { CONTAINERD_ENDPOINT, describeE2E } from './e2e-env.js';
 
@@ -22,17 +23,8 @@ describeE2E('static pods on containerd', () => {
   let cri: CriClient;
 
   const cs = (pod: Pod | undefined, name: string) => pod?.status?.containerStatuses?.find((c) => c.name === name);
-  const waitPod = <T>(what: string, name: string, cond: (p: Pod) => T | undefined | false, timeoutMs = 90_000) =>
-    pollUntil(
-      `${what} (${name})`,
-      async () => {
-        const p = await agent.pod(name);
-        return p ? cond(p) : undefined;
-      },
-      { timeoutMs },
-    ).catch((err: Error) => {
-      throw new Error(`${err.message}\n--- agent log tail ---\n${agent.tail()}`);
-    });
+  const waitPod = <T>(what: string, name: string, cond: (p: Pod) => T | undefined | false, timeoutMs?: number) =>
+    agent.waitPod(what, name, cond, timeoutMs);
   const sandboxesOf = async (name: string) =>
     (
       await cri.listPodSandbox({
@@ -164,10 +156,15 @@ describeE2E('static pods on containerd', () => {
     const oldIds = (await containersOf('edit')).map((c) => c.id);
     agent.writeManifest('edit', podManifest('edit', ns, [{ name: 'app', command: ['sh', '-c', 'echo v2; sleep 3600'] }]));
     await pollUntil(
-      'the old container gone and a new one running',
+      'the old container stopped (left for container GC) and a new one running',
       async () => {
         const now = await containersOf('edit');
-        return now.length === 1 && !oldIds.includes(now[0].id) && now[0].state === ContainerState.CONTAINER_RUNNING;
+        const running = now.filter((c) => c.state === ContainerState.CONTAINER_RUNNING);
+        return (
+          running.length === 1 &&
+          !oldIds.includes(running[0].id) &&
+          now.filter((c) => oldIds.includes(c.id)).every((c) => c.state === ContainerState.CONTAINER_EXITED)
+        );
       },
       { timeoutMs: 90_000 },
     ).catch((err: Error) => {
@@ -176,27 +173,41 @@ describeE2E('static pods on containerd', () => {
     expect((await containersOf('sleep-3')).map((c) => c.id)).toEqual(otherBefore);
   });
 
-  it('deleting a manifest stops its containers within the grace period and removes the sandbox', async () => {
+  it('deleting a manifest stops its containers within the grace period; container GC removes them later', async () => {
     agent.writeManifest('gone', podManifest('gone', ns, [{ name: 'app', command: SLEEP }], { grace: 5 }));
     await waitPod('running', 'gone', (p) => cs(p, 'app')?.state?.running);
     const t0 = Date.now();
     agent.deleteManifest('gone');
     await pollUntil(
-      'the sandbox removed',
-      async () => (await sandboxesOf('gone')).length === 0 && (await containersOf('gone')).length === 0,
+      'the container exited and the sandbox stopped',
+      async () => {
+        const [boxes, containers] = [await sandboxesOf('gone'), await containersOf('gone')];
+        return (
+          boxes.every((b) => b.state === PodSandboxState.SANDBOX_NOTREADY) &&
+          containers.every((c) => c.state === ContainerState.CONTAINER_EXITED) &&
+          boxes.length + containers.length > 0
+        );
+      },
       { timeoutMs: 60_000 },
     ).catch((err: Error) => {
       throw new Error(`${err.message}\n${agent.tail()}`);
     });
     expect(Date.now() - t0).toBeLessThan(5_000 + 20_000);
     expect(await agent.pod('gone')).toBeUndefined();
+    // Container GC runs every minute: the dead container and sandbox go within about a period.
+    await pollUntil(
+      'the sandbox removed by container GC',
+      async () => (await sandboxesOf('gone')).length === 0 && (await containersOf('gone')).length === 0,
+      {
+        timeoutMs: 100_000,
+      },
+    ).catch((err: Error) => {
+      throw new Error(`${err.message}\n${agent.tail()}`);
+    });
   });
 
   it('an unpullable image shows ErrImagePull / ImagePullBackOff while the other pods run', async () => {
-    agent.writeManifest(
-      'pull',
-      podManifest('pull', ns, [{ name: 'app', command: SLEEP, image: 'docker.io/kubelet-ts-unreachable/none:1.0' }]),
-    );
+    agent.writeManifest('pull', podManifest('pull', ns, [{ name: 'app', command: SLEEP, image: UNREACHABLE_IMAGE }]));
     await waitPod('an image pull waiting reason', 'pull', (p) => {
       const r = cs(p, 'app')?.state?.waiting?.reason;
       return (r === 'ErrImagePull' || r === 'ImagePullBackOff') && r;

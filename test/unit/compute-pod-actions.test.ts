@@ -68,6 +68,20 @@ function baseStatus(pod: Pod): PodStatus {
   };
 }
 
+/** init[0] a sidecar (restartPolicy Always), init[1] an ordinary init container, init[2] a second sidecar. */
+function withSidecars(pod: Pod): void {
+  pod.spec.initContainers = [
+    { name: 'side1', image: 'busybox:s1', restartPolicy: 'Always' },
+    { name: 'init2', image: 'busybox:i2' },
+    { name: 'side3', image: 'busybox:s3', restartPolicy: 'Always' },
+  ];
+}
+
+/** Sidecars running, the ordinary init container done. */
+function sidecarsUp(pod: Pod, s: PodStatus): void {
+  s.containerStatuses.push(cs(pod, 'side1', 'running', 0, 10n), cs(pod, 'init2', 'exited', 0, 20n), cs(pod, 'side3', 'running', 0, 30n));
+}
+
 function initsDone(pod: Pod, s: PodStatus): void {
   s.containerStatuses.push(cs(pod, 'init1', 'exited', 0, 10n), cs(pod, 'init2', 'exited', 0, 20n));
 }
@@ -486,6 +500,126 @@ const cases: Case[] = [
       s.sandboxStatuses[0].state = 'notready';
     },
     expected: () => noAction({ killPod: true, attempt: 1 }),
+  },
+  {
+    name: 'sidecar: a running sidecar does not block the next init container',
+    mutatePod: withSidecars,
+    mutateStatus: (s, p) => {
+      s.containerStatuses = [cs(p, 'side1', 'running')];
+    },
+    expected: () => noAction({ initContainersToStart: [1] }),
+  },
+  {
+    name: 'sidecar: the last init container is a running sidecar → start the app containers (no deadlock)',
+    mutatePod: withSidecars,
+    mutateStatus: (s, p) => {
+      s.containerStatuses = [cs(p, 'side1', 'running', 0, 10n), cs(p, 'init2', 'exited', 0, 20n), cs(p, 'side3', 'running', 0, 30n)];
+    },
+    expected: () => noAction({ containersToStart: [0, 1, 2] }),
+  },
+  {
+    name: 'sidecar: steady state with sidecars and apps running: nothing to do',
+    mutatePod: withSidecars,
+    mutateStatus: (s, p) => sidecarsUp(p, s),
+    expected: () => noAction(),
+  },
+  {
+    name: 'sidecar: an exited sidecar restarts even under restartPolicy Never',
+    mutatePod: (p) => {
+      withSidecars(p);
+      p.spec.restartPolicy = 'Never';
+    },
+    mutateStatus: (s, p) => {
+      sidecarsUp(p, s);
+      setState(s, 'side1', 'exited', 0);
+    },
+    expected: () => noAction({ initContainersToStart: [0] }),
+  },
+  {
+    name: 'sidecar: garbage-collected sidecar of an initialized pod is started again; the ordinary init container is not',
+    mutatePod: withSidecars,
+    mutateStatus: (s, p) => {
+      s.containerStatuses.push(cs(p, 'side3', 'running', 0, 30n));
+    },
+    expected: () => noAction({ initContainersToStart: [0] }),
+  },
+  {
+    name: 'sidecar: with a startupProbe and no result yet → wait before the next init container',
+    mutatePod: (p) => {
+      withSidecars(p);
+      p.spec.initContainers![0].startupProbe = { exec: { command: ['true'] } };
+    },
+    mutateStatus: (s, p) => {
+      s.containerStatuses = [cs(p, 'side1', 'running')];
+    },
+    expected: () => noAction(),
+  },
+  {
+    name: 'sidecar: with a startupProbe that succeeded → the next init container starts',
+    mutatePod: (p) => {
+      withSidecars(p);
+      p.spec.initContainers![0].startupProbe = { exec: { command: ['true'] } };
+    },
+    mutateStatus: (s, p) => {
+      s.containerStatuses = [cs(p, 'side1', 'running')];
+    },
+    opts: (s) => ({ startupSucceeded: [id(s, 'side1')] }),
+    expected: () => noAction({ initContainersToStart: [1] }),
+  },
+  {
+    name: 'sidecar: startup probe failed → kill it and start it again',
+    mutatePod: (p) => {
+      withSidecars(p);
+      p.spec.initContainers![0].startupProbe = { exec: { command: ['true'] } };
+    },
+    mutateStatus: (s, p) => {
+      s.containerStatuses = [cs(p, 'side1', 'running')];
+    },
+    opts: (s) => ({ startupFailed: [id(s, 'side1')] }),
+    expected: (s) =>
+      noAction({
+        initContainersToStart: [0],
+        containersToKill: [
+          { id: id(s, 'side1'), name: 'side1', reason: 'StartupProbe', message: 'Init container side1 failed startup probe' },
+        ],
+      }),
+  },
+  {
+    name: 'sidecar: definition changed → kill and start again',
+    mutatePod: withSidecars,
+    mutateStatus: (s, p) => {
+      sidecarsUp(p, s);
+      s.containerStatuses.find((c) => c.name === 'side3')!.hash = 'stale';
+    },
+    expected: (s) =>
+      noAction({
+        initContainersToStart: [2],
+        containersToKill: [{ id: id(s, 'side3'), name: 'side3', reason: '', message: 'Init container side3 definition changed' }],
+      }),
+  },
+  {
+    name: 'sidecar: does not keep a finished pod alive (Never, apps done, sidecars running → kill the pod)',
+    mutatePod: (p) => {
+      withSidecars(p);
+      p.spec.restartPolicy = 'Never';
+    },
+    mutateStatus: (s, p) => {
+      sidecarsUp(p, s);
+      for (const n of ['foo1', 'foo2', 'foo3']) setState(s, n, 'exited', 0);
+      setState(s, 'side1', 'exited', 137);
+    },
+    expected: () => noAction({ killPod: true }),
+  },
+  {
+    name: 'sidecar: a failing ordinary init container after a sidecar fails the pod under Never',
+    mutatePod: (p) => {
+      withSidecars(p);
+      p.spec.restartPolicy = 'Never';
+    },
+    mutateStatus: (s, p) => {
+      s.containerStatuses = [cs(p, 'side1', 'running', 0, 10n), cs(p, 'init2', 'exited', 2, 20n)];
+    },
+    expected: () => noAction({ killPod: true }),
   },
 ];
 

@@ -83,6 +83,7 @@ function setup(
     runtimeUids: () => [],
     cachedStatus: () => undefined,
     containerDeletor: { deleteContainersInPod: () => undefined } as unknown as HandlerDeps['containerDeletor'],
+    allSourcesReady: () => true,
     mirrorClient: o.noMirrorClient
       ? undefined
       : {

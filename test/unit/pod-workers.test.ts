@@ -359,7 +359,15 @@ describe('effectiveGracePeriod', () => {
     ['override shortens', 30, base, 10, 10, true],
     ['override never lengthens', 10, base, 20, 10, false],
     ['deletion grace wins when smaller', 0, pod('u1', (p) => (p.metadata.deletionGracePeriodSeconds = 3)), undefined, 3, false],
-    ['an override of 0 counts as unset, as upstream', 0, base, 0, 30, false],
+    ['an override of 0 means as fast as possible: 1 s', 0, base, 0, 1, false],
+    [
+      'deletionGracePeriodSeconds 0 is 1 s, not the spec 30 s',
+      0,
+      pod('u1', (p) => (p.metadata.deletionGracePeriodSeconds = 0)),
+      undefined,
+      1,
+      false,
+    ],
     ['spec 0 → minimum 1 s', 0, pod('u1', (p) => (p.spec.terminationGracePeriodSeconds = 0)), undefined, 1, false],
     ['no spec value → 1', 0, pod('u1', (p) => (p.spec.terminationGracePeriodSeconds = undefined)), undefined, 1, false],
   ])('%s', (_n, current, p, override, want, shortened) => {

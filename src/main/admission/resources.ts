@@ -7,20 +7,13 @@
  * Requests are read as given: API defaulting (requests default to limits,
  * src/main/podconfig/defaults.ts) is assumed to have run, as upstream does.
  */
-import type { Container, Pod, ResourceList } from '../../api/pod.js';
-import { milliValue, parseQuantity, value } from '../../api/quantity.js';
+import type { Pod, ResourceList } from '../../api/pod.js';
+import { milliValue, value } from '../../api/quantity.js';
 
 export interface CpuMemory {
   milliCpu: bigint;
   memory: bigint;
 }
-
-const ZERO: CpuMemory = { milliCpu: 0n, memory: 0n };
-const add = (a: CpuMemory, b: CpuMemory): CpuMemory => ({ milliCpu: a.milliCpu + b.milliCpu, memory: a.memory + b.memory });
-const max = (a: CpuMemory, b: CpuMemory): CpuMemory => ({
-  milliCpu: a.milliCpu > b.milliCpu ? a.milliCpu : b.milliCpu,
-  memory: a.memory > b.memory ? a.memory : b.memory,
-});
 
 /** cpu and memory of a resource list; throws QuantityParseError on a malformed quantity. */
 export function cpuMemory(list: { readonly cpu?: string; readonly memory?: string } | ResourceList | undefined): CpuMemory {
@@ -29,94 +22,101 @@ export function cpuMemory(list: { readonly cpu?: string; readonly memory?: strin
   return { milliCpu: cpu !== undefined ? milliValue(cpu) : 0n, memory: memory !== undefined ? value(memory) : 0n };
 }
 
-const requestsOf = (c: Container) => cpuMemory(c.resources?.requests);
+/** Amounts by resource name: cpu in millicores, everything else in whole units (bytes, counts). */
+export type ResourceAmounts = Record<string, bigint>;
+
+function amounts(list: ResourceList | undefined): ResourceAmounts {
+  const out: ResourceAmounts = {};
+  for (const [name, raw] of Object.entries(list ?? {})) out[name] = name === 'cpu' ? milliValue(raw) : value(raw);
+  return out;
+}
+const addAll = (a: ResourceAmounts, b: ResourceAmounts): ResourceAmounts => {
+  const out = { ...a };
+  for (const [k, v] of Object.entries(b)) out[k] = (out[k] ?? 0n) + v;
+  return out;
+};
+const maxAll = (a: ResourceAmounts, b: ResourceAmounts): ResourceAmounts => {
+  const out = { ...a };
+  for (const [k, v] of Object.entries(b)) if (out[k] === undefined || v > out[k]) out[k] = v;
+  return out;
+};
 
 /**
- * The pod's effective request: the sum over regular containers and sidecars
+ * The pod's effective request of every resource (upstream
+ * resourcehelper.PodRequests): the sum over regular containers and sidecars
  * (restartable init containers), or, if larger per resource, what the
  * busiest init container needs together with the sidecars started before it;
- * plus spec.overhead.
+ * plus spec.overhead. Throws QuantityParseError on a malformed quantity.
  */
-export function podRequests(pod: Pod): CpuMemory {
-  let reqs = (pod.spec.containers ?? []).map(requestsOf).reduce(add, ZERO);
-  let sidecars = ZERO;
-  let initMax = ZERO;
+export function podResourceRequests(pod: Pod): ResourceAmounts {
+  let reqs = (pod.spec.containers ?? []).map((c) => amounts(c.resources?.requests)).reduce(addAll, {});
+  let sidecars: ResourceAmounts = {};
+  let initMax: ResourceAmounts = {};
   for (const c of pod.spec.initContainers ?? []) {
-    const r = requestsOf(c);
+    const r = amounts(c.resources?.requests);
     if (c.restartPolicy === 'Always') {
-      reqs = add(reqs, r);
-      sidecars = add(sidecars, r);
-      initMax = max(initMax, sidecars);
+      reqs = addAll(reqs, r);
+      sidecars = addAll(sidecars, r);
+      initMax = maxAll(initMax, sidecars);
     } else {
-      initMax = max(initMax, add(r, sidecars));
+      initMax = maxAll(initMax, addAll(r, sidecars));
     }
   }
-  reqs = max(reqs, initMax);
-  return add(reqs, cpuMemory(pod.spec['overhead']));
+  return addAll(maxAll(reqs, initMax), amounts(pod.spec['overhead']));
 }
 
-/**
- * Problems that make a pod unadmittable regardless of node capacity, as
- * API-validation style messages: container names duplicated across init and
- * regular containers, malformed or negative quantities. Empty when valid.
- */
-export function specProblems(pod: Pod): string[] {
-  const problems: string[] = [];
-  const seen = new Set<string>();
-  const check = (path: string, list: ResourceList | undefined) => {
-    for (const [name, raw] of Object.entries(list ?? {})) {
-      try {
-        if (parseQuantity(raw).num < 0n) problems.push(`${path}[${name}]: Invalid value: "${raw}": must be greater than or equal to 0`);
-      } catch (e) {
-        problems.push(`${path}[${name}]: Invalid value: "${raw}": ${(e as Error).message}`);
-      }
-    }
-  };
-  for (const [field, list] of [
-    ['initContainers', pod.spec.initContainers],
-    ['containers', pod.spec.containers],
-  ] as const) {
-    (list ?? []).forEach((c, i) => {
-      const path = `spec.${field}[${i}]`;
-      if (seen.has(c.name)) problems.push(`${path}.name: Duplicate value: "${c.name}"`);
-      seen.add(c.name);
-      check(`${path}.resources.requests`, c.resources?.requests);
-      check(`${path}.resources.limits`, c.resources?.limits);
-    });
-  }
-  check('spec.overhead', pod.spec['overhead']);
-  return problems;
+/** cpu and memory of podResourceRequests. */
+export function podRequests(pod: Pod): CpuMemory {
+  const r = podResourceRequests(pod);
+  return { milliCpu: r['cpu'] ?? 0n, memory: r['memory'] ?? 0n };
 }
 
 export interface NodeResources {
   cpu: string;
   memory: string;
   pods: number;
+  /** Bytes of the node filesystem; absent when unknown (then ephemeral-storage requests are not checked). */
+  'ephemeral-storage'?: string;
+  /** Other resources the node has (hugepages-*, device-plugin resources), by name. */
+  scalar?: Record<string, string>;
+}
+
+/** A hard eviction threshold (quantity or percentage of capacity) in bytes. */
+function threshold(raw: string | undefined, capacity: bigint): bigint {
+  if (!raw) return 0n;
+  const pct = /^(\d+(?:\.\d+)?)%$/.exec(raw);
+  return pct ? BigInt(Math.floor((Number(capacity) * Number(pct[1])) / 100)) : value(raw);
 }
 
 /**
  * Node allocatable (upstream GetNodeAllocatableReservation): capacity minus
- * systemReserved, kubeReserved and, for memory, the hard eviction threshold
- * (`memory.available`, a quantity or a percentage of capacity); never below
- * zero. Returns cpu in millicores ("3500m") and memory in bytes.
+ * systemReserved, kubeReserved and the hard eviction threshold of the
+ * resource (`memory.available` for memory, `nodefs.available` for
+ * ephemeral-storage; a quantity or a percentage of capacity); never below
+ * zero. Returns cpu in millicores ("3500m"), memory and ephemeral-storage in
+ * bytes; other resources unchanged.
  */
 export function allocatable(
   capacity: NodeResources,
-  systemReserved: Partial<Pick<NodeResources, 'cpu' | 'memory'>> = {},
-  kubeReserved: Partial<Pick<NodeResources, 'cpu' | 'memory'>> = {},
+  systemReserved: Record<string, string> = {},
+  kubeReserved: Record<string, string> = {},
   evictionHardMemory?: string,
+  evictionHardNodefs?: string,
 ): NodeResources {
-  const cap = cpuMemory(capacity);
-  let eviction = 0n;
-  if (evictionHardMemory) {
-    const pct = /^(\d+(?:\.\d+)?)%$/.exec(evictionHardMemory);
-    eviction = pct ? BigInt(Math.floor((Number(cap.memory) * Number(pct[1])) / 100)) : value(evictionHardMemory);
-  }
-  const reserved = add(add(cpuMemory(systemReserved), cpuMemory(kubeReserved)), { milliCpu: 0n, memory: eviction });
   const clamp = (v: bigint) => (v < 0n ? 0n : v);
-  return {
-    cpu: `${clamp(cap.milliCpu - reserved.milliCpu)}m`,
-    memory: `${clamp(cap.memory - reserved.memory)}`,
+  const reserved = (name: string) =>
+    amounts({ [name]: systemReserved[name] ?? '0' })[name] + amounts({ [name]: kubeReserved[name] ?? '0' })[name];
+  const cap = cpuMemory(capacity);
+  const out: NodeResources = {
+    cpu: `${clamp(cap.milliCpu - reserved('cpu'))}m`,
+    memory: `${clamp(cap.memory - reserved('memory') - threshold(evictionHardMemory, cap.memory))}`,
     pods: capacity.pods,
   };
+  const eph = capacity['ephemeral-storage'];
+  if (eph !== undefined) {
+    const total = value(eph);
+    out['ephemeral-storage'] = `${clamp(total - reserved('ephemeral-storage') - threshold(evictionHardNodefs, total))}`;
+  }
+  if (capacity.scalar) out.scalar = { ...capacity.scalar };
+  return out;
 }

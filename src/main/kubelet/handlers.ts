@@ -10,11 +10,12 @@ import { podFullName, type Pod } from '../../api/pod.js';
 import type { Clock } from '../../common/clock.js';
 import type { PlegEvent } from '../../runtime/pleg-event.js';
 import type { PodStatus as RuntimePodStatus, RuntimePod } from '../../runtime/types.js';
-import { canAdmitPod, rejectedPodStatus, type AdmitNode } from '../admission/admit.js';
-import type { PodWorkers } from '../pod-workers/pod-workers.js';
+import { canAdmitPod, filterOutInactivePods, rejectedPodStatus, type AdmitNode } from '../admission/admit.js';
+import { isRuntimeStatusTerminal, type PodWorkers } from '../pod-workers/pod-workers.js';
 import type { StatusManager } from '../status/status-manager.js';
 import type { PodManager } from './pod-manager.js';
 import type { ContainerDeletor } from './container-deletor.js';
+import { pastActiveDeadline } from './active-deadline.js';
 import type { MirrorClient } from './mirror-client.js';
 import { API_SOURCE, CONFIG_SOURCE_ANNOTATION, isMirrorPod } from '../podconfig/types.js';
 import type { PodStartMetrics } from '../status/pod-start-metrics.js';
@@ -28,6 +29,8 @@ export interface HandlerDeps {
   runtimeUids(): string[];
   cachedStatus(uid: string): RuntimePodStatus | undefined;
   containerDeletor: ContainerDeletor;
+  /** Every pod source has delivered once (upstream sourcesReady.AllReady). */
+  allSourcesReady(): boolean;
   /** Deletes mirror pods whose static pod is gone (cluster mode only). */
   mirrorClient?: Pick<MirrorClient, 'delete'>;
   /** Pod start-up SLI: pods as the apiserver watch delivers them. */
@@ -83,9 +86,14 @@ export class PodHandlers {
         continue;
       }
       if (!podWorkers.isPodTerminationRequested(uid)) {
-        const active = podManager
-          .pods()
-          .filter((p) => p !== pod && !this.rejected.has(p.metadata.uid ?? '') && !podWorkers.isPodKnownTerminated(p.metadata.uid ?? ''));
+        const active = filterOutInactivePods(
+          podManager.pods().filter((p) => p !== pod),
+          {
+            isKnownTerminated: (uid) => podWorkers.isPodKnownTerminated(uid),
+            isTerminationRequested: (uid) => podWorkers.isPodTerminationRequested(uid),
+            statusOf: (uid) => statusManager.getPodStatus(uid),
+          },
+        );
         const verdict = canAdmitPod(pod, active, this.d.admitNode);
         if (!verdict.admit) {
           this.rejected.add(uid);
@@ -114,6 +122,12 @@ export class PodHandlers {
     }
   }
 
+  /**
+   * Upstream HandlePodRemoves + deletePod: the pod leaves the desired set at
+   * once, but before every source has delivered, nothing is killed (a source
+   * that has not reported yet may still want it); housekeeping's orphan
+   * cleanup kills it later if it is really gone.
+   */
   handlePodRemoves(pods: Pod[]): void {
     for (const pod of pods) {
       const uid = pod.metadata.uid ?? '';
@@ -125,6 +139,10 @@ export class PodHandlers {
       }
       if (this.rejected.delete(uid)) {
         this.d.statusManager.removePodStatus(uid);
+        continue;
+      }
+      if (!this.d.allSourcesReady()) {
+        this.d.logger.info({ pod: `${pod.metadata.namespace}/${pod.metadata.name}` }, 'Skipping delete because sources aren’t ready yet');
         continue;
       }
       this.d.podWorkers.update({ pod, updateType: 'kill', startTime: this.d.clock.now() });
@@ -149,6 +167,21 @@ export class PodHandlers {
   private observedOnWatch(pod: Pod): void {
     if (pod.metadata.annotations?.[CONFIG_SOURCE_ANNOTATION] === API_SOURCE && !isMirrorPod(pod))
       this.d.startMetrics?.observedOnWatch(pod, this.d.clock.now());
+  }
+
+  /**
+   * Upstream getPodsToSync: the pods whose resync or retry is due, plus every
+   * desired pod a sync-loop handler wants synced now (past its active deadline).
+   */
+  podsToSync(due: Iterable<string>): string[] {
+    const uids = new Set(due);
+    const now = this.d.clock.now();
+    for (const pod of this.d.podManager.pods()) {
+      if (pod.spec.activeDeadlineSeconds == null) continue;
+      const uid = pod.metadata.uid ?? '';
+      if (!uids.has(uid) && pastActiveDeadline(pod, this.d.statusManager.getPodStatus(uid), now)) uids.add(uid);
+    }
+    return [...uids];
   }
 
   handlePodSyncs(uids: Iterable<string>): void {
@@ -192,11 +225,12 @@ export class PodHandlers {
     statusManager.removeOrphanedStatuses((uid) => podManager.get(uid) !== undefined || workers.has(uid));
     this.deleteOrphanedMirrorPods();
 
-    // Runtime pods no config knows: kill them.
+    // Runtime pods no config knows and no worker handles: kill them (removal is left to container GC).
     for (const uid of this.d.runtimeUids()) {
       if (podManager.get(uid) || workers.has(uid)) continue;
       const status = this.d.cachedStatus(uid);
-      if (!status || (status.sandboxStatuses.length === 0 && status.containerStatuses.length === 0)) continue;
+      // Only pods with something running (upstream runtimeCache.GetPods); dead leftovers are container GC's.
+      if (!status || isRuntimeStatusTerminal(status)) continue;
       logger.info({ podUID: uid, pod: `${status.namespace}/${status.name}` }, 'Clean up orphaned pod known only to the runtime');
       podWorkers.update({
         runningPod: toRuntimePod(status),

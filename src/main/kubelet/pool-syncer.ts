@@ -15,6 +15,7 @@ import type { NodeInfo, PodEvent, SyncReason } from '../../workers/sync/sync-typ
 import type { TaskRunner } from '../../workers/task-runner.js';
 import type { PodStatusFunc, PodSyncer, SyncContext, SyncPodType } from '../pod-workers/pod-workers.js';
 import { generateAPIPodStatus } from '../status/generate-pod-status.js';
+import { activeDeadlineEviction } from './active-deadline.js';
 import type { StatusManager } from '../status/status-manager.js';
 import type { PodManager } from './pod-manager.js';
 import type { KubeletMetrics } from './kubelet-metrics.js';
@@ -58,6 +59,31 @@ export interface PoolSyncerOptions {
   volumes?: PodVolumeManager;
 }
 
+/** `p`, or a rejection with the signal's reason as soon as it aborts (a late failure of `p` is then ignored). */
+function untilAborted<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) {
+    p.catch(() => undefined);
+    return Promise.reject(signal.reason);
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => {
+      p.catch(() => undefined);
+      reject(signal.reason);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (e: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(e);
+      },
+    );
+  });
+}
+
 function podRef(pod: Pod): string {
   return `${pod.metadata.namespace ?? ''}/${pod.metadata.name ?? ''}`;
 }
@@ -72,6 +98,8 @@ export class PoolSyncer implements PodSyncer {
    * previous sync's own changes.
    */
   private readonly lastSyncEnd = new Map<string, number>();
+  /** The runtime status read when termination finished, until the pod is terminated (by UID). */
+  private readonly terminatedStatus = new Map<string, RuntimePodStatus>();
 
   private readonly slots: Semaphore;
 
@@ -85,13 +113,21 @@ export class PoolSyncer implements PodSyncer {
     return slot === undefined ? undefined : this.o.cache.read(slot, uid);
   }
 
-  /** The v1 status from the current cache, recorded in the status manager. */
-  refreshStatus(pod: Pod, podIsTerminal = false): ApiPodStatus {
+  /**
+   * The v1 status from the current cache (or from `runtime`, a status read
+   * after the caller's own changes), recorded in the status manager.
+   */
+  refreshStatus(pod: Pod, podIsTerminal = false, runtime?: RuntimePodStatus): ApiPodStatus {
     const uid = pod.metadata.uid ?? '';
-    const status = generateAPIPodStatus(pod, this.cachedStatus(uid), {
-      now: this.o.clock.now(),
+    const now = this.o.clock.now();
+    const previous = this.o.statusManager.getPodStatus(uid);
+    const evict = activeDeadlineEviction(pod, previous, now);
+    if (evict && previous?.reason !== evict.reason) this.record(pod, [{ type: 'Normal', reason: evict.reason, message: evict.message }]);
+    const status = generateAPIPodStatus(pod, runtime ?? this.cachedStatus(uid), {
+      now,
+      evict,
       nodeIP: this.o.node.ip || undefined,
-      previous: this.o.statusManager.getPodStatus(uid),
+      previous,
       reasonCache: new Map(Object.entries(this.reasons.get(uid) ?? {})),
       podIsTerminal,
       runtimeName: this.o.runtimeName ?? 'containerd',
@@ -180,30 +216,44 @@ export class PoolSyncer implements PodSyncer {
     }
   }
 
-  async syncTerminatingPod(_ctx: SyncContext, pod: Pod, gracePeriodSeconds: number, podStatusFunc?: PodStatusFunc): Promise<void> {
+  /**
+   * Stops the pod's containers with the grace period. When the pod workers
+   * abort this call (the grace period was shortened), it returns at once with
+   * the abort error, so the next call stops the containers again with the
+   * shorter grace period while this task finishes in the background (upstream
+   * cancels the context of the running kill).
+   */
+  async syncTerminatingPod(ctx: SyncContext, pod: Pod, gracePeriodSeconds: number, podStatusFunc?: PodStatusFunc): Promise<void> {
     const uid = pod.metadata.uid ?? '';
     this.o.logger.info({ pod: podRef(pod), gracePeriod: gracePeriodSeconds }, 'Pod is terminating; stopping its containers');
-    const result = await this.slots.run(() =>
+    const task = this.slots.run(() =>
       this.o.runner.run({
         type: 'terminatePod',
         input: { pod, slot: this.o.cache.slotOf(uid) ?? -1, gracePeriodSeconds, remove: false },
       }),
     );
+    const result = await untilAborted(task, ctx.signal);
     this.record(pod, result.events);
-    if (podStatusFunc) this.o.statusManager.setPodStatus(pod, podStatusFunc(pod, this.cachedStatus(uid)));
-    else this.refreshStatus(pod, true);
+    // The final status comes from the runtime as read after the stop, never from an older cache entry.
+    if (podStatusFunc) this.o.statusManager.setPodStatus(pod, podStatusFunc(pod, result.status));
+    else this.refreshStatus(pod, true, result.status);
+    this.terminatedStatus.set(uid, result.status);
   }
 
   async syncTerminatedPod(_ctx: SyncContext, pod: Pod): Promise<void> {
     const uid = pod.metadata.uid ?? '';
+    const stopped = this.terminatedStatus.get(uid);
+    this.terminatedStatus.delete(uid);
     const desired = this.o.podManager.get(uid) !== undefined;
     if (!desired) {
-      // Gone from every source: remove its containers and sandboxes.
-      await this.o.runner.run({ type: 'terminatePod', input: { pod, slot: -1, gracePeriodSeconds: 0, remove: true } });
+      // Gone from every source. Its stopped containers and sandboxes stay until container GC removes them.
       this.o.statusManager.removePodStatus(uid);
       this.o.releaseCacheSlot?.(uid);
     } else {
-      this.refreshStatus(pod, true);
+      // upstream GetNewerThan(lastSyncTime): a cache entry older than the stop would bring back running containers.
+      const slot = this.o.cache.slotOf(uid);
+      const fresh = stopped && slot !== undefined && this.o.cache.isNewerThan(slot, stopped.timestamp) ? undefined : stopped;
+      this.refreshStatus(pod, true, fresh);
     }
     // upstream SyncTerminatedPod: the volumes of a terminated pod are torn down before it is marked terminated.
     await this.o.volumes?.waitForUnmount(uid);
@@ -225,6 +275,6 @@ export class PoolSyncer implements PodSyncer {
       { pod: `${runningPod.namespace}/${runningPod.name}`, podUID: runningPod.uid },
       'Killing orphaned pod known only to the runtime',
     );
-    await this.o.runner.run({ type: 'terminatePod', input: { pod, slot: -1, gracePeriodSeconds: 1, remove: true } });
+    await this.o.runner.run({ type: 'terminatePod', input: { pod, slot: -1, gracePeriodSeconds: 1, remove: false } });
   }
 }

@@ -106,16 +106,25 @@ export function workType(s: PodSyncStatus): PodWorkerState {
  * The grace period to terminate with (upstream calculateEffectiveGracePeriod):
  * the smallest of the current value, the pod's deletionGracePeriodSeconds and
  * the kill override; when none is set, the spec's
- * terminationGracePeriodSeconds; never below 1. `shortened` is true when an
+ * terminationGracePeriodSeconds; never below 1 (so a deletion grace period
+ * of 0 is 1 s, not the spec's value). `shortened` is true when an
  * already-set grace period decreased.
  */
 export function effectiveGracePeriod(current: number, pod: Pod, override: number | undefined): { gracePeriod: number; shortened: boolean } {
   let gp = current;
+  // An explicit 0 (deletion or override) means "as fast as possible" (1 s below), never the spec's value.
+  let overridden = false;
   const deletion = pod.metadata.deletionGracePeriodSeconds;
-  if (deletion != null && (gp === 0 || deletion < gp)) gp = deletion;
-  if (override != null && (gp === 0 || override < gp)) gp = override;
+  if (deletion != null && (gp === 0 || deletion < gp)) {
+    gp = deletion;
+    overridden = true;
+  }
+  if (override != null && (gp === 0 || override < gp)) {
+    gp = override;
+    overridden = true;
+  }
   const spec = pod.spec.terminationGracePeriodSeconds;
-  if (gp === 0 && spec != null) gp = spec;
+  if (!overridden && gp === 0 && spec != null) gp = spec;
   if (gp < 1) gp = 1;
   return { gracePeriod: gp, shortened: current !== 0 && current !== gp };
 }

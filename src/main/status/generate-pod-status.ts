@@ -61,6 +61,12 @@ export interface GenerateStatusOptions {
   startup?: Map<string, boolean>;
   /** Prefix of containerID (`<runtime>://<id>`). Default 'containerd'. */
   runtimeName?: string;
+  /**
+   * An internal module asked for the pod to be evicted (upstream
+   * PodSyncHandlers ShouldEvict, e.g. activeDeadlineSeconds): the phase
+   * becomes Failed with this reason and message, before conditions are set.
+   */
+  evict?: { reason: string; message: string };
 }
 
 export { rfc3339 };
@@ -116,6 +122,12 @@ export function generateAPIPodStatus(pod: Pod, runtime: RuntimePodStatus | undef
     const message = old.message || pod.status?.message;
     if (reason) s.reason = reason;
     if (message) s.message = message;
+  }
+  if (opts.evict) {
+    phase = 'Failed';
+    s.phase = phase;
+    s.reason = opts.evict.reason;
+    s.message = opts.evict.message;
   }
 
   const conditions: PodCondition[] = (pod.status?.conditions ?? []).filter((c) => !KUBELET_OWNED_CONDITIONS.includes(c.type));

@@ -29,10 +29,8 @@ export const REASON_CONTAINERS_NOT_READY = 'ContainersNotReady';
 export const REASON_CONTAINERS_NOT_INITIALIZED = 'ContainersNotInitialized';
 export const REASON_READINESS_GATES_NOT_READY = 'ReadinessGatesNotReady';
 
-/** A sidecar: an init container with restartPolicy Always. */
-export function isRestartableInitContainer(c: Container): boolean {
-  return c.restartPolicy === 'Always';
-}
+import { isRestartableInitContainer } from '../../workers/sync/init-containers.js';
+export { isRestartableInitContainer };
 
 /** Go's %s of a []string: `[a b]`. */
 const goList = (names: string[]) => `[${names.join(' ')}]`;

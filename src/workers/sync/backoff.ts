@@ -43,6 +43,12 @@ function expired(entry: BackoffEntry, eventTime: number, policy: BackoffPolicy):
   return eventTime - entry.lastUpdate > policy.resetAfterMs;
 }
 
+/** The key's entry unless absent or expired as judged at `eventTime`. */
+function liveEntry(state: BackoffState, key: string, eventTime: number, policy: BackoffPolicy): BackoffEntry | undefined {
+  const entry = state[key];
+  return entry && !expired(entry, eventTime, policy) ? entry : undefined;
+}
+
 /** The current delay for key (0 when there is no entry). */
 export function getBackoff(state: BackoffState, key: string): number {
   return state[key]?.backoffMs ?? 0;
@@ -59,9 +65,24 @@ export function isInBackOffSince(
   now: number,
   policy: BackoffPolicy = CRASH_LOOP_BACKOFF,
 ): boolean {
-  const entry = state[key];
-  if (!entry || expired(entry, eventTime, policy)) return false;
-  return now - eventTime < entry.backoffMs;
+  const entry = liveEntry(state, key, eventTime, policy);
+  return entry !== undefined && now - eventTime < entry.backoffMs;
+}
+
+/**
+ * Upstream IsInBackOffSinceUpdate: true when less than the key's current
+ * delay has passed between the key's last update (the last failure, when
+ * next() was called) and `eventTime` (normally now). Image pulls back off
+ * this way: 10 s, 20 s, 40 s … after each failed pull.
+ */
+export function isInBackOffSinceUpdate(
+  state: BackoffState,
+  key: string,
+  eventTime: number,
+  policy: BackoffPolicy = IMAGE_PULL_BACKOFF,
+): boolean {
+  const entry = liveEntry(state, key, eventTime, policy);
+  return entry !== undefined && eventTime - entry.lastUpdate < entry.backoffMs;
 }
 
 /**

@@ -1,6 +1,7 @@
 /**
  * The "decide" half of SyncPod (upstream kuberuntime_manager.go
- * computePodActions + util.PodSandboxChanged + findNextInitContainerToRun).
+ * computePodActions + util.PodSandboxChanged; init containers and sidecars
+ * in init-containers.ts).
  *
  * Contract:
  *  - Pure: the result depends only on (pod, runtime status, opts). No clock,
@@ -11,18 +12,20 @@
  *    containers) → create sandbox → start init containers → start containers,
  *    applying crash-loop backoff (backoff.ts) before each start.
  *
- * Init containers follow upstream's non-sidecar path: one at a time, in spec
- * order, the next only after the previous exited 0; regular containers only
- * after the last init container succeeded. See the end of the file for what
- * is not modelled.
+ * Init containers follow upstream's sidecar-aware path (computeInitContainerActions):
+ * one at a time, in spec order, the next only after the previous exited 0
+ * (or, for a sidecar, started); sidecars are kept running and restarted
+ * whatever the pod's restartPolicy, and do not keep a finished pod alive.
+ * Regular containers start once initialization is done. See the end of the
+ * file for what is not modelled.
  */
 import type { Pod } from '../../api/pod.js';
-import type { ContainerStatus, PodStatus } from '../../runtime/types.js';
+import type { PodStatus } from '../../runtime/types.js';
 import { hashChanged, hashContainer } from './container-hash.js';
+import { computeInitContainerActions, hasAnyRegularContainerCreated, type InitProbeResults } from './init-containers.js';
 import {
   containerSucceeded,
   findLatestContainerStatus,
-  isInitContainerFailed,
   podRestartPolicy,
   shouldPodContainerBeRestarted,
   shouldRestartOnFailure,
@@ -50,7 +53,7 @@ export interface PodActions {
   sandboxId: string;
   /** Attempt number for the sandbox to create (or of the existing one). */
   attempt: number;
-  /** Indices into spec.initContainers to start, in order. At most one element (non-sidecar semantics). */
+  /** Indices into spec.initContainers to start, in spec order: the next init container and any sidecar to (re)start. */
   initContainersToStart: number[];
   /** Indices into spec.containers to start, in spec order. */
   containersToStart: number[];
@@ -69,6 +72,11 @@ export interface ComputePodActionsOptions {
   livenessFailed?: ReadonlySet<string> | readonly string[];
   /** Containers whose startup probe reported failure (same keying as livenessFailed). */
   startupFailed?: ReadonlySet<string> | readonly string[];
+  /**
+   * Containers whose startup probe succeeded (same keying). A sidecar with a
+   * startupProbe counts as started only once it is listed here.
+   */
+  startupSucceeded?: ReadonlySet<string> | readonly string[];
 }
 
 export interface SandboxChange {
@@ -95,37 +103,6 @@ export function podSandboxChanged(pod: Pod, status: PodStatus): SandboxChange {
   if (newest.hostNetwork !== hostNetwork) return { changed: true, attempt: newest.attempt + 1, sandboxId: '' };
   if (!hostNetwork && newest.ips.length === 0) return { changed: true, attempt: newest.attempt + 1, sandboxId: newest.id };
   return { changed: false, attempt: newest.attempt, sandboxId: newest.id };
-}
-
-export interface NextInitContainer {
-  /** Every init container has succeeded (or a regular container already runs). */
-  done: boolean;
-  /** Index into spec.initContainers to start next; undefined while one is running or when done. */
-  next?: number;
-  /** Set when `next` is a failed init container being retried: its newest status. */
-  failedStatus?: ContainerStatus;
-}
-
-/** Upstream findNextInitContainerToRun (non-sidecar semantics). */
-export function findNextInitContainerToRun(pod: Pod, status: PodStatus): NextInitContainer {
-  const inits = pod.spec.initContainers ?? [];
-  if (inits.length === 0) return { done: true };
-  // A running regular container means initialization finished earlier, even if
-  // the init containers have since been garbage collected.
-  for (const c of pod.spec.containers ?? []) {
-    if (findLatestContainerStatus(status, c.name)?.state === 'running') return { done: true };
-  }
-  for (let i = inits.length - 1; i >= 0; i--) {
-    const s = findLatestContainerStatus(status, inits[i].name);
-    if (s && isInitContainerFailed(s)) return { done: false, next: i, failedStatus: s };
-  }
-  for (let i = inits.length - 1; i >= 0; i--) {
-    const s = findLatestContainerStatus(status, inits[i].name);
-    if (!s) continue;
-    if (s.state === 'running') return { done: false };
-    if (s.state === 'exited') return i === inits.length - 1 ? { done: true } : { done: false, next: i + 1 };
-  }
-  return { done: false, next: 0 };
 }
 
 function toMatcher(v: ReadonlySet<string> | readonly string[] | undefined): (id: string, name: string) => boolean {
@@ -161,7 +138,8 @@ export function computePodActions(pod: Pod, status: PodStatus, opts: ComputePodA
       if (podRestartPolicy(pod) === 'OnFailure' && containerSucceeded(c, status)) return;
       toStart.push(i);
     });
-    if (toStart.length === 0 && findNextInitContainerToRun(pod, status).done) {
+    // Initialization is done (a regular container was created) and nothing is left to run.
+    if (toStart.length === 0 && hasAnyRegularContainerCreated(pod, status)) {
       actions.createSandbox = false;
       return actions;
     }
@@ -174,30 +152,21 @@ export function computePodActions(pod: Pod, status: PodStatus, opts: ComputePodA
     return actions;
   }
 
-  const init = findNextInitContainerToRun(pod, status);
-  if (!init.done) {
-    if (init.next !== undefined) {
-      if (init.failedStatus && !shouldRestartOnFailure(pod)) {
-        actions.killPod = true;
-      } else {
-        const s = init.failedStatus;
-        if (s && s.state === 'unknown') {
-          actions.containersToKill.push({
-            id: s.id,
-            name: inits[init.next].name,
-            reason: 'Unknown',
-            message: `Init container is in "${s.state}" state, try killing it before restart`,
-          });
-        }
-        actions.initContainersToStart = [init.next];
-      }
-    }
-    // Initialization failed or is in progress: regular containers wait.
-    return actions;
-  }
-
   const liveness = toMatcher(opts.livenessFailed);
   const startup = toMatcher(opts.startupFailed);
+  const started = toMatcher(opts.startupSucceeded);
+  const probes: InitProbeResults = { startupSucceeded: started, startupFailed: startup, livenessFailed: liveness };
+  const init = computeInitContainerActions(pod, status, probes);
+  actions.initContainersToStart = init.toStart;
+  actions.containersToKill.push(...init.toKill);
+  if (init.killPod) {
+    actions.killPod = true;
+    actions.initContainersToStart = [];
+    return actions;
+  }
+  // Initialization failed or is in progress: regular containers wait.
+  if (!init.initialized) return actions;
+
   let keepCount = 0;
   containers.forEach((container, idx) => {
     const s = findLatestContainerStatus(status, container.name);
@@ -240,7 +209,11 @@ export function computePodActions(pod: Pod, status: PodStatus, opts: ComputePodA
   });
 
   // Nothing left running and nothing to start: the pod is done; stop the sandbox.
-  if (keepCount === 0 && actions.containersToStart.length === 0) actions.killPod = true;
+  // Sidecars must not keep a finished pod alive, so none is restarted.
+  if (keepCount === 0 && actions.containersToStart.length === 0) {
+    actions.killPod = true;
+    actions.initContainersToStart = [];
+  }
   return actions;
 }
 
@@ -255,9 +228,6 @@ export function describePodActions(a: PodActions): string {
 
 /*
  * Not modelled (upstream features this kubelet does not implement):
- *  - restartable init containers (sidecars, initContainers[].restartPolicy:
- *    Always) and computeInitContainerActions: they are treated as ordinary
- *    init containers, so a sidecar that never exits blocks initialization;
  *  - ephemeral containers (EphemeralContainersToStart);
  *  - in-place resize (ContainersToUpdate, UpdatePodResources);
  *  - per-container restart rules (ContainerRestartRules);

@@ -1,9 +1,11 @@
 /**
  * SyncPod in a worker (upstream kubeGenericRuntimeManager.SyncPod): decide
  * with computePodActions, then act in numbered steps:
- *   1. kill the pod (sandbox changed) or 2. the containers that must go;
- *   3. create the sandbox; 4. start the next init container; 5. start the
- *   containers, each after its backoff check and image.
+ *   1. kill the pod (sandbox changed or pod done), then purge its init
+ *      containers when a new sandbox follows, or 2. kill the containers that
+ *      must go; prune old init container instances;
+ *   3. create the sandbox; 4. start init containers and sidecars; 5. start
+ *      the containers, each after its backoff check, image and postStart hook.
  * Errors of one container do not stop the others; they become the container's
  * waiting reason and the sync's error (the pod worker retries with backoff).
  */
@@ -11,30 +13,35 @@ import { mkdirSync } from 'node:fs';
 import type { Container, Pod } from '../../api/pod.js';
 import type { Clock } from '../../common/clock.js';
 import type { Mounter } from '../../common/mounter.js';
-import type { CriClient } from '../../cri/client.js';
+import { criStatusMessage, type CriApi } from '../../cri/client.js';
 import type { Runtime } from '../../runtime/runtime.js';
 import type { PodStatus } from '../../runtime/types.js';
+import type { ImagePullGate } from '../shared/image-pull-gate.js';
 import type { PodStatusCache } from '../shared/pod-status-cache.js';
 import { doBackOff, type BackoffState } from './backoff.js';
 import { computePodActions, describePodActions } from './compute-pod-actions.js';
 import { generateContainerConfig, makeEnvironmentVariables, type ContainerConfigOptions } from './container-config.js';
 import { ensureImage } from './image-puller.js';
-import { killPod, removePod, stopContainer } from './kill-pod.js';
+import { initContainersToPrune, initContainersToPurge, isRestartableInitContainer } from './init-containers.js';
+import { killContainer, killPod, removeContainers, removePod } from './kill-pod.js';
+import { runHandler, type HookContext } from './lifecycle-hooks.js';
+import { containerLogsDirectory, restartCountFromLogDir } from './log-restart-count.js';
 import { makeMounts } from './make-mounts.js';
 import { findLatestContainerStatus } from './restart-policy.js';
 import { buildPodLogsDirectory, generatePodSandboxConfig, podHostNameAndDomain } from './sandbox-config.js';
 import type { NodeInfo, PodEvent, SyncPodInput, SyncPodResult, SyncReason, TerminatePodInput, TerminatePodResult } from './sync-types.js';
 
-export interface SyncContext {
-  cri: CriClient;
+export interface SyncContext extends HookContext {
+  cri: CriApi;
   runtime: Runtime;
   cache: PodStatusCache;
   clock: Clock;
   /** For subPath bind mounts. */
   mounter: Mounter;
+  /** Node-wide image pull limits; absent: none. */
+  pullGate?: ImagePullGate;
 }
 
-/** The pod's runtime status: the cached one when new enough, else read from the runtime. */
 /**
  * The pod's runtime status as upstream podCache.GetNewerThan gives it: the
  * cached one when newer than minTimestamp. A pod with no cached status counts
@@ -68,10 +75,6 @@ export async function currentStatus(
   return ctx.runtime.getPodStatus(uid, name, namespace);
 }
 
-function gracePeriodOf(pod: Pod): number {
-  return pod.metadata.deletionGracePeriodSeconds ?? pod.spec.terminationGracePeriodSeconds ?? 30;
-}
-
 /** The container's mounts; a host-network pod's hosts file lists the node's IPs (upstream podIPs for host network). */
 function containerMounts(
   ctx: SyncContext,
@@ -100,6 +103,13 @@ interface StartOutcome {
   backoff: BackoffState;
 }
 
+/** Upstream's restart count for a new instance: the newest instance's + 1, else from the log directory, else 0. */
+function nextRestartCount(pod: Pod, container: Container, status: PodStatus, node: NodeInfo): number {
+  const latest = findLatestContainerStatus(status, container.name);
+  if (latest) return latest.restartCount + 1;
+  return restartCountFromLogDir(containerLogsDirectory(buildPodLogsDirectory(node.podLogsDir, pod), container.name));
+}
+
 async function startContainer(
   ctx: SyncContext,
   pod: Pod,
@@ -119,13 +129,16 @@ async function startContainer(
     return { reason: { reason: back.reason, message: back.message }, backoff: back.state };
   }
   backoff = back.state;
-  const image = await ensureImage(ctx.cri, pod, container, backoff, now);
+  const image = await ensureImage(ctx.cri, pod, container, backoff, now, { gate: ctx.pullGate, clock: ctx.clock });
   events.push(...image.events);
   backoff = image.backoff;
   if (!image.ok) return { reason: image.reason, backoff };
-  // upstream: the latest instance's restartCount annotation + 1 (survives garbage collection of old instances).
-  const latest = findLatestContainerStatus(status, container.name);
-  const restartCount = latest ? latest.restartCount + 1 : 0;
+  const failed = (reason: string, err: unknown): StartOutcome => {
+    const message = criStatusMessage(err);
+    events.push({ type: 'Warning', reason: 'Failed', message: `Error: ${message}` });
+    return { reason: { reason, message }, backoff };
+  };
+  const restartCount = nextRestartCount(pod, container, status, node);
   let config: ReturnType<typeof generateContainerConfig>;
   try {
     const opts: ContainerConfigOptions = {
@@ -143,28 +156,63 @@ async function startContainer(
     config = generateContainerConfig(pod, container, opts);
   } catch (err) {
     // upstream: errors generating the config (env, mounts) are CreateContainerConfigError.
-    const message = err instanceof Error ? err.message : String(err);
-    events.push({ type: 'Warning', reason: 'Failed', message: `Error: ${message}` });
-    return { reason: { reason: 'CreateContainerConfigError', message }, backoff };
+    return failed('CreateContainerConfigError', err);
   }
   let containerId: string;
   try {
     containerId = (await ctx.cri.createContainer({ podSandboxId: sandbox.id, config, sandboxConfig: sandbox.config })).containerId;
   } catch (err) {
-    const message = err instanceof Error ? err.message : String(err);
-    events.push({ type: 'Warning', reason: 'Failed', message: `Error: ${message}` });
-    return { reason: { reason: 'CreateContainerError', message }, backoff };
+    return failed('CreateContainerError', err);
   }
-  events.push({ type: 'Normal', reason: 'Created', message: `Created container ${container.name}` });
+  events.push({ type: 'Normal', reason: 'Created', message: `Created container: ${container.name}` });
   try {
     await ctx.cri.startContainer({ containerId });
   } catch (err) {
-    const message = err instanceof Error ? err.message : String(err);
-    events.push({ type: 'Warning', reason: 'Failed', message: `Error: ${message}` });
-    return { reason: { reason: 'RunContainerError', message }, backoff };
+    return failed('RunContainerError', err);
   }
   events.push({ type: 'Normal', reason: 'Started', message: `Started container ${container.name}` });
+
+  const postStart = container.lifecycle?.postStart;
+  if (postStart) {
+    const hook = await runHandler(ctx, pod, container, containerId, postStart, sandbox.ips[0] ?? '');
+    if (!hook.ok) {
+      // The hook's output stays out of the event (it may hold secrets), as upstream.
+      events.push({ type: 'Warning', reason: 'FailedPostStartHook', message: 'PostStartHook failed' });
+      try {
+        events.push(
+          ...(await killContainer(ctx, {
+            pod,
+            id: containerId,
+            name: container.name,
+            message: 'FailedPostStartHook',
+            podIP: sandbox.ips[0] ?? '',
+          })),
+        );
+      } catch (err) {
+        events.push({
+          type: 'Warning',
+          reason: 'FailedKillPod',
+          message: `error killing container ${container.name}: ${criStatusMessage(err)}`,
+        });
+      }
+      return { reason: { reason: 'PostStartHookError', message: hook.message }, backoff };
+    }
+  }
   return { backoff };
+}
+
+/** Removes dead containers; failures are reported as events and retried by a later sync or container GC. */
+async function removeQuietly(ctx: SyncContext, ids: string[], events: PodEvent[]): Promise<void> {
+  if (ids.length === 0) return;
+  try {
+    await removeContainers(ctx.cri, ids);
+  } catch (err) {
+    events.push({
+      type: 'Warning',
+      reason: 'FailedRemoveContainer',
+      message: `failed to remove init containers: ${criStatusMessage(err)}`,
+    });
+  }
 }
 
 export async function syncPod(ctx: SyncContext, input: SyncPodInput): Promise<SyncPodResult> {
@@ -179,16 +227,24 @@ export async function syncPod(ctx: SyncContext, input: SyncPodInput): Promise<Sy
 
   // Steps 1–2: kill what must not run.
   if (actions.killPod) {
-    const killed = await killPod(ctx.cri, status, gracePeriodOf(pod));
+    const killed = await killPod(ctx, pod, status);
     events.push(...killed.events);
+    if (killed.error) return { plan, reasons, backoff, events, error: `failed to "KillPodSandbox": ${killed.error}` };
+    // A new sandbox starts initialization over: no init container of the old one may count.
+    if (actions.createSandbox) await removeQuietly(ctx, initContainersToPurge(pod, status), events);
   } else {
-    await Promise.all(
-      actions.containersToKill.map(async (k) => {
-        events.push({ type: 'Normal', reason: 'Killing', message: k.message || `Stopping container ${k.name}` });
-        await stopContainer(ctx.cri, k.id, gracePeriodOf(pod));
-      }),
-    );
+    for (const k of actions.containersToKill) {
+      try {
+        events.push(
+          ...(await killContainer(ctx, { pod, id: k.id, name: k.name, message: k.message, reason: k.reason, podIP: status.ips[0] ?? '' })),
+        );
+      } catch (err) {
+        return { plan, reasons, backoff, events, error: `failed to "KillContainer" for "${k.name}": ${criStatusMessage(err)}` };
+      }
+    }
   }
+  // Only the newest exited instance of each init container is kept.
+  await removeQuietly(ctx, initContainersToPrune(pod, status), events);
 
   // Step 3: the sandbox.
   let sandboxId = actions.sandboxId;
@@ -214,7 +270,8 @@ export async function syncPod(ctx: SyncContext, input: SyncPodInput): Promise<Sy
   if (!sandboxId) return { plan, reasons, backoff, events };
   const sandbox = { id: sandboxId, config: sandboxConfig, ips };
 
-  // Step 4: the next init container (one at a time).
+  // Step 4: init containers and sidecars, in spec order. A sidecar that fails to start does not stop the
+  // others; an ordinary init container that fails ends this sync.
   for (const i of actions.initContainersToStart) {
     const c = pod.spec.initContainers![i];
     const out = await startContainer(ctx, pod, c, 'init', status, sandbox, node, backoff, events, input);
@@ -222,6 +279,7 @@ export async function syncPod(ctx: SyncContext, input: SyncPodInput): Promise<Sy
     if (out.reason) {
       reasons[c.name] = out.reason;
       errors.push(`failed to "StartContainer" for "${c.name}" with ${out.reason.reason}: "${out.reason.message}"`);
+      if (isRestartableInitContainer(c)) continue;
       return { plan, reasons, backoff, events, error: errors.join('; ') };
     }
   }
@@ -239,22 +297,26 @@ export async function syncPod(ctx: SyncContext, input: SyncPodInput): Promise<Sy
   return { plan, reasons, backoff, events, ...(errors.length ? { error: errors.join('; ') } : {}) };
 }
 
-/** syncTerminatingPod (+ removal when the pod is gone from every source). */
+/**
+ * syncTerminatingPod (+ removal when the pod is gone from every source): stop
+ * everything, then read the runtime again so the final status reflects the
+ * stop (upstream re-reads after KillPod), and return that status.
+ */
 export async function terminatePod(ctx: SyncContext, input: TerminatePodInput): Promise<TerminatePodResult> {
-  const status = await ctx.runtime.getPodStatus(
-    input.pod.metadata.uid ?? '',
-    input.pod.metadata.name ?? '',
-    input.pod.metadata.namespace ?? '',
-  );
-  const killed = await killPod(ctx.cri, status, input.gracePeriodSeconds);
+  const { uid = '', name = '', namespace = '' } = input.pod.metadata;
+  const status = await ctx.runtime.getPodStatus(uid, name, namespace);
+  const killed = await killPod(ctx, input.pod, status, input.gracePeriodSeconds);
+  if (killed.error) throw new Error(`failed to "KillPodSandbox" for ${namespace}/${name}: ${killed.error}`);
+  let after = await ctx.runtime.getPodStatus(uid, name, namespace);
   if (input.remove) {
-    const after = await ctx.runtime.getPodStatus(status.uid, status.name, status.namespace);
     await removePod(ctx.cri, after);
+    after = await ctx.runtime.getPodStatus(uid, name, namespace);
   }
   return {
     stoppedContainers: killed.stoppedContainers,
     stoppedSandboxes: killed.stoppedSandboxes,
     removed: input.remove,
     events: killed.events,
+    status: after,
   };
 }

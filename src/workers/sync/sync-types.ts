@@ -4,6 +4,7 @@
  * state in and stores the one that comes back; workers keep none.
  */
 import type { Pod } from '../../api/pod.js';
+import type { PodStatus } from '../../runtime/types.js';
 import type { BackoffState } from './backoff.js';
 
 /** Node facts a sync needs. */
@@ -85,4 +86,6 @@ export interface TerminatePodResult {
   stoppedSandboxes: number;
   removed: boolean;
   events: PodEvent[];
+  /** The runtime status read after everything was stopped (upstream's re-read after KillPod). */
+  status: PodStatus;
 }

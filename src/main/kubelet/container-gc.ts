@@ -1,0 +1,98 @@
+/**
+ * Runs container garbage collection every minute (upstream
+ * StartGarbageCollection: ContainerGCPeriod, first run at start). The lists
+ * and removals are worker tasks; the choice of what to remove is made here,
+ * on the main thread, against the pod workers right after each list (upstream
+ * asks its podStateProvider the same way). Runs never overlap; a failed run
+ * is logged and the next one retries.
+ */
+import type { Logger } from 'pino';
+import type { Clock } from '../../common/clock.js';
+import type { TaskRunner } from '../../workers/task-runner.js';
+import {
+  CONTAINER_GC_PERIOD_MS,
+  DEFAULT_GC_POLICY,
+  selectContainers,
+  selectLogDirectories,
+  selectSandboxes,
+  type GcInput,
+  type GcPolicy,
+  type GcResult,
+} from '../../workers/sync/container-gc.js';
+
+export interface ContainerGcOptions {
+  runner: TaskRunner;
+  clock: Clock;
+  logger: Logger;
+  podLogsDir: string;
+  /** Upstream ShouldPodContentBeRemoved (the pod workers). */
+  shouldPodContentBeRemoved(uid: string): boolean;
+  /** All pod sources have delivered once (upstream sourcesReady.AllReady). */
+  allSourcesReady(): boolean;
+  policy?: GcPolicy;
+  periodMs?: number;
+}
+
+export class ContainerGc {
+  private running: Promise<void> | undefined;
+
+  constructor(private readonly o: ContainerGcOptions) {}
+
+  start(signal: AbortSignal): void {
+    const tick = () => {
+      if (signal.aborted) return;
+      const again = () => {
+        if (!signal.aborted) cancel = this.o.clock.setTimer(this.o.periodMs ?? CONTAINER_GC_PERIOD_MS, tick);
+      };
+      // runOnce logs its own failures; either way the next run is scheduled.
+      this.runOnce().then(again, again);
+    };
+    let cancel = this.o.clock.setTimer(0, tick);
+    signal.addEventListener('abort', () => cancel(), { once: true });
+  }
+
+  /** One collection; resolves when done (a run already in progress is joined, not repeated). */
+  runOnce(): Promise<void> {
+    this.running ??= this.collect()
+      .catch((err: unknown) => this.o.logger.error({ err: String(err) }, 'Container garbage collection failed'))
+      .finally(() => (this.running = undefined));
+    return this.running;
+  }
+
+  /** Resolves when no collection is in flight (for shutdown). */
+  async idle(): Promise<void> {
+    await this.running;
+  }
+
+  private input(): GcInput {
+    return {
+      policy: this.o.policy ?? DEFAULT_GC_POLICY,
+      allSourcesReady: this.o.allSourcesReady(),
+      removable: (uid) => this.o.shouldPodContentBeRemoved(uid),
+      now: this.o.clock.now(),
+    };
+  }
+
+  private async collect(): Promise<void> {
+    const { runner, logger } = this.o;
+    const first = await runner.run({ type: 'gcList' });
+    const containers = selectContainers(first.containers, this.input());
+    const removed: GcResult[] = [];
+    if (containers.length) removed.push(await runner.run({ type: 'gcRemove', removal: { containers } }));
+    const second = await runner.run({ type: 'gcList' });
+    const input = this.input();
+    const sandboxes = selectSandboxes(second.sandboxes, second.containers, input);
+    const logDirectories = selectLogDirectories(this.o.podLogsDir, input);
+    if (sandboxes.length || logDirectories.length)
+      removed.push(await runner.run({ type: 'gcRemove', removal: { sandboxes, logDirectories } }));
+    const sum = (k: 'containers' | 'sandboxes' | 'logDirectories') => removed.reduce((n, r) => n + r[k], 0);
+    const errors = removed.flatMap((r) => r.errors);
+    if (errors.length) logger.warn({ errors }, 'Container garbage collection left some items; the next run retries');
+    if (sum('containers') || sum('sandboxes') || sum('logDirectories')) {
+      logger.info(
+        { containers: sum('containers'), sandboxes: sum('sandboxes'), logDirectories: sum('logDirectories') },
+        'Container garbage collection removed dead containers',
+      );
+    }
+  }
+}

@@ -1,0 +1,324 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { PodSchema, type Pod } from '../../src/api/pod.js';
+import type { ContainerStatus, PodStatus, SandboxStatus } from '../../src/runtime/types.js';
+import { PodStatusCache } from '../../src/workers/shared/pod-status-cache.js';
+import { hashContainer } from '../../src/workers/sync/container-hash.js';
+import { killPod } from '../../src/workers/sync/kill-pod.js';
+import { syncPod, terminatePod, type SyncContext } from '../../src/workers/sync/sync-pod.js';
+import type { NodeInfo, SyncPodInput } from '../../src/workers/sync/sync-types.js';
+import { FakeClock } from '../fakes/fake-clock.js';
+import { FakeCri } from '../fakes/fake-cri.js';
+import { FakeRuntime } from '../fakes/fake-runtime.js';
+import { FakeMounter } from '../fakes/fake-mounter.js';
+
+const BUSYBOX = 'docker.io/kubelet-ts/busybox:1.0';
+const logsRoot = mkdtempSync(join(tmpdir(), 'kts-sync-pod-'));
+afterAll(() => rmSync(logsRoot, { recursive: true, force: true }));
+
+const node: NodeInfo = {
+  name: 'n1',
+  ip: '192.0.2.1',
+  podLogsDir: logsRoot,
+  clusterDNS: [],
+  clusterDomain: '',
+  resolvConf: '',
+  memoryCapacityBytes: 8 * 1024 ** 3,
+};
+
+function makePod(spec: Record<string, unknown>, name = 'web'): Pod {
+  return PodSchema.parse({
+    metadata: { name, namespace: 'default', uid: `uid-${name}` },
+    spec: { restartPolicy: 'Always', terminationGracePeriodSeconds: 30, ...spec },
+  });
+}
+
+let seq = 0;
+function container(pod: Pod, name: string, state: ContainerStatus['state'], over: Partial<ContainerStatus> = {}): ContainerStatus {
+  const spec = [...(pod.spec.initContainers ?? []), ...(pod.spec.containers ?? [])].find((c) => c.name === name)!;
+  const createdAt = BigInt(++seq * 1000);
+  return {
+    id: `${name}-${seq}`,
+    name,
+    state,
+    createdAt,
+    startedAt: createdAt,
+    finishedAt: state === 'exited' ? createdAt + 1n : 0n,
+    exitCode: 0,
+    reason: '',
+    message: '',
+    image: BUSYBOX,
+    imageRef: BUSYBOX,
+    restartCount: 0,
+    hash: hashContainer(spec),
+    sandboxId: 'sb-old',
+    ...over,
+  };
+}
+
+function sandbox(id: string, state: SandboxStatus['state'], attempt = 0): SandboxStatus {
+  return { id, state, createdAt: BigInt(attempt + 1), attempt, ips: state === 'ready' ? ['10.1.0.5'] : [], hostNetwork: false };
+}
+
+function podStatus(pod: Pod, sandboxes: SandboxStatus[], containers: ContainerStatus[]): PodStatus {
+  const m = pod.metadata;
+  const ready = sandboxes.find((s) => s.state === 'ready');
+  return {
+    uid: m.uid!,
+    name: m.name!,
+    namespace: m.namespace!,
+    ips: ready?.ips ?? [],
+    sandboxStatuses: sandboxes,
+    containerStatuses: containers,
+    timestamp: 0,
+  };
+}
+
+function harness(status: PodStatus) {
+  const cri = new FakeCri();
+  const runtime = new FakeRuntime();
+  runtime.statuses.set(status.uid, status);
+  const clock = new FakeClock();
+  const cache = PodStatusCache.create({ capacity: 4 });
+  const ctx: SyncContext = { cri: cri.api, runtime, cache, clock, mounter: new FakeMounter() };
+  const input = (pod: Pod): SyncPodInput => ({
+    pod,
+    slot: cache.allocate(pod.metadata.uid!),
+    minTimestamp: 0,
+    cacheUnreliable: true,
+    backoff: {},
+    node,
+  });
+  return { cri, runtime, clock, ctx, input };
+}
+
+const c = (name: string, extra: Record<string, unknown> = {}) => ({ name, image: BUSYBOX, imagePullPolicy: 'IfNotPresent', ...extra });
+
+describe('syncPod: a new sandbox purges the init containers of the old one (upstream purgeInitContainers)', () => {
+  it('stops every sandbox, removes every init container instance, then starts the first init container in the new sandbox', async () => {
+    const pod = makePod({ initContainers: [c('init1'), c('init2')], containers: [c('app')] });
+    const status = podStatus(
+      pod,
+      [sandbox('sb-old', 'notready', 0)],
+      [container(pod, 'init1', 'exited'), container(pod, 'init2', 'exited'), container(pod, 'app', 'exited', { exitCode: 137 })],
+    );
+    const { cri, ctx, input } = harness(status);
+    const result = await syncPod(ctx, input(pod));
+    expect(result.error).toBeUndefined();
+    expect(cri.callsOf('stopPodSandbox')).toEqual([{ podSandboxId: 'sb-old' }]);
+    expect(cri.callsOf('removeContainer').map((r) => r.containerId)).toEqual(
+      status.containerStatuses.filter((x) => x.name.startsWith('init')).map((x) => x.id),
+    );
+    const order = cri.methods().filter((m) => ['stopPodSandbox', 'removeContainer', 'runPodSandbox', 'createContainer'].includes(m));
+    expect(order).toEqual(['stopPodSandbox', 'removeContainer', 'removeContainer', 'runPodSandbox', 'createContainer']);
+    const created = cri.callsOf('createContainer')[0] as { config: { metadata: { name: string } } };
+    expect(created.config.metadata.name).toBe('init1');
+  });
+
+  it('prunes all but the newest exited instance of each init container before starting', async () => {
+    const pod = makePod({ initContainers: [c('init1')], containers: [c('app')] });
+    const old = container(pod, 'init1', 'exited', { exitCode: 1 });
+    const newer = container(pod, 'init1', 'exited', { exitCode: 1, sandboxId: 'sb-1' });
+    const status = podStatus(pod, [sandbox('sb-1', 'ready')], [old, newer]);
+    const { cri, ctx, input } = harness(status);
+    await syncPod(ctx, input(pod));
+    expect(cri.callsOf('removeContainer').map((r) => r.containerId)).toEqual([old.id]);
+  });
+});
+
+describe('killPod stops every sandbox (upstream killPodWithSyncResult)', () => {
+  it('a sandbox that died on its own is stopped too (CNI teardown), and nothing is removed', async () => {
+    const pod = makePod({ containers: [c('app')] });
+    const status = podStatus(pod, [sandbox('sb-2', 'ready', 1), sandbox('sb-1', 'notready', 0)], [container(pod, 'app', 'running')]);
+    const { cri, ctx } = harness(status);
+    const r = await killPod(ctx, pod, status, 5);
+    expect(r.error).toBeUndefined();
+    expect(cri.callsOf('stopPodSandbox').map((x) => x.podSandboxId)).toEqual(['sb-2', 'sb-1']);
+    expect(cri.methods()).not.toContain('removePodSandbox');
+    expect(cri.methods()).not.toContain('removeContainer');
+  });
+
+  it('reports a failed sandbox stop after attempting every step', async () => {
+    const pod = makePod({ containers: [c('app')] });
+    const status = podStatus(pod, [sandbox('sb-2', 'ready', 1), sandbox('sb-1', 'notready', 0)], [container(pod, 'app', 'running')]);
+    const { cri, ctx } = harness(status);
+    cri.handlers.stopPodSandbox = async (r) => {
+      if (r.podSandboxId === 'sb-1') throw new Error('cni teardown failed');
+      return {};
+    };
+    const r = await killPod(ctx, pod, status, 5);
+    expect(r.error).toContain('cni teardown failed');
+    expect(cri.callsOf('stopPodSandbox')).toHaveLength(2);
+    expect(cri.callsOf('stopContainer')).toHaveLength(1);
+  });
+});
+
+describe('sidecars in syncPod', () => {
+  it('start in spec order in one sync; a sidecar that fails to start does not stop the next one', async () => {
+    const pod = makePod({
+      initContainers: [c('side1', { restartPolicy: 'Always', image: '127.0.0.1:1/none:1' }), c('side2', { restartPolicy: 'Always' })],
+      containers: [c('app')],
+    });
+    const status = podStatus(pod, [sandbox('sb-1', 'ready')], [container(pod, 'app', 'running', { sandboxId: 'sb-1' })]);
+    const { cri, ctx, input } = harness(status);
+    const r = await syncPod(ctx, input(pod));
+    expect(r.reasons['side1']?.reason).toBe('ErrImagePull');
+    expect((cri.callsOf('createContainer') as { config: { metadata: { name: string } } }[]).map((x) => x.config.metadata.name)).toEqual([
+      'side2',
+    ]);
+  });
+
+  it('stop after the app containers, the later sidecar first (termination order)', async () => {
+    const pod = makePod({
+      initContainers: [c('side1', { restartPolicy: 'Always' }), c('side2', { restartPolicy: 'Always' })],
+      containers: [c('app')],
+    });
+    const status = podStatus(
+      pod,
+      [sandbox('sb-1', 'ready')],
+      [container(pod, 'side1', 'running'), container(pod, 'side2', 'running'), container(pod, 'app', 'running')],
+    );
+    const { cri, ctx } = harness(status);
+    await killPod(ctx, pod, status, 30);
+    const stopped = cri.callsOf('stopContainer').map((x) => String(x.containerId).split('-')[0]);
+    expect(stopped).toEqual(['app', 'side2', 'side1']);
+  });
+});
+
+describe('container config errors (upstream ErrCreateContainerConfig)', () => {
+  it('an env source the kubelet cannot resolve is CreateContainerConfigError and nothing is created', async () => {
+    const pod = makePod({
+      containers: [c('app', { env: [{ name: 'PASSWORD', valueFrom: { secretKeyRef: { name: 'db', key: 'password' } } }] })],
+    });
+    const status = podStatus(pod, [sandbox('sb-1', 'ready')], []);
+    const { cri, ctx, input } = harness(status);
+    const r = await syncPod(ctx, input(pod));
+    expect(r.reasons['app']?.reason).toBe('CreateContainerConfigError');
+    expect(r.reasons['app']?.message).toContain('secretKeyRef db/password');
+    expect(cri.methods()).not.toContain('createContainer');
+    expect(r.events.find((e) => e.reason === 'Failed')?.message).toMatch(/^Error: .*secretKeyRef db\/password/);
+  });
+
+  it('a runtime CreateContainer failure is CreateContainerError with the gRPC status message only', async () => {
+    const pod = makePod({ containers: [c('app')] });
+    const status = podStatus(pod, [sandbox('sb-1', 'ready')], []);
+    const { cri, ctx, input } = harness(status);
+    const { CriError } = await import('../../src/common/errors.js');
+    cri.handlers.createContainer = async () => {
+      const cause = Object.assign(new Error('x'), { code: 2, details: 'failed to create containerd container: boom' });
+      throw new CriError(
+        'create_container: rpc error: code = Unknown desc = failed to create containerd container: boom',
+        'create_container',
+        2,
+        {
+          cause,
+        },
+      );
+    };
+    const r = await syncPod(ctx, input(pod));
+    expect(r.reasons['app']).toEqual({ reason: 'CreateContainerError', message: 'failed to create containerd container: boom' });
+  });
+});
+
+describe('restartCount from the log directory (upstream calcRestartCountByLogDir)', () => {
+  it('continues after the highest <n>.log when the runtime lost every instance', async () => {
+    const pod = makePod({ containers: [c('app')] }, 'logs');
+    const dir = join(logsRoot, `default_logs_uid-logs`, 'app');
+    mkdirSync(dir, { recursive: true });
+    for (const f of ['0.log', '3.log', '4.log.20260101-000000', 'notes.txt']) writeFileSync(join(dir, f), '');
+    const status = podStatus(pod, [sandbox('sb-1', 'ready')], []);
+    const { cri, ctx, input } = harness(status);
+    await syncPod(ctx, input(pod));
+    const created = cri.callsOf('createContainer')[0] as { config: { metadata: { attempt: number }; logPath: string } };
+    expect(created.config.metadata.attempt).toBe(5);
+    expect(created.config.logPath).toBe('app/5.log');
+  });
+});
+
+describe('lifecycle hooks', () => {
+  it('postStart failure: FailedPostStartHook event, the container is killed, waiting reason PostStartHookError', async () => {
+    const pod = makePod({ containers: [c('app', { lifecycle: { postStart: { exec: { command: ['sh', '-c', 'exit 3'] } } } })] });
+    const status = podStatus(pod, [sandbox('sb-1', 'ready')], []);
+    const { cri, ctx, input } = harness(status);
+    cri.handlers.execSync = async () => ({ exitCode: 3, stdout: Buffer.from('out'), stderr: Buffer.from('bad') });
+    const r = await syncPod(ctx, input(pod));
+    expect(r.events.map((e) => e.reason)).toEqual(['Pulled', 'Created', 'Started', 'FailedPostStartHook', 'Killing']);
+    expect(r.events.find((e) => e.reason === 'Killing')?.message).toBe('FailedPostStartHook');
+    expect(r.reasons['app']?.reason).toBe('PostStartHookError');
+    expect(r.reasons['app']?.message).toBe(
+      `Exec lifecycle hook ([sh -c exit 3]) for Container "app" in Pod "web_default(uid-web)" failed - error: command 'sh -c exit 3' exited with 3: bad, message: "outbad"`,
+    );
+    expect(cri.methods().slice(-3)).toEqual(['startContainer', 'execSync', 'stopContainer']);
+  });
+
+  it('preStop runs before StopContainer and the time it took comes off the grace period', async () => {
+    const pod = makePod({ containers: [c('app', { lifecycle: { preStop: { exec: { command: ['sleep', '3'] } } } })] });
+    const status = podStatus(pod, [sandbox('sb-1', 'ready')], [container(pod, 'app', 'running')]);
+    const { cri, ctx, clock } = harness(status);
+    cri.handlers.execSync = async () => {
+      clock.step(3_000);
+      return { exitCode: 0, stdout: Buffer.alloc(0), stderr: Buffer.alloc(0) };
+    };
+    await killPod(ctx, pod, status, 10);
+    expect(cri.methods()).toEqual(['execSync', 'stopContainer', 'stopPodSandbox']);
+    expect(cri.callsOf('stopContainer')[0].timeout).toBe(7n);
+  });
+
+  it('a preStop hook that outlasts the grace period is abandoned; the container still gets 2 s', async () => {
+    const pod = makePod({ containers: [c('app', { lifecycle: { preStop: { exec: { command: ['sleep', '999'] } } } })] });
+    const status = podStatus(pod, [sandbox('sb-1', 'ready')], [container(pod, 'app', 'running')]);
+    const { cri, ctx, clock } = harness(status);
+    cri.handlers.execSync = () => {
+      queueMicrotask(() => clock.step(10_000));
+      return new Promise(() => {});
+    };
+    await killPod(ctx, pod, status, 10);
+    expect(cri.callsOf('stopContainer')[0].timeout).toBe(2n);
+  });
+
+  it('an orphan (no spec) has its preStop handler and grace period restored from the container annotations', async () => {
+    const placeholder: Pod = { metadata: { uid: 'uid-o', name: 'o', namespace: 'default' }, spec: { containers: [] } };
+    const status: PodStatus = {
+      uid: 'uid-o',
+      name: 'o',
+      namespace: 'default',
+      ips: ['10.1.0.5'],
+      sandboxStatuses: [sandbox('sb-1', 'ready')],
+      containerStatuses: [{ ...container(makePod({ containers: [c('app')] }), 'app', 'running'), id: 'orphan-1' }],
+      timestamp: 0,
+    };
+    const { cri, ctx } = harness(status);
+    cri.handlers.containerStatus = async () => ({
+      status: {
+        annotations: {
+          'io.kubernetes.container.preStopHandler': JSON.stringify({ exec: { command: ['true'] } }),
+          'io.kubernetes.pod.terminationGracePeriod': '12',
+        },
+      },
+    });
+    await killPod(ctx, placeholder, status);
+    expect(cri.methods()).toEqual(['containerStatus', 'execSync', 'stopContainer', 'stopPodSandbox']);
+    expect(cri.callsOf('stopContainer')[0].timeout).toBe(12n);
+  });
+});
+
+describe('terminatePod returns the status read after the stop (upstream re-read after KillPod)', () => {
+  it('the final status has no running container and no ready sandbox', async () => {
+    const pod = makePod({ containers: [c('app')] });
+    const running = podStatus(pod, [sandbox('sb-1', 'ready')], [container(pod, 'app', 'running', { sandboxId: 'sb-1' })]);
+    const { cri, runtime, ctx } = harness(running);
+    cri.handlers.stopPodSandbox = async () => {
+      const stopped = structuredClone(running);
+      stopped.sandboxStatuses[0].state = 'notready';
+      stopped.containerStatuses[0].state = 'exited';
+      stopped.containerStatuses[0].exitCode = 143;
+      runtime.statuses.set(running.uid, stopped);
+      return {};
+    };
+    const r = await terminatePod(ctx, { pod, slot: -1, gracePeriodSeconds: 5, remove: false });
+    expect(r.status.sandboxStatuses.map((s) => s.state)).toEqual(['notready']);
+    expect(r.status.containerStatuses.map((s) => [s.state, s.exitCode])).toEqual([['exited', 143]]);
+  });
+});
