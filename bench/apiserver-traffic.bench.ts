@@ -134,9 +134,9 @@ const kubectlReady = async (admin: string, node: string) => {
 async function main(): Promise<void> {
   const windowS = Number(arg('window', '300'));
   const e = await env();
-  const admin = e.KTS_KUBECONFIG!;
-  const auditLog = e.KTS_AUDIT_LOG!;
-  const apiPort = Number(new URL(e.KTS_APISERVER!).port);
+  const admin = e.KTS_KUBECONFIG;
+  const auditLog = e.KTS_AUDIT_LOG;
+  const apiPort = Number(new URL(e.KTS_APISERVER).port);
   const id = randomUUID().slice(0, 5);
   const names = { ts: `traffic-ts-${id}`, go: `traffic-go-${id}` };
   const cdTs = new PrivateContainerd(`tt${id.slice(0, 4)}`, 140);
@@ -178,7 +178,7 @@ async function main(): Promise<void> {
     const md = [
       `# apiserver traffic of one idle node (${windowS} s, same control plane, same run)`,
       '',
-      `Measured ${result.machine.date}; \`npm run bench -- apiserver-traffic --window ${windowS}\`. Requests from the apiserver audit log (by user), bytes on the wire through a TCP proxy per kubelet.`,
+      `Measured ${String(result.machine.date)}; \`npm run bench -- apiserver-traffic --window ${windowS}\`. Requests from the apiserver audit log (by user), bytes on the wire through a TCP proxy per kubelet.`,
       '',
       '| requests (verb resource) | kubelet-ts | Go kubelet 1.20.2 |',
       '|---|---:|---:|',

@@ -52,7 +52,7 @@ function buildSet(changed: number): Pod[] {
   const pods = JSON.parse(serialized) as Pod[];
   generation++;
   const start = (generation * CHANGED) % PODS;
-  for (let k = 0; k < changed; k++) pods[(start + k) % PODS]!.spec.containers![0]!.image = `registry.example.com/app:${generation}`;
+  for (let k = 0; k < changed; k++) pods[(start + k) % PODS].spec.containers[0].image = `registry.example.com/app:${generation}`;
   return pods;
 }
 

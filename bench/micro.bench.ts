@@ -27,7 +27,7 @@ import { capacityForMaxPods, PodStatusCache } from '../src/workers/shared/pod-st
 import { RelistRecordTable } from '../src/workers/shared/relist-records.js';
 import { computePodActions } from '../src/workers/sync/compute-pod-actions.js';
 import { hashContainer } from '../src/workers/sync/container-hash.js';
-import { arg, machine, round, taskRows, writeResults } from './lib/report.js';
+import { arg, machine, round, taskRows, taskTable, writeResults } from './lib/report.js';
 
 const TIME = Number(arg('time', '500'));
 const hex = (n: number, len = 64) => n.toString(16).padStart(len, '0');
@@ -54,7 +54,7 @@ let generation = 0;
 const buildSet = () => {
   const pods = JSON.parse(serialized) as Pod[];
   generation++;
-  for (let k = 0; k < 10; k++) pods[(generation * 10 + k) % 1000].spec.containers![0].image = `registry.example.com/app:${generation}`;
+  for (let k = 0; k < 10; k++) pods[(generation * 10 + k) % 1000].spec.containers[0].image = `registry.example.com/app:${generation}`;
   return pods;
 };
 const storage = new PodStorage({ clock: realClock, logger: pino({ level: 'silent' }) });
@@ -96,7 +96,7 @@ const containerStatus = (name: string, i: number): ContainerStatus => ({
   image: 'registry.example.com/app:1.0',
   imageRef: `sha256:${hex(99)}`,
   restartCount: 0,
-  hash: hashContainer(pod.spec.containers![i]),
+  hash: hashContainer(pod.spec.containers[i]),
   sandboxId: hex(1),
 });
 const running: PodStatus = {
@@ -189,20 +189,13 @@ await bench.run();
 void sink;
 
 const results = taskRows(bench);
-const us = (ns: number) => round(ns / 1000, 2);
 const meta = { machine: machine(), timePerTaskMs: TIME, listContainersBytes: listSizes };
 const md = [
   '# Micro-benchmarks (tinybench)',
   '',
   `One process, one run, ${TIME} ms per task. ${JSON.stringify(meta.machine)}`,
   '',
-  '| task | ops/s | mean µs | p50 µs | p99 µs | samples |',
-  '|---|---:|---:|---:|---:|---:|',
-  ...results.map((r) =>
-    'opsPerSec' in r
-      ? `| ${r.name} | ${r.opsPerSec} | ${us(r.meanNs)} | ${us(r.p50Ns)} | ${us(r.p99Ns)} | ${r.samples} |`
-      : `| ${r.name} | ${r.state} | | | | |`,
-  ),
+  ...taskTable(results),
   '',
   'Run: `npm run bench -- micro`',
 ].join('\n');

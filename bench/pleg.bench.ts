@@ -17,8 +17,7 @@
  *       calibrated on containerd 1.6 here: ContainerStatus/PodSandboxStatus/filtered lists measured
  *       p50 0.64–0.72 ms, p99 1.5–5.2 ms; `none` for a zero-latency sim)
  */
-import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir, availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';

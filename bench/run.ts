@@ -17,6 +17,9 @@ const BENCHES: Record<string, string> = {
   micro: 'micro.bench.ts',
   charts: 'charts.ts',
   'apiserver-traffic': 'apiserver-traffic.bench.ts',
+  'pod-startup-sli': 'pod-startup-sli.bench.ts',
+  volumes: 'volumes.bench.ts',
+  lifecycle: 'lifecycle.bench.ts',
 };
 
 const [name, ...rest] = process.argv.slice(2);

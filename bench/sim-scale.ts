@@ -67,7 +67,7 @@ async function startChild(dir: string): Promise<{ child: ChildProcess; endpoint:
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let stderr = '';
-  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   const client = new api.RuntimeServiceClient(endpoint, grpc.credentials.createInsecure());
   const deadline = Date.now() + 30_000;
   for (;;) {

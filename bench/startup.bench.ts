@@ -35,8 +35,7 @@
  *       --containerd-conc 8,16  --sim-conc 8,32  --sim-latency lognormal:0.7:5
  *       --timeout-s 600  --agent-args "--worker-threads=2 ..." (extra agent flags, space separated)
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -79,7 +78,7 @@ interface CriPodTimes {
 }
 
 async function mapLimit<T, R>(items: T[], limit: number, fn: (t: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array(items.length);
+  const out = new Array<R>(items.length);
   let next = 0;
   const lane = async () => {
     while (next < items.length) {
@@ -144,8 +143,8 @@ export interface RawResult {
 }
 
 async function rawRun(cri: CriClient, n: number, concurrency: number, namespace: string, logRoot: string): Promise<RawResult> {
-  const fromBatch: number[] = new Array(n);
-  const service: number[] = new Array(n);
+  const fromBatch = new Array<number>(n);
+  const service = new Array<number>(n);
   const cpu = cpuStart();
   const t0Wall = Date.now();
   const t0 = performance.now();

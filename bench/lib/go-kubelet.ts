@@ -168,8 +168,8 @@ export class GoKubelet {
       this.logs.push(...b.toString().split('\n').filter(Boolean));
       if (this.logs.length > 2000) this.logs.splice(0, this.logs.length - 2000);
     };
-    child.stdout!.on('data', collect);
-    child.stderr!.on('data', collect);
+    child.stdout.on('data', collect);
+    child.stderr.on('data', collect);
     try {
       // The poll ends early with a reason when the process cannot come up (pollUntil retries on throw).
       const fatal = await pollUntil(

@@ -60,3 +60,17 @@ export function taskRows(bench: Bench): TaskRow[] {
     };
   });
 }
+
+/** The markdown table of taskRows: ops/s and mean / p50 / p99 in µs (a task that did not complete shows its state). */
+export function taskTable(results: TaskRow[]): string[] {
+  const us = (ns: number) => round(ns / 1000, 2);
+  return [
+    '| task | ops/s | mean µs | p50 µs | p99 µs | samples |',
+    '|---|---:|---:|---:|---:|---:|',
+    ...results.map((r) =>
+      'opsPerSec' in r
+        ? `| ${r.name} | ${r.opsPerSec} | ${us(r.meanNs)} | ${us(r.p50Ns)} | ${us(r.p99Ns)} | ${r.samples} |`
+        : `| ${r.name} | ${r.state} | | | | |`,
+    ),
+  ];
+}

@@ -103,7 +103,7 @@ export function markdown(results: ScenarioResult[], meta: Record<string, unknown
     }
     if (r.agent.notes.length) L.push(`Notes (${r.runtime}): ${r.agent.notes.join('; ')}`, '');
   }
-  L.push(`Run: \`${meta.command}\``);
+  L.push(`Run: \`${String(meta.command)}\``);
   return L.join('\n');
 }
 

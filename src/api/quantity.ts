@@ -54,10 +54,10 @@ export function parseQuantity(input: string): Quantity {
 
   if (suffix in BINARY) {
     format = 'BinarySI';
-    num *= 1n << BigInt(BINARY[suffix]!);
+    num *= 1n << BigInt(BINARY[suffix]);
   } else if (suffix in DECIMAL) {
     format = 'DecimalSI';
-    const exp = DECIMAL[suffix]!;
+    const exp = DECIMAL[suffix];
     if (exp >= 0) num *= 10n ** BigInt(exp);
     else den *= 10n ** BigInt(-exp);
   } else {

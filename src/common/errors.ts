@@ -90,6 +90,20 @@ export class ApiUnreachableError extends KubeletTsError {
   override readonly code = 'KTS_ERR_API_UNREACHABLE';
 }
 
+/** A mount or unmount command failed (the message carries the command and its output). */
+export class MountError extends KubeletTsError {
+  override readonly code = 'KTS_ERR_MOUNT';
+}
+
+/**
+ * A pod's volume cannot be set up or used as specified (an unsupported source,
+ * a missing apiserver, a subPath escaping its volume...). The message names the
+ * pod, volume or container, and what to change.
+ */
+export class VolumeError extends KubeletTsError {
+  override readonly code = 'KTS_ERR_VOLUME';
+}
+
 export const ERROR_CODES = {
   KubeletTsError: 'KTS_ERR',
   CriError: 'KTS_ERR_CRI',
@@ -104,4 +118,6 @@ export const ERROR_CODES = {
   WorkerCrashedError: 'KTS_ERR_WORKER_CRASHED',
   ApiStatusError: 'KTS_ERR_API_STATUS',
   ApiUnreachableError: 'KTS_ERR_API_UNREACHABLE',
+  MountError: 'KTS_ERR_MOUNT',
+  VolumeError: 'KTS_ERR_VOLUME',
 } as const;

@@ -110,6 +110,8 @@ function severity(level: number): string {
 }
 
 const pad = (n: number, width = 2) => String(n).padStart(width, '0');
+/** A klog header field: a string or number as text; anything else counts as absent. */
+const headerField = (v: unknown): string | undefined => (typeof v === 'string' || typeof v === 'number' ? String(v) : undefined);
 
 function formatValue(key: string, value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value);
@@ -133,8 +135,8 @@ export function formatKlogLine(record: Record<string, unknown>, defaultComponent
     severity(typeof record.level === 'number' ? record.level : 30) +
     `${pad(d.getMonth() + 1)}${pad(d.getDate())} ` +
     `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}.${pad(micros, 6)} ` +
-    `${String(record.pid ?? '').padStart(7)} ` +
-    `${String(record.component ?? record.name ?? defaultComponent)}] `;
+    `${(headerField(record.pid) ?? '').padStart(7)} ` +
+    `${headerField(record.component) ?? headerField(record.name) ?? defaultComponent}] `;
   let line = header + JSON.stringify(typeof record.msg === 'string' ? record.msg : '');
   for (const [key, value] of Object.entries(record)) {
     if (HEADER_KEYS.has(key)) continue;

@@ -201,8 +201,3 @@ export function histogramSeries(samples: readonly Sample[], name: string): Label
   for (const s of series.values()) s.histogram.buckets.sort((a, b) => a.le - b.le);
   return [...series.values()];
 }
-
-/** The samples named `name` (a counter, gauge or untyped metric). */
-export function scalarSeries(samples: readonly Sample[], name: string): Sample[] {
-  return samples.filter((s) => s.name === name);
-}

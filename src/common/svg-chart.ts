@@ -58,7 +58,8 @@ function wrap(text: string, max: number): string[] {
 export function renderChartSvg(spec: ChartSpec): string {
   const width = spec.width ?? 720;
   const plotHeight = spec.height ?? 400;
-  const { document } = parseHTML('<!DOCTYPE html><html><body></body></html>');
+  // linkedom types its result with the DOM lib's Window, which this Node project does not load.
+  const { document } = parseHTML('<!DOCTYPE html><html><body></body></html>') as unknown as { document: object };
   const names = spec.series.map((s) => s.name);
   const data = spec.series.flatMap((s) => s.points.map((p) => ({ series: s.name, x: p.x, y: p.y })));
   const color = (name: string) => COLORS[names.indexOf(name) % COLORS.length];

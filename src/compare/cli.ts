@@ -97,7 +97,7 @@ export async function main(argv: readonly string[], io: CompareIo = {}): Promise
   try {
     cmd.parse(argv, { from: 'user' });
     o = cmd.opts<Options>();
-    specs = cmd.processedArgs[0].map((a: string) => parseSourceArg(a));
+    specs = (cmd.processedArgs[0] as string[]).map((a) => parseSourceArg(a));
     if (o.json && o.markdown) throw new InvalidArgumentError('--json and --markdown exclude each other');
     if (!!o.cert !== !!o.key) throw new InvalidArgumentError('--cert and --key go together');
     if (o.token && o.tokenFile) throw new InvalidArgumentError('--token and --token-file exclude each other');

@@ -113,7 +113,7 @@ export function criStatusMessage(err: unknown): string {
     const details = (err.cause as { details?: unknown } | undefined)?.details;
     if (typeof details === 'string') return details;
     const desc = / desc = ([\s\S]*)$/.exec(err.message);
-    if (desc) return desc[1]!;
+    if (desc) return desc[1];
   }
   return err instanceof Error ? err.message : String(err);
 }
@@ -122,9 +122,10 @@ export function criStatusMessage(err: unknown): string {
  * A typed, promise-based CRI client over grpc-js. One instance holds one
  * channel per distinct endpoint; each worker thread owns its own instance.
  * Every unary call carries a deadline; errors are CriError subclasses.
+ * The constructor defines one method per unary RPC of CriApi (see the
+ * `CriClient` export below, which adds those methods to the type).
  */
-export interface CriClient extends CriApi {}
-export class CriClient {
+class CriClientBase {
   readonly runtimeEndpoint: string;
   readonly imageEndpoint: string;
   private readonly runtime: grpc.Client;
@@ -240,3 +241,7 @@ export class CriClient {
     this.runtime.close();
   }
 }
+
+/** The client type: the class's own members plus the CriApi methods its constructor defines. */
+export type CriClient = CriClientBase & CriApi;
+export const CriClient = CriClientBase as new (options: CriClientOptions) => CriClient;

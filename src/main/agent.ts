@@ -17,6 +17,7 @@ import type { KubeletConfig } from './config/kubelet-config.js';
 import { startEmbeddedSim, type EmbeddedSim } from './embedded-sim.js';
 import { unsupportedSettings, warnIgnoredSettings } from './unsupported.js';
 import { boundPort, startHealthzServer, type HealthCheck } from './http/server.js';
+import { LogHealth } from './http/log-health.js';
 import { startKubeletServers } from './server/start-servers.js';
 import { ContainerLogManager } from './logs/container-log-manager.js';
 import { registerMetricBlock } from './metrics/shared-collectors.js';
@@ -27,6 +28,7 @@ import { HttpSource } from './podconfig/http-source.js';
 import { PodConfig } from './podconfig/pod-config.js';
 import { waitForRuntime } from './runtime-readiness.js';
 import { createSharedState } from '../workers/shared-state.js';
+import { imagePullLimits } from '../workers/shared/image-pull-gate.js';
 import { createTaskRunner } from '../workers/task-runner.js';
 import { RUNTIME_OPS_DURATION, RUNTIME_OPS_ERRORS, RUNTIME_OPS_TOTAL, sharedRuntimeObserver } from '../workers/worker-metrics.js';
 import { SyncLoop } from './sync-loop/sync-loop.js';
@@ -48,10 +50,12 @@ import { ContainerGc } from './kubelet/container-gc.js';
 import { StatusManager } from './status/status-manager.js';
 import { podStatusSyncDuration } from './status/status-metrics.js';
 import { StatusSync } from './status/status-sync.js';
+import { PodStartMetrics } from './status/pod-start-metrics.js';
 import { MirrorClient } from './kubelet/mirror-client.js';
 import { ApiSource } from './podconfig/api-source.js';
 import type { Pod } from '../api/pod.js';
 import { PodWorkers } from './pod-workers/pod-workers.js';
+import { startVolumeStack } from './volumes/volume-setup.js';
 import { startProber } from './prober/start-prober.js';
 
 /** containerID prefix as upstream reports it: the runtime's name ("containerd", or ours). */
@@ -128,7 +132,7 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
       if (imageEndpoint === 'sim') imageEndpoint = sim.endpoint;
     }
 
-    const shared = createSharedState({ maxPods: config.maxPods });
+    const shared = createSharedState({ maxPods: config.maxPods, imagePulls: imagePullLimits(config), nowMs: clock.now() });
     registerMetricBlock(registry, shared.metrics, HELP);
 
     const cri = new CriClient({
@@ -205,8 +209,23 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
     }
 
     const node = nodeResources(config, collector.machine, collector.resources().allocatable, addresses, hostname);
+
+    // Volumes (issue 9): plugins, the volume manager (with what an earlier run left on disk) and pod-directory housekeeping.
+    const volumes = await startVolumeStack({
+      rootDir,
+      nodeAllocatable: node.allocatable,
+      recorder,
+      registry,
+      clock,
+      logger: logger.child({ component: 'volumes' }),
+      signal,
+      client: cluster?.clients.main,
+    });
+    stops.push(() => volumes.idle());
+
     const podManager = new PodManager();
     const statusManager = new StatusManager(() => clock.now());
+    const startMetrics = new PodStartMetrics(registry);
     let statusSync: StatusSync | undefined;
     const clusterNode =
       cluster && makeClusterNode({ config, connection: cluster, collector, runtimeState, recorder, hostname, clock, logger, signal });
@@ -262,9 +281,11 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
       releaseCacheSlot: (uid) => pleg.releaseSlotWhenUnused(uid),
       podTerminated: (uid) => statusSync?.enqueue(uid),
       probes: prober,
+      startMetrics,
       ...(mirrorClient && {
         syncMirrorPod: (pod: Pod) => mirrorClient.sync(pod, podManager.mirrorPodOf(pod), (m, p) => podManager.isMirrorPodOf(m, p)),
       }),
+      volumes: volumes.manager,
     });
     const podWorkers = new PodWorkers({
       syncer,
@@ -287,8 +308,10 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
       runtimeUids: () => shared.cache.uids(),
       cachedStatus: (uid) => syncer.cachedStatus(uid),
       containerDeletor: new ContainerDeletor(runner, kubeletLogger),
-      mirrorClient,
       allSourcesReady: () => podConfig.seenAllSources(),
+      mirrorClient,
+      startMetrics,
+      cleanupPodDirs: (isActive) => volumes.housekeeping(isActive),
       prober,
       clock,
       logger: kubeletLogger,
@@ -303,27 +326,21 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
       clock,
       logger: kubeletLogger,
       queue,
+      syncFrequencyMs: config.syncFrequency,
     });
-
-    const containerGc = new ContainerGc({
-      runner,
-      clock,
-      logger: kubeletLogger.child({ component: 'container-gc' }),
-      podLogsDir: config.podLogsDir,
-      shouldPodContentBeRemoved: (uid) => podWorkers.shouldPodContentBeRemoved(uid),
-      allSourcesReady: () => podConfig.seenAllSources(),
-    });
-    containerGc.start(signal);
-    stops.push(() => containerGc.idle());
 
     // Start-up order as upstream's startKubelet + Kubelet.Run: the HTTP servers, node status and
     // lease, runtime health, (pod status), the PLEG, then the syncLoop.
+    // Upstream's healthz checks. PLEG health is not one of them: it stops the syncLoop (runtimeErrors) instead.
+    const logHealth = new LogHealth(logger, clock);
+    logHealth.start(signal);
     const checks: HealthCheck[] = [
       { name: 'ping', check: () => ({ ok: true, message: 'ok' }) },
+      { name: 'log', check: () => logHealth.check() },
       { name: 'syncloop', check: () => syncLoop.healthy() },
-      { name: 'pleg', check: () => pleg.healthy() },
     ];
-    const healthz: Server = await startHealthzServer(config.healthzBindAddress, config.healthzPort, checks);
+    const onHealthFailure = (name: string, reason: string) => logger.warn({ check: name, reason }, 'healthz check failed');
+    const healthz: Server = await startHealthzServer(config.healthzBindAddress, config.healthzPort, checks, onHealthFailure);
     stops.push(() => new Promise<void>((r) => healthz.close(() => r())));
     // The kubelet server (HTTPS, authn/authz) and the read-only server (server/).
     const servers = await startKubeletServers({
@@ -331,6 +348,7 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
       hostname,
       registry,
       checks,
+      onHealthFailure,
       pods: () => syncLoop.podList(),
       runtimeStatuses: () => shared.cache.uids().flatMap((uid) => syncer.cachedStatus(uid) ?? []),
       probeMetrics: () => prober.metricsText(),
@@ -378,6 +396,16 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
     syncLoop.start(signal);
     stops.push(() => syncLoop.stopped());
     stops.push(() => podWorkers.idle());
+    const containerGc = new ContainerGc({
+      runner,
+      clock,
+      logger: kubeletLogger.child({ component: 'container-gc' }),
+      podLogsDir: config.podLogsDir,
+      shouldPodContentBeRemoved: (uid) => podWorkers.shouldPodContentBeRemoved(uid),
+      allSourcesReady: () => podConfig.seenAllSources(),
+    });
+    containerGc.start(signal);
+    stops.push(() => containerGc.idle());
     logger.info(
       {
         port: servers.main ? boundPort(servers.main) : 0,

@@ -2,6 +2,7 @@ import type { CriClient } from '../cri/client.js';
 import { CriNotFoundError } from '../common/errors.js';
 import type { Clock } from '../common/clock.js';
 import { groupPods, newestFirst, toContainerStatus, toSandboxStatus } from './convert.js';
+import { capMessages, terminationMessage } from './termination-message.js';
 import type { Runtime } from './runtime.js';
 import { LABEL_POD_UID, type ContainerStatus, type PodStatus, type RuntimePod, type SandboxStatus } from './types.js';
 
@@ -37,13 +38,20 @@ export class CriRuntime implements Runtime {
     const containerStatuses = (
       await Promise.all(
         containers.containers.map((c) =>
-          this.cri
-            .containerStatus({ containerId: c.id })
-            .then((r) => (r.status ? toContainerStatus(r.status, c.podSandboxId) : undefined), ignoreNotFound),
+          this.cri.containerStatus({ containerId: c.id }).then(async (r) => {
+            if (!r.status) return undefined;
+            const s = toContainerStatus(r.status, c.podSandboxId);
+            // upstream: an exited container's termination message is appended to the runtime's message.
+            const tMessage = await terminationMessage(r.status);
+            if (tMessage) s.message = s.message ? `${s.message}: ${tMessage}` : tMessage;
+            return s;
+          }, ignoreNotFound),
         ),
       )
     ).filter((s): s is ContainerStatus => s !== undefined);
     containerStatuses.sort(newestFirst);
+    const capped = capMessages(containerStatuses.map((s) => s.message));
+    containerStatuses.forEach((s, i) => (s.message = capped[i]!));
     const ready = sandboxStatuses.find((s) => s.state === 'ready');
     return {
       uid,

@@ -16,6 +16,8 @@ export const LABEL_CONTAINER_NAME = 'io.kubernetes.container.name';
 export const ANNOTATION_CONTAINER_HASH = 'io.kubernetes.container.hash';
 export const ANNOTATION_RESTART_COUNT = 'io.kubernetes.container.restartCount';
 export const ANNOTATION_TERMINATION_GRACE = 'io.kubernetes.pod.terminationGracePeriod';
+export const ANNOTATION_TERMINATION_MESSAGE_PATH = 'io.kubernetes.container.terminationMessagePath';
+export const ANNOTATION_TERMINATION_MESSAGE_POLICY = 'io.kubernetes.container.terminationMessagePolicy';
 
 export interface SandboxStatus {
   id: string;

@@ -99,12 +99,12 @@ export async function main(argv: readonly string[]): Promise<void> {
       podSubnet: o.podSubnet,
     });
     log.info({ endpoint: sim.endpoint, control: sim.controlEndpoint ?? '' }, 'Simulated CRI runtime listening');
-    await new Promise<void>((resolve) => {
+    await new Promise<void>((resolve, reject) => {
       const stop = (signal: NodeJS.Signals) => {
         log.info({ signal }, 'Shutting down');
         process.off('SIGTERM', stop);
         process.off('SIGINT', stop);
-        void sim.close().then(resolve);
+        sim.close().then(resolve, reject);
       };
       process.on('SIGTERM', stop);
       process.on('SIGINT', stop);
@@ -116,5 +116,8 @@ export async function main(argv: readonly string[]): Promise<void> {
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  void main(process.argv.slice(2));
+  main(process.argv.slice(2)).catch((err: unknown) => {
+    console.error('kubelet-ts-sim:', err);
+    process.exitCode = 1;
+  });
 }

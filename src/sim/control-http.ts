@@ -69,6 +69,11 @@ export const CONTROL_ROUTES: Record<string, Route<z.ZodType>> = {
   ),
 };
 
+const HTTP_STATUS_OF_GRPC = new Map<number, number>([
+  [status.NOT_FOUND, 404],
+  [status.FAILED_PRECONDITION, 409],
+]);
+
 function reply(res: ServerResponse, code: number, body: unknown): void {
   const text = JSON.stringify(body ?? { ok: true });
   res.writeHead(code, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
@@ -97,8 +102,7 @@ async function handle(ctl: SimControl, req: IncomingMessage, res: ServerResponse
     reply(res, 200, r.run(ctl, parsed.data));
   } catch (err) {
     if (err instanceof CriError) {
-      const code = err.grpcCode === status.NOT_FOUND ? 404 : err.grpcCode === status.FAILED_PRECONDITION ? 409 : 400;
-      return reply(res, code, { error: err.message });
+      return reply(res, HTTP_STATUS_OF_GRPC.get(err.grpcCode) ?? 400, { error: err.message });
     }
     reply(res, 500, { error: (err as Error).message });
   }
@@ -106,7 +110,12 @@ async function handle(ctl: SimControl, req: IncomingMessage, res: ServerResponse
 
 /** Serves `ctl` on the unix socket at `socketPath` (a stale socket file is replaced). */
 export async function startControlServer(ctl: SimControl, socketPath: string): Promise<Server> {
-  const server = createServer((req, res) => void handle(ctl, req, res));
+  const server = createServer((req, res) => {
+    handle(ctl, req, res).catch((err: unknown) => {
+      if (res.headersSent) res.destroy(err instanceof Error ? err : undefined);
+      else reply(res, 500, { error: err instanceof Error ? err.message : String(err) });
+    });
+  });
   await listenUnix(server, socketPath);
   return server;
 }

@@ -165,9 +165,9 @@ export class FaultInjector {
     const delayMs = f.latency ? sampleLatency(f.latency, this.rand) : 0;
     if (f.errorRate && this.rand() < f.errorRate) {
       this.injected.set(rpc, (this.injected.get(rpc) ?? 0) + 1);
-      const code = f.errorCode ?? status.UNAVAILABLE;
+      const code: number = f.errorCode ?? status.UNAVAILABLE;
       const message = f.errorMessage ?? `injected fault for ${rpc}`;
-      const error = code === status.UNAVAILABLE ? new CriUnavailableError(message, rpc, code) : new CriError(message, rpc, code);
+      const error = code === Number(status.UNAVAILABLE) ? new CriUnavailableError(message, rpc, code) : new CriError(message, rpc, code);
       return { delayMs, error };
     }
     return { delayMs };

@@ -36,22 +36,28 @@ export class LogWriter {
 
   append(file: string, data: string): void {
     if (file === '' || data === '') return;
-    void this.enqueue(file, data);
+    this.enqueue(file, data);
   }
 
-  /** Creates the file when it does not exist (as containerd opens the log at start and on reopen); resolves once done. */
+  /** Creates the file when it does not exist (containerd opens the log at start and on reopen), behind earlier writes. */
+  open(file: string): void {
+    if (file !== '') this.enqueue(file, '');
+  }
+
+  /** open(), resolved once the file exists. */
   touch(file: string): Promise<void> {
-    return file === '' ? Promise.resolve() : this.enqueue(file, '');
+    this.open(file);
+    return this.chains.get(file) ?? Promise.resolve();
   }
 
-  private enqueue(file: string, data: string): Promise<void> {
+  /** Queues the write behind the file's earlier ones; write() never rejects (it counts failures), so neither does the chain. */
+  private enqueue(file: string, data: string): void {
     const prev = this.chains.get(file) ?? Promise.resolve();
-    const next = prev.then(() => this.write(file, data));
-    this.chains.set(file, next);
-    void next.finally(() => {
+    const next: Promise<void> = prev.then(async () => {
+      await this.write(file, data);
       if (this.chains.get(file) === next) this.chains.delete(file);
     });
-    return next;
+    this.chains.set(file, next);
   }
 
   /** Resolves when every queued write has been attempted. */

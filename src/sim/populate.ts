@@ -60,7 +60,7 @@ export async function populate(
   options: { containersPerPod?: number; concurrency?: number; prefix?: string } = {},
 ): Promise<RawPod[]> {
   const { containersPerPod = 2, concurrency = 32, prefix = 'load' } = options;
-  const out: RawPod[] = new Array(count);
+  const out = new Array<RawPod>(count);
   let next = 0;
   const lane = async () => {
     while (next < count) {

@@ -276,7 +276,7 @@ export class SimRuntime {
     this.store.setContainerState(c, ContainerState.CONTAINER_RUNNING);
     const proc: Proc = { timers: new Set(), waiters: [] };
     this.procs.set(c.id, proc);
-    void this.deps.logs.touch(c.logFile);
+    this.deps.logs.open(c.logFile);
     this.emit(ContainerEventType.CONTAINER_STARTED_EVENT, c.id, c.sandboxId);
 
     const plan = planContainer([...c.config.command, ...c.config.args]);

@@ -135,8 +135,8 @@ export async function startSimRuntime(opts: SimRuntimeOptions): Promise<SimRunti
       rt.close();
       const httpClosed = http
         ? new Promise<void>((resolve) => {
-            http!.close(() => resolve());
-            http!.closeAllConnections();
+            http.close(() => resolve());
+            http.closeAllConnections();
           })
         : Promise.resolve();
       await new Promise<void>((resolve) => {

@@ -68,7 +68,7 @@ export class LabelIndex {
   add(id: string, labels: Labels): void {
     for (const k in labels) {
       let byValue = this.byKey.get(k);
-      if (!byValue) this.byKey.set(k, (byValue = new Map()));
+      if (!byValue) this.byKey.set(k, (byValue = new Map<string, Set<string>>()));
       let ids = byValue.get(labels[k]);
       if (!ids) byValue.set(labels[k], (ids = new Set()));
       ids.add(id);

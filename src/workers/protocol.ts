@@ -22,6 +22,8 @@ export interface WorkerInit {
   relistRecords: SharedArrayBuffer;
   /** Worker-side metric counters (MetricBlock.buffer). */
   metrics: SharedArrayBuffer;
+  /** Node-wide image pull limits (ImagePullGate.buffer); absent: none. */
+  imagePullGate?: SharedArrayBuffer;
 }
 
 export interface PodRef {

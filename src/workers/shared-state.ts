@@ -4,6 +4,7 @@
  */
 import { DEFAULT_RUNTIME_REQUEST_TIMEOUT_MS } from '../cri/client.js';
 import type { WorkerInit } from './protocol.js';
+import { ImagePullGate, type ImagePullLimits } from './shared/image-pull-gate.js';
 import { MetricBlock } from './shared/metric-block.js';
 import { capacityForMaxPods, PodStatusCache } from './shared/pod-status-cache.js';
 import { RelistRecordTable } from './shared/relist-records.js';
@@ -14,12 +15,17 @@ export interface SharedStateOptions {
   /** Bytes per pod status slot (default 16 KiB). */
   slotBytes?: number;
   maxContainersPerPod?: number;
+  /** Node-wide image pull limits (default: none). */
+  imagePulls?: ImagePullLimits;
+  /** For the pull QPS bucket's start. Default Date.now(). */
+  nowMs?: number;
 }
 
 export interface SharedState {
   cache: PodStatusCache;
   records: RelistRecordTable;
   metrics: MetricBlock;
+  imagePullGate: ImagePullGate;
   workerInit(runtimeEndpoint: string, options?: { imageEndpoint?: string; timeoutMs?: number }): WorkerInit;
 }
 
@@ -28,10 +34,12 @@ export function createSharedState(options: SharedStateOptions): SharedState {
   const cache = PodStatusCache.create({ capacity, slotBytes: options.slotBytes });
   const records = RelistRecordTable.create({ capacity, maxContainersPerPod: options.maxContainersPerPod ?? 64 });
   const metrics = MetricBlock.create(workerMetricSpec());
+  const imagePullGate = ImagePullGate.create(options.imagePulls ?? { limit: 0, qps: 0, burst: 0 }, options.nowMs ?? Date.now());
   return {
     cache,
     records,
     metrics,
+    imagePullGate,
     workerInit: (runtimeEndpoint, o = {}) => ({
       runtimeEndpoint,
       imageEndpoint: o.imageEndpoint,
@@ -39,6 +47,7 @@ export function createSharedState(options: SharedStateOptions): SharedState {
       podCache: cache.buffer,
       relistRecords: records.buffer,
       metrics: metrics.buffer,
+      imagePullGate: imagePullGate.buffer,
     }),
   };
 }

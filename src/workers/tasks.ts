@@ -4,6 +4,7 @@
  * worker (worker-entry.ts) and inline mode (task-runner.ts InlineRunner) call
  * exactly these. Tasks return TaskResult and never throw.
  */
+import { LinuxMounter, type Mounter } from '../common/mounter.js';
 import { realClock, type Clock } from '../common/clock.js';
 import { KubeletTsError } from '../common/errors.js';
 import { syncPod, terminatePod, type SyncContext } from './sync/sync-pod.js';
@@ -25,6 +26,7 @@ import {
   type TaskResult,
   type WorkerInit,
 } from './protocol.js';
+import { ImagePullGate } from './shared/image-pull-gate.js';
 import { MetricBlock } from './shared/metric-block.js';
 import { PodStatusCache } from './shared/pod-status-cache.js';
 import { RelistRecordTable } from './shared/relist-records.js';
@@ -34,12 +36,15 @@ import { sharedRuntimeObserver } from './worker-metrics.js';
 
 export interface TaskContext {
   runtime: Runtime;
+  /** Mounts for sync tasks (subPath binds). */
+  mounter: Mounter;
   /** The CRI client behind `runtime`; undefined when a test injects a fake runtime (sync tasks then fail). */
   cri: CriClient | undefined;
   clock: Clock;
   cache: PodStatusCache;
   records: RelistRecordTable;
   metrics: MetricBlock;
+  imagePullGate?: ImagePullGate;
   close(): void;
 }
 
@@ -57,11 +62,13 @@ export function createTaskContext(init: WorkerInit, runtime?: Runtime): TaskCont
   }
   return {
     runtime,
+    mounter: new LinuxMounter(),
     cri,
     clock: realClock,
     cache: PodStatusCache.attach(init.podCache),
     records: RelistRecordTable.attach(init.relistRecords),
     metrics,
+    ...(init.imagePullGate ? { imagePullGate: ImagePullGate.attach(init.imagePullGate) } : {}),
     close: () => cri?.close(),
   };
 }
@@ -101,7 +108,7 @@ export async function runTask(ctx: TaskContext, request: TaskRequest): Promise<T
 
 function syncContext(ctx: TaskContext): SyncContext {
   if (!ctx.cri) throw new KubeletTsError('sync tasks need a CRI client; this task context was built with an injected runtime');
-  return { cri: ctx.cri, runtime: ctx.runtime, cache: ctx.cache, clock: ctx.clock };
+  return { cri: ctx.cri, runtime: ctx.runtime, cache: ctx.cache, clock: ctx.clock, mounter: ctx.mounter, pullGate: ctx.imagePullGate };
 }
 
 /**

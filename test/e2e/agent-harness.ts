@@ -3,12 +3,13 @@
  * free ports, a temp root/log/manifest directory, /pods polling, and clean
  * shutdown plus removal of every pod the test created (by namespace).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Pod } from '../../src/api/pod.js';
+import { mountsUnder, parseMountInfo } from '../../src/common/mounter.js';
 import { CriClient } from '../../src/cri/client.js';
 import { LABEL_POD_NAMESPACE } from '../../src/runtime/types.js';
 import { pollUntil } from '../helpers/poll.js';
@@ -115,8 +116,8 @@ export class AgentProcess {
         this.timedLogs.push({ at, line });
       }
     };
-    child.stdout!.on('data', collect);
-    child.stderr!.on('data', collect);
+    child.stdout.on('data', collect);
+    child.stderr.on('data', collect);
     await pollUntil(
       'the agent to serve /healthz',
       async () => {
@@ -156,6 +157,25 @@ export class AgentProcess {
     return (await this.pods()).find((p) => p.metadata.name === `${name}-${this.nodeName}`);
   }
 
+  /** pollUntil, with the agent's log tail in the error when it times out. */
+  until<T>(what: string, fn: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 90_000): Promise<T> {
+    return pollUntil(what, fn, { timeoutMs, intervalMs: 200 }).catch((err: Error) => {
+      throw new Error(`${err.message}\n--- agent log tail ---\n${this.tail(80)}`);
+    });
+  }
+
+  /** Waits until the pod `name` (without the node suffix) is in /pods and `cond` holds for it. */
+  waitPod<T>(what: string, name: string, cond: (p: Pod) => T | undefined | false, timeoutMs = 90_000): Promise<T> {
+    return this.until(
+      `${what} (${name})`,
+      async () => {
+        const p = await this.pod(name);
+        return p ? cond(p) : undefined;
+      },
+      timeoutMs,
+    );
+  }
+
   async stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
     const child = this.child;
     if (!child || child.exitCode !== null || child.signalCode !== null) return;
@@ -176,7 +196,14 @@ export class AgentProcess {
       }
     } finally {
       cri.close();
+      // Volumes the agent left mounted (it does not unmount on stop, as upstream) go before the directory.
+      for (const m of this.mounts()) execFileSync('umount', [m]);
       rmSync(this.dir, { recursive: true, force: true });
     }
+  }
+
+  /** Mount points below the test's directory (volumes of its pods), deepest first. */
+  mounts(): string[] {
+    return mountsUnder(parseMountInfo(readFileSync('/proc/self/mountinfo', 'utf8')), this.dir).map((m) => m.mountPoint);
   }
 }

@@ -11,13 +11,17 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe } from 'vitest';
+import { pollUntil } from '../helpers/poll.js';
+import type { AgentProcess } from './agent-harness.js';
 
 const run = promisify(execFile);
 const root = resolve(fileURLToPath(import.meta.url), '../../..');
 const SCRIPT = join(root, 'scripts/control-plane.sh');
 
 export const CLUSTER_ENABLED = process.env.KTS_E2E_CLUSTER === '1' || process.env.CI === 'true';
-export const ADMIN_KUBECONFIG = process.env.KTS_KUBECONFIG ?? '/var/lib/kubelet-ts-control-plane/admin.kubeconfig';
+/** The control plane's state dir (scripts/control-plane.sh env: KTS_CP_DIR). */
+export const CP_DIR = process.env.KTS_CP_DIR ?? '/var/lib/kubelet-ts-control-plane';
+export const ADMIN_KUBECONFIG = process.env.KTS_KUBECONFIG ?? `${CP_DIR}/admin.kubeconfig`;
 
 const SKIP_MESSAGE =
   'cluster e2e suite skipped: it needs the real control plane. Enable it with ' +
@@ -44,7 +48,7 @@ export async function kubectl(...args: string[]): Promise<string> {
     return stdout;
   } catch (err) {
     const e = err as { stderr?: string; message: string };
-    throw new Error(`kubectl ${args.join(' ')}: ${e.stderr?.trim() || e.message}`);
+    throw new Error(`kubectl ${args.join(' ')}: ${e.stderr?.trim() || e.message}`, { cause: err });
   }
 }
 
@@ -106,4 +110,26 @@ export async function deleteNodeObjects(node: string): Promise<void> {
   await kubectl('-n', 'default', 'delete', 'events', '--field-selector', `involvedObject.name=${node}`, '--wait=false').catch(
     () => undefined,
   );
+}
+
+/** `kubectl -n NS apply -f -` of one object; throws with kubectl's stderr. */
+export async function kubectlApply(ns: string, doc: object): Promise<void> {
+  const child = execFile('kubectl', ['--kubeconfig', ADMIN_KUBECONFIG, '-n', ns, 'apply', '-f', '-']);
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  const done = new Promise<void>((res, rej) =>
+    child.on('exit', (code) => (code === 0 ? res() : rej(new Error(`kubectl apply: ${stderr.trim()}`)))),
+  );
+  child.stdin!.end(JSON.stringify(doc));
+  await done;
+}
+
+/** Starts `agent` with a node kubeconfig for its node name and waits for the Node to be Ready. */
+export async function startClusterAgent(agent: AgentProcess): Promise<void> {
+  agent.extraArgs.push(`--kubeconfig=${await nodeKubeconfig(agent.nodeName, join(agent.dir, 'kubeconfig'))}`);
+  await agent.start();
+  await pollUntil('the node to be Ready', async () => condition(await getOrUndefined('node', agent.nodeName), 'Ready')?.status === 'True', {
+    timeoutMs: 60_000,
+    intervalMs: 500,
+  });
 }

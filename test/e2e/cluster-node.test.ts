@@ -78,7 +78,7 @@ describeCluster('a kubelet-ts node in a real cluster', () => {
     expect(node.metadata.labels).toMatchObject({
       'kubernetes.io/hostname': nodeName,
       'kubernetes.io/os': 'linux',
-      'kubernetes.io/arch': expect.stringMatching(/^(amd64|arm64)$/),
+      'kubernetes.io/arch': expect.stringMatching(/^(amd64|arm64)$/) as string,
       'kubelet-ts.e2e/role': 'worker',
       'kubelet-ts.e2e/run': run,
     });
@@ -91,7 +91,7 @@ describeCluster('a kubelet-ts node in a real cluster', () => {
     expect(node.status?.nodeInfo).toMatchObject({
       containerRuntimeVersion: runtimeVersion,
       operatingSystem: 'linux',
-      kubeletVersion: expect.stringMatching(/^v1\.20\.2\+kubelet-ts-/),
+      kubeletVersion: expect.stringMatching(/^v1\.20\.2\+kubelet-ts-/) as string,
     });
     expect(node.status?.nodeInfo?.machineID).toMatch(/^[0-9a-f]{32}$/);
     expect(node.status?.nodeInfo?.bootID).toBeTruthy();
@@ -104,7 +104,7 @@ describeCluster('a kubelet-ts node in a real cluster', () => {
       ['DiskPressure', 'KubeletHasNoDiskPressure'],
       ['PIDPressure', 'KubeletHasSufficientPID'],
     ]) {
-      expect(condition(node, type!)).toMatchObject({ status: 'False', reason });
+      expect(condition(node, type)).toMatchObject({ status: 'False', reason });
     }
     // What a user sees.
     const wide = await kubectl('get', 'node', nodeName, '-o', 'wide', '--no-headers');
@@ -135,7 +135,7 @@ describeCluster('a kubelet-ts node in a real cluster', () => {
     expect(lease!.metadata.ownerReferences).toContainEqual(
       expect.objectContaining({ kind: 'Node', name: nodeName, uid: node!.metadata.uid }),
     );
-    const gaps = renewals.slice(1).map((t, i) => (t - renewals[i]!) / 1000);
+    const gaps = renewals.slice(1).map((t, i) => (t - renewals[i]) / 1000);
     for (const gap of gaps.slice(1)) {
       expect(gap).toBeGreaterThanOrEqual(9);
       expect(gap).toBeLessThanOrEqual(16);
@@ -256,8 +256,8 @@ describeCluster('TLS bootstrap', () => {
     await waitForReady(nodeName, 'True', 120_000);
     const mine = (await csrsOfNode()).filter((c) => !before.has(c.metadata.name));
     expect(mine).toHaveLength(1);
-    expect(mine[0]!.spec.signerName).toBe('kubernetes.io/kube-apiserver-client-kubelet');
-    expect(mine[0]!.status?.conditions?.map((c) => c.type)).toContain('Approved');
+    expect(mine[0].spec.signerName).toBe('kubernetes.io/kube-apiserver-client-kubelet');
+    expect(mine[0].status?.conditions?.map((c) => c.type)).toContain('Approved');
     expect(existsSync(join(certDir, 'kubelet-client-current.pem'))).toBe(true);
     expect(readFileSync(kubeconfig, 'utf8')).toContain(join(certDir, 'kubelet-client-current.pem'));
 

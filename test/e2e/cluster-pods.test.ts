@@ -12,6 +12,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { ContainerState } from '../../src/gen/runtime/v1/api.js';
 import { CriClient } from '../../src/cri/client.js';
 import { LABEL_POD_UID } from '../../src/runtime/types.js';
 import { pollUntil } from '../helpers/poll.js';
@@ -25,6 +26,7 @@ import {
   kubectl,
   kubectlJson,
   nodeKubeconfig,
+  CP_DIR,
 } from './cluster-env.js';
 import { CONTAINERD_ENDPOINT } from './e2e-env.js';
 
@@ -78,7 +80,9 @@ describeCluster('pods from the apiserver on a kubelet-ts node', () => {
     ...extra,
   });
   const runningContainers = async (uid: string) =>
-    (await cri.listContainers({ filter: { labelSelector: { [LABEL_POD_UID]: uid } } })).containers.filter((c) => c.state === 1);
+    (await cri.listContainers({ filter: { labelSelector: { [LABEL_POD_UID]: uid } } })).containers.filter(
+      (c) => c.state === ContainerState.CONTAINER_RUNNING,
+    );
 
   beforeAll(async () => {
     cri = new CriClient({ runtimeEndpoint: CONTAINERD_ENDPOINT, timeoutMs: 60_000 });
@@ -141,8 +145,8 @@ describeCluster('pods from the apiserver on a kubelet-ts node', () => {
     await kubectl('-n', ns, 'wait', '--for=condition=complete', 'job/ok', '--timeout=120s');
     await kubectl('-n', ns, 'wait', '--for=condition=failed', 'job/bad', '--timeout=120s');
     const bad = await kubectlJson<{ items: PodObject[] }>('-n', ns, 'get', 'pods', '-l', 'job-name=bad');
-    expect(bad.items[0]!.status?.phase).toBe('Failed');
-    expect(bad.items[0]!.status?.containerStatuses?.[0]?.state?.terminated).toMatchObject({ exitCode: 1, reason: 'Error' });
+    expect(bad.items[0].status?.phase).toBe('Failed');
+    expect(bad.items[0].status?.containerStatuses?.[0]?.state?.terminated).toMatchObject({ exitCode: 1, reason: 'Error' });
   });
 
   it('stops a deleted pod with SIGTERM within its grace period, then the object disappears', async () => {
@@ -213,7 +217,7 @@ describeCluster('pods from the apiserver on a kubelet-ts node', () => {
       },
       { timeoutMs: 120_000, intervalMs: 500 },
     );
-    expect(counts.at(-1)).toBeGreaterThan(counts[0]!);
+    expect(counts.at(-1)).toBeGreaterThan(counts[0]);
     expect(await kubectl('-n', ns, 'get', 'pod', 'crasher', '--no-headers')).toMatch(/CrashLoopBackOff/);
   });
 
@@ -269,7 +273,7 @@ describeCluster('pods from the apiserver on a kubelet-ts node', () => {
         .map((p) => `${p.metadata.name}:${p.status?.containerStatuses?.[0]?.containerID}:${p.status?.containerStatuses?.[0]?.restartCount}`)
         .sort();
 
-    const pid = Number(readFileSync('/var/lib/kubelet-ts-control-plane/pids/kube-apiserver.pid', 'utf8').trim());
+    const pid = Number(readFileSync(`${CP_DIR}/pids/kube-apiserver.pid`, 'utf8').trim());
     process.kill(pid, 'SIGTERM');
     // Gone, or a zombie: PID 1 here may reap orphans late.
     const exited = () => {

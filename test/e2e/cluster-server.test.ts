@@ -106,7 +106,7 @@ describeCluster('the kubelet server with the real control plane', () => {
           'jsonpath={range .items[?(@.type=="kubernetes.io/service-account-token")]}{.metadata.annotations.kubernetes\\.io/service-account\\.name} {.data.token}{"\\n"}{end}',
         );
         const line = out.split('\n').find((l) => l.startsWith('reader '));
-        return line ? Buffer.from(line.split(' ')[1]!, 'base64').toString() : undefined;
+        return line ? Buffer.from(line.split(' ')[1], 'base64').toString() : undefined;
       },
       { timeoutMs: 60_000, intervalMs: 500 },
     );
@@ -135,7 +135,7 @@ describeCluster('the kubelet server with the real control plane', () => {
     try {
       await pollUntil('three new ticks streamed', () => (streamed.match(/tick \d+/g) ?? []).length >= 3, { timeoutMs: 30_000 });
       const ticks = (streamed.match(/tick (\d+)/g) ?? []).map((t) => Number(t.split(' ')[1]));
-      expect(ticks.slice(1)).toEqual(ticks.slice(1).map((_, i) => ticks[0]! + i + 1));
+      expect(ticks.slice(1)).toEqual(ticks.slice(1).map((_, i) => ticks[0] + i + 1));
     } finally {
       follow.kill();
     }
@@ -173,7 +173,7 @@ describeCluster('the kubelet server with the real control plane', () => {
     expect(await kubelet('/pods', { token: 'not-a-token' })).toMatchObject({ status: 401 });
     const pods = await kubelet('/pods', admin);
     expect(pods.status).toBe(200);
-    expect(JSON.parse(pods.body).kind).toBe('PodList');
+    expect((JSON.parse(pods.body) as { kind: string }).kind).toBe('PodList');
   });
 
   it('/logs/ lists the node log directory, and /logs/../ escapes nothing', async () => {

@@ -84,7 +84,7 @@ describeE2E('kubelet-ts-compare: the Go kubelet v1.20.2 and kubelet-ts on contai
       expect(r.code, r.stderr).toBe(0);
       expect(r.stdout).toMatch(/^go: https:\/\/127\.0\.0\.1:\d+\/metrics, over a 5\.\d s window/m);
     } catch (err) {
-      throw new Error(`${(err as Error).message}\n--- Go kubelet log tail ---\n${go.tail(40)}`);
+      throw new Error(`${(err as Error).message}\n--- Go kubelet log tail ---\n${go.tail(40)}`, { cause: err });
     } finally {
       await go.cleanup();
     }
@@ -116,7 +116,7 @@ describeE2E('kubelet-ts-compare: the Go kubelet v1.20.2 and kubelet-ts on contai
       // Both kubelets list sandboxes through the same CRI operation name.
       expect(lines).toContain('kubelet_runtime_operations_duration_seconds{operation_type="list_podsandbox"}');
     } catch (err) {
-      throw new Error(`${(err as Error).message}\n--- kubelet-ts log tail ---\n${ts.tail(40)}`);
+      throw new Error(`${(err as Error).message}\n--- kubelet-ts log tail ---\n${ts.tail(40)}`, { cause: err });
     } finally {
       await ts.cleanup();
     }

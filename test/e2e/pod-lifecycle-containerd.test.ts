@@ -47,17 +47,8 @@ describeE2E('pod lifecycle on containerd (upstream semantics)', () => {
   });
   const cs = (pod: Pod | undefined, name: string) =>
     pod?.status?.containerStatuses?.find((c) => c.name === name) ?? pod?.status?.initContainerStatuses?.find((c) => c.name === name);
-  const waitPod = <T>(what: string, name: string, cond: (p: Pod) => T | undefined | false, timeoutMs = 90_000) =>
-    pollUntil(
-      `${what} (${name})`,
-      async () => {
-        const p = await agent.pod(name);
-        return p ? cond(p) : undefined;
-      },
-      { timeoutMs },
-    ).catch((err: Error) => {
-      throw new Error(`${err.message}\n--- agent log tail ---\n${agent.tail()}`);
-    });
+  const waitPod = <T>(what: string, name: string, cond: (p: Pod) => T | undefined | false, timeoutMs?: number) =>
+    agent.waitPod(what, name, cond, timeoutMs);
   const podLabel = (name: string) => ({ [LABEL_POD_NAMESPACE]: ns, 'io.kubernetes.pod.name': `${name}-${agent.nodeName}` });
   const sandboxesOf = async (name: string) => (await cri.listPodSandbox({ filter: { labelSelector: podLabel(name) } })).items;
   const containersOf = async (name: string) => (await cri.listContainers({ filter: { labelSelector: podLabel(name) } })).containers;
@@ -65,7 +56,8 @@ describeE2E('pod lifecycle on containerd (upstream semantics)', () => {
   beforeAll(async () => {
     cri = new CriClient({ runtimeEndpoint: CONTAINERD_ENDPOINT, timeoutMs: 60_000 });
     await cri.waitForReady(30_000);
-    agent = new AgentProcess(CONTAINERD_ENDPOINT, `node-${run}`, ns);
+    // --v=3: the tests read pod events (Pulling, FailedPostStartHook) from the log, where the recorder writes them at V(3).
+    agent = new AgentProcess(CONTAINERD_ENDPOINT, `node-${run}`, ns, ['--v=3']);
     await agent.start();
   });
 
@@ -84,8 +76,8 @@ describeE2E('pod lifecycle on containerd (upstream semantics)', () => {
       throw new Error(`${err.message}\n${agent.tail()}`);
     });
     const [t0, t1, t2] = agent.logTimes(pulls);
-    const gap1 = (t1! - t0!) / 1000;
-    const gap2 = (t2! - t1!) / 1000;
+    const gap1 = (t1 - t0) / 1000;
+    const gap2 = (t2 - t1) / 1000;
     // A pull waits for the backoff, then for the pod's next sync (error retries every 10–15 s).
     expect(gap1).toBeGreaterThanOrEqual(9.5);
     expect(gap1).toBeLessThan(10 + 16);
@@ -178,11 +170,11 @@ describeE2E('pod lifecycle on containerd (upstream semantics)', () => {
     );
     await waitPod('running', 'reinit', (p) => cs(p, 'app')?.state?.running);
     const [old] = await sandboxesOf('reinit');
-    await cri.stopPodSandbox({ podSandboxId: old!.id });
+    await cri.stopPodSandbox({ podSandboxId: old.id });
     const fresh = await pollUntil(
       'a new sandbox with the app running in it',
       async () => {
-        const box = (await sandboxesOf('reinit')).find((b) => b.id !== old!.id && b.state === PodSandboxState.SANDBOX_READY);
+        const box = (await sandboxesOf('reinit')).find((b) => b.id !== old.id && b.state === PodSandboxState.SANDBOX_READY);
         if (!box) return undefined;
         const inBox = (await containersOf('reinit')).filter((c) => c.podSandboxId === box.id);
         return inBox.some((c) => c.metadata?.name === 'app' && c.state === ContainerState.CONTAINER_RUNNING) && { box, inBox };
@@ -232,7 +224,7 @@ describeE2E('pod lifecycle on containerd (upstream semantics)', () => {
     await waitPod('running', 'hooks', (p) => cs(p, 'app')?.state?.running);
     const uid = (await agent.pod('hooks'))!.metadata.uid!;
     const [app] = await containersOf('hooks');
-    const out = await cri.execSync({ containerId: app!.id, cmd: ['cat', '/tmp/poststart'], timeout: 10n });
+    const out = await cri.execSync({ containerId: app.id, cmd: ['cat', '/tmp/poststart'], timeout: 10n });
     expect(Buffer.from(out.stdout).toString().trim()).toBe('hook');
 
     const t0 = Date.now();
@@ -240,7 +232,7 @@ describeE2E('pod lifecycle on containerd (upstream semantics)', () => {
     const exitedAt = await pollUntil(
       'the app stopped',
       async () => {
-        const st = (await cri.containerStatus({ containerId: app!.id })).status!;
+        const st = (await cri.containerStatus({ containerId: app.id })).status!;
         return st.state === ContainerState.CONTAINER_EXITED && Number(BigInt(st.finishedAt) / 1_000_000n);
       },
       { timeoutMs: 60_000 },
@@ -263,15 +255,15 @@ describeE2E('pod lifecycle on containerd (upstream semantics)', () => {
     agent.writeManifest('deadbox', manifest('deadbox', [{ name: 'app', command: SLEEP }]));
     await waitPod('running', 'deadbox', (p) => cs(p, 'app')?.state?.running);
     const [box] = await sandboxesOf('deadbox');
-    const st = await cri.podSandboxStatus({ podSandboxId: box!.id, verbose: true });
+    const st = await cri.podSandboxStatus({ podSandboxId: box.id, verbose: true });
     const ip = st.status!.network!.ip;
-    const pid = (JSON.parse(st.info['info']!) as { pid: number }).pid;
+    const pid = (JSON.parse(st.info['info']) as { pid: number }).pid;
     const ipFile = join(IPAM_DIR, ip);
     expect(existsSync(ipFile)).toBe(true);
     process.kill(pid, 'SIGKILL');
     await pollUntil(
       'a new ready sandbox',
-      async () => (await sandboxesOf('deadbox')).some((b) => b.id !== box!.id && b.state === PodSandboxState.SANDBOX_READY),
+      async () => (await sandboxesOf('deadbox')).some((b) => b.id !== box.id && b.state === PodSandboxState.SANDBOX_READY),
       {
         timeoutMs: 60_000,
       },

@@ -23,17 +23,8 @@ describeE2E('static pods on containerd', () => {
   let cri: CriClient;
 
   const cs = (pod: Pod | undefined, name: string) => pod?.status?.containerStatuses?.find((c) => c.name === name);
-  const waitPod = <T>(what: string, name: string, cond: (p: Pod) => T | undefined | false, timeoutMs = 90_000) =>
-    pollUntil(
-      `${what} (${name})`,
-      async () => {
-        const p = await agent.pod(name);
-        return p ? cond(p) : undefined;
-      },
-      { timeoutMs },
-    ).catch((err: Error) => {
-      throw new Error(`${err.message}\n--- agent log tail ---\n${agent.tail()}`);
-    });
+  const waitPod = <T>(what: string, name: string, cond: (p: Pod) => T | undefined | false, timeoutMs?: number) =>
+    agent.waitPod(what, name, cond, timeoutMs);
   const sandboxesOf = async (name: string) =>
     (
       await cri.listPodSandbox({
@@ -171,7 +162,7 @@ describeE2E('static pods on containerd', () => {
         const running = now.filter((c) => c.state === ContainerState.CONTAINER_RUNNING);
         return (
           running.length === 1 &&
-          !oldIds.includes(running[0]!.id) &&
+          !oldIds.includes(running[0].id) &&
           now.filter((c) => oldIds.includes(c.id)).every((c) => c.state === ContainerState.CONTAINER_EXITED)
         );
       },

@@ -1,5 +1,5 @@
 import type { CriApi, CriCallOptions } from '../../src/cri/client.js';
-import { CriError, CriNotFoundError } from '../../src/common/errors.js';
+import { CriError } from '../../src/common/errors.js';
 
 /**
  * A recording CRI for unit tests of the sync tasks (src/workers/sync/): a
@@ -71,9 +71,4 @@ export class FakeCri {
     removePodSandbox: async () => ({}),
     execSync: async () => ({ exitCode: 0, stdout: Buffer.alloc(0), stderr: Buffer.alloc(0) }),
   };
-}
-
-/** A CriNotFoundError as the client maps gRPC NOT_FOUND. */
-export function notFound(operation: string): CriNotFoundError {
-  return new CriNotFoundError(`${operation}: rpc error: code = NotFound desc = not found`, operation, 5);
 }

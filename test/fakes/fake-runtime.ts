@@ -27,5 +27,3 @@ export class FakeRuntime implements Runtime {
     return status ? structuredClone(status) : { uid, name, namespace, ips: [], sandboxStatuses: [], containerStatuses: [], timestamp: 0 };
   }
 }
-
-export const fakeRuntimeSatisfies = FakeRuntime satisfies new () => Runtime;

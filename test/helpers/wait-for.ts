@@ -11,5 +11,5 @@ export async function waitFor<T>(
   return pollUntil(opts.what ?? 'a condition', async () => (await cond()) || undefined, {
     timeoutMs: opts.timeoutMs ?? 10_000,
     intervalMs: opts.intervalMs ?? 10,
-  }) as Promise<NonNullable<T>>;
+  });
 }

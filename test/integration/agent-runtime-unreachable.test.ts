@@ -55,7 +55,10 @@ describe('agent start-up with an unreachable runtime', () => {
       },
     });
     const starting = startAgent(cl.config, createLogger({ format: 'json', verbosity: 0, destination: sink }));
-    const retries = () => lines.map((l) => JSON.parse(l)).filter((r) => r.msg?.includes('Container runtime is not reachable'));
+    const retries = () =>
+      lines
+        .map((l) => JSON.parse(l) as { msg?: string; retryInMs?: number; endpoint?: string; err?: string })
+        .filter((r) => r.msg?.includes('Container runtime is not reachable'));
     await pollUntil('three failed connection attempts', () => retries().length >= 3);
     expect(
       retries()

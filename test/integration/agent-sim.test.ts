@@ -90,7 +90,7 @@ describe('agent on the simulated runtime', () => {
       lines
         .slice(from)
         .filter((l) => l.includes('Skipping pod synchronization'))
-        .map((l) => JSON.parse(l).retryInMs as number);
+        .map((l) => (JSON.parse(l) as { retryInMs: number }).retryInMs);
     await pollUntil('three skipped iterations', () => skips().length >= 3, { timeoutMs: 30_000 });
     const backoffs = skips();
     expect(backoffs.slice(0, 3)).toEqual([100, 200, 400]);
@@ -121,7 +121,7 @@ describe('agent on the simulated runtime', () => {
         const running = (
           await cri.listContainers({ filter: { podSandboxId: orphan.sandboxId, state: { state: ContainerState.CONTAINER_RUNNING } } })
         ).containers;
-        return boxes.length === 1 && boxes[0]!.state === PodSandboxState.SANDBOX_NOTREADY && running.length === 0;
+        return boxes.length === 1 && boxes[0].state === PodSandboxState.SANDBOX_NOTREADY && running.length === 0;
       },
       { timeoutMs: 30_000 },
     );

@@ -30,6 +30,8 @@ interface Harness {
   registry: Registry;
   /** SETs the source has emitted (re-lists that produced a SET). */
   sets: number;
+  /** The consumer of config.updates. */
+  consumed: Promise<void>;
 }
 
 let dir: string;
@@ -42,7 +44,10 @@ beforeEach(async () => {
 
 afterEach(async () => {
   for (const stop of stops) stop();
-  for (const h of harnesses) h.config.stop();
+  for (const h of harnesses) {
+    h.config.stop();
+    await h.consumed;
+  }
   harnesses = [];
   stops = [];
   await rm(dir, { recursive: true, force: true });
@@ -59,7 +64,7 @@ function start(opts: { path?: string; clock?: Clock; watch?: boolean; checkFrequ
   const logs: Record<string, unknown>[] = [];
   const stream = new Writable({
     write(chunk, _e, cb) {
-      logs.push(JSON.parse(String(chunk)));
+      logs.push(JSON.parse(String(chunk)) as Record<string, unknown>);
       cb();
     },
   });
@@ -78,10 +83,11 @@ function start(opts: { path?: string; clock?: Clock; watch?: boolean; checkFrequ
     watchDebounceMs: 20,
   });
   const got: PodUpdate[] = [];
-  void (async () => {
+  // Ends when config.stop() closes the queue; awaited in afterEach.
+  const consumed = (async () => {
     for await (const u of config.updates) got.push(u);
   })();
-  const h: Harness = { config, source, got, logs, registry, sets: 0 };
+  const h: Harness = { config, source, got, logs, registry, sets: 0, consumed };
   const ch = config.channel(source.name);
   const ctl = new AbortController();
   source.start(ctl.signal, (u) => {
@@ -104,7 +110,7 @@ describe('FileSource through PodConfig (fs.watch)', () => {
     await waitFor(() => has(h.got, 'ADD:web-node1'), { what: 'ADD' });
     await put('web.yaml', manifest('web', 'nginx:1.26', 'uid-web'));
     await waitFor(() => has(h.got, 'UPDATE:web-node1'), { what: 'UPDATE' });
-    expect(h.got.find((u) => u.op === 'UPDATE')!.pods[0]!.spec.containers![0]!.image).toBe('nginx:1.26');
+    expect(h.got.find((u) => u.op === 'UPDATE')!.pods[0].spec.containers[0].image).toBe('nginx:1.26');
     await rm(join(dir, 'web.yaml'));
     await waitFor(() => has(h.got, 'REMOVE:web-node1'), { what: 'REMOVE' });
     expect(ops(h.got)).toEqual(['ADD:', 'ADD:web-node1', 'UPDATE:web-node1', 'REMOVE:web-node1']);
@@ -115,11 +121,11 @@ describe('FileSource through PodConfig (fs.watch)', () => {
     await put('web.yaml', manifest('web'));
     const h = start();
     await waitFor(() => has(h.got, 'ADD:web-node1'));
-    const uid1 = h.got[0]!.pods[0]!.metadata.uid;
+    const uid1 = h.got[0].pods[0].metadata.uid;
     await put('web.yaml', manifest('web', 'nginx:1.26'));
     await waitFor(() => h.got.length >= 3, { what: 'replacement' });
     expect(ops(h.got)).toEqual(['ADD:web-node1', 'REMOVE:web-node1', 'ADD:web-node1']);
-    expect(h.got[2]!.pods[0]!.metadata.uid).not.toBe(uid1);
+    expect(h.got[2].pods[0].metadata.uid).not.toBe(uid1);
   });
 
   it('a malformed manifest is logged with its path, counted once, skipped; a fix is picked up', async () => {

@@ -55,7 +55,7 @@ function start(url: string, opts: { headers?: Record<string, string | string[]>;
     { level: 'debug' },
     new Writable({
       write(chunk, _e, cb) {
-        logs.push(JSON.parse(String(chunk)));
+        logs.push(JSON.parse(String(chunk)) as Record<string, unknown>);
         cb();
       },
     }),
@@ -72,7 +72,8 @@ function start(url: string, opts: { headers?: Record<string, string | string[]>;
     checkFrequencyMs: opts.checkFrequencyMs ?? 20,
   });
   const got: PodUpdate[] = [];
-  void (async () => {
+  // Ends when config.stop() closes the queue; awaited by the cleanup.
+  const consumed = (async () => {
     for await (const u of config.updates) got.push(u);
   })();
   const h = { config, source, got, logs, registry, sets: 0 };
@@ -82,9 +83,10 @@ function start(url: string, opts: { headers?: Record<string, string | string[]>;
     h.sets++;
     ch(u);
   });
-  cleanups.push(() => {
+  cleanups.push(async () => {
     ctl.abort();
     config.stop();
+    await consumed;
   });
   return h;
 }
@@ -96,8 +98,8 @@ describe('HttpSource', () => {
     const fx = await serve(JSON.stringify(pod('web')));
     const h = start(fx.url, { headers: { 'X-Kubelet-Test': 'yes', Authorization: 'Bearer t0k', 'X-Multi': ['a', 'b'] } });
     await waitFor(() => ops(h.got).includes('ADD:web-node1'));
-    expect(h.got[0]!.source).toBe('http');
-    expect(h.got[0]!.pods[0]!.spec.tolerations).toBeUndefined();
+    expect(h.got[0].source).toBe('http');
+    expect(h.got[0].pods[0].spec.tolerations).toBeUndefined();
     expect(fx.requests[0]).toMatchObject({ 'x-kubelet-test': 'yes', authorization: 'Bearer t0k', 'x-multi': 'a, b' });
   });
 
@@ -167,7 +169,7 @@ describe('HttpSource', () => {
     expect(failures.slice(0, 3).every((l) => l['level'] === 40)).toBe(true);
     expect(failures[3]).toMatchObject({ level: 40, msg: 'Failed to read pods from URL. Dropping verbosity of this message to debug' });
     expect(failures.slice(4).every((l) => l['level'] === 20)).toBe(true);
-    expect((failures[0]!['err'] as { message: string }).message).toMatch(/\/pods: 500 Internal Server Error/);
+    expect((failures[0]['err'] as { message: string }).message).toMatch(/\/pods: 500 Internal Server Error/);
     expect(ops(h.got)).toEqual(['ADD:web-node1']);
     fx.reply.status = 200;
     await waitFor(() => h.logs.some((l) => l['msg'] === 'Successfully read pods from URL'));

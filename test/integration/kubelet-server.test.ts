@@ -7,6 +7,7 @@ import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSy
 import { request as httpsRequest } from 'node:https';
 import { request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
@@ -188,7 +189,7 @@ describe('kubelet server', () => {
   it('serves HTTPS with the self-signed certificate it generated (CN node-a@…)', async () => {
     const subject = await new Promise<string>((resolve, reject) => {
       const req = httpsRequest({ host: '127.0.0.1', port: port(main), path: '/healthz', rejectUnauthorized: false }, (res) => {
-        resolve(String((res.socket as import('node:tls').TLSSocket).getPeerCertificate().subject.CN));
+        resolve(String((res.socket as TLSSocket).getPeerCertificate().subject.CN));
         res.resume();
       });
       req.on('error', reject);
@@ -204,7 +205,7 @@ describe('kubelet server', () => {
   it('a client certificate from the CA authenticates CN/O, and authorization sees the node attributes', async () => {
     const r = await get('/pods', { cert: pki });
     expect(r.status).toBe(200);
-    expect(JSON.parse(r.body).items[0].metadata.name).toBe('web');
+    expect((JSON.parse(r.body) as { items: Pod[] }).items[0].metadata.name).toBe('web');
     expect(accessReviews.at(-1)).toEqual({
       user: { name: 'kube-apiserver-kubelet-client', groups: ['system:masters'] },
       attrs: {

@@ -119,7 +119,7 @@ describe('probes on the simulated runtime', () => {
     await pollUntil('two failed readiness runs', () => lines.filter((l) => l.includes('Probe failed') && l.includes('"web"')).length >= 2);
     expect(condition(await pod('ready'), 'Ready')).toBe('False');
     expect((await pod('ready'))?.status?.containerStatuses?.[0]?.ready).toBe(false);
-    sim.control.setFile(running as string, '/ready', 'ok');
+    sim.control.setFile(running, '/ready', 'ok');
     await pollUntil('ready Ready', async () => condition(await pod('ready'), 'Ready') === 'True', { timeoutMs: 15_000 });
     const p = await pod('ready');
     expect(condition(p, 'ContainersReady')).toBe('True');
@@ -145,7 +145,7 @@ describe('probes on the simulated runtime', () => {
     // The liveness probe (`false`, failureThreshold 1) never ran: no restart, no liveness event.
     expect((await pod('slow'))?.status?.containerStatuses?.[0]).toMatchObject({ restartCount: 0, started: false, ready: false });
     expect(lines.some((l) => l.includes('Liveness probe failed') && l.includes('slowstart'))).toBe(false);
-    sim.control.setFile(id as string, '/started', 'yes');
+    sim.control.setFile(id, '/started', 'yes');
     // Started: now liveness runs, fails, and restarts the container.
     await pollUntil(
       'liveness restart after startup',
@@ -163,7 +163,7 @@ describe('probes on the simulated runtime', () => {
       () => lines.filter((l) => l.includes('Startup probe failed') && l.includes('initContainers{helper}')).length >= 2,
     );
     expect(await runningId('main')).toBeUndefined();
-    sim.control.setFile(helper as string, '/up', '1');
+    sim.control.setFile(helper, '/up', '1');
     await pollUntil('main running', () => runningId('main'), { timeoutMs: 20_000 });
     const p = await pollUntil('side Running with helper started', async () => {
       const x = await pod('side');

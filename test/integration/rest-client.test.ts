@@ -91,16 +91,16 @@ describe('RestClient against a local HTTP server', () => {
     const out = await c.create<{ kind: string; metadata: { uid: string } }>('/api/v1/nodes', { kind: 'Node', metadata: { name: 'node1' } });
     expect(out).toEqual({ kind: 'Node', metadata: { name: 'node1', uid: 'u-1' } });
     const [req] = s.requests;
-    expect([req!.method, req!.url]).toEqual(['POST', '/api/v1/nodes']);
-    expect(req!.headers).toMatchObject({ 'content-type': 'application/json', accept: 'application/json', 'user-agent': 'kubelet-ts/test' });
-    expect(JSON.parse(req!.body)).toEqual({ kind: 'Node', metadata: { name: 'node1' } });
+    expect([req.method, req.url]).toEqual(['POST', '/api/v1/nodes']);
+    expect(req.headers).toMatchObject({ 'content-type': 'application/json', accept: 'application/json', 'user-agent': 'kubelet-ts/test' });
+    expect(JSON.parse(req.body)).toEqual({ kind: 'Node', metadata: { name: 'node1' } });
   });
 
   it('query parameters, with undefined ones left out', async () => {
     const s = await server((_req, res) => json(res, 200, {}));
     const { c } = client(s.port);
     await c.get('/api/v1/nodes/node1', { query: { resourceVersion: '0', limit: 5, watch: false, continue: undefined } });
-    expect(s.requests[0]!.url).toBe('/api/v1/nodes/node1?resourceVersion=0&limit=5&watch=false');
+    expect(s.requests[0].url).toBe('/api/v1/nodes/node1?resourceVersion=0&limit=5&watch=false');
   });
 
   it.each([
@@ -111,7 +111,7 @@ describe('RestClient against a local HTTP server', () => {
     const s = await server((_req, res) => json(res, 200, { ok: true }));
     const { c } = client(s.port);
     expect(await c.patch('/api/v1/nodes/node1/status', { status: {} }, type)).toEqual({ ok: true });
-    expect([s.requests[0]!.method, s.requests[0]!.headers['content-type']]).toEqual(['PATCH', contentType]);
+    expect([s.requests[0].method, s.requests[0].headers['content-type']]).toEqual(['PATCH', contentType]);
   });
 
   it.each([
@@ -121,7 +121,7 @@ describe('RestClient against a local HTTP server', () => {
     const s = await server((_req, res) => json(res, 200, {}));
     const { c } = client(s.port);
     await (verb === 'replace' ? c.replace('/x', { a: 1 }) : c.delete('/x'));
-    expect(s.requests[0]!.method).toBe(method);
+    expect(s.requests[0].method).toBe(method);
   });
 
   it.each<{ code: number; body: unknown; reason: string; nf: boolean; conflict: boolean; exists: boolean }>([
@@ -189,7 +189,7 @@ describe('RestClient against a local HTTP server', () => {
     await expect(c.get('/api/v1/nodes')).rejects.toThrow(ApiUnreachableError);
     await expect(c.get('/api/v1/nodes')).rejects.toThrow(/larger than 1024 bytes/);
     const { c: roomy } = client(s.port, { maxResponseBytes: 128 * 1024 });
-    expect(await roomy.get('/api/v1/nodes')).toMatchObject({ blob: expect.any(String) });
+    expect(await roomy.get('/api/v1/nodes')).toMatchObject({ blob: expect.any(String) as string });
   });
 
   it('aborting the signal fails the request with ApiUnreachableError', async () => {

@@ -14,6 +14,13 @@ type RS = typeof api.RuntimeServiceService & typeof api.ImageServiceService;
 type Method = Exclude<keyof RS, 'getContainerEvents'>;
 type Req<K extends Method> = Parameters<RS[K]['requestSerialize']>[0];
 type Res<K extends Method> = ReturnType<RS[K]['responseDeserialize']>;
+/** A generated client's unary method, called with metadata, options and a callback. */
+type UnaryCall<R> = (
+  req: unknown,
+  md: grpc.Metadata,
+  options: grpc.CallOptions,
+  cb: (err: grpc.ServiceError | null, res: R) => void,
+) => void;
 interface Codec {
   fromPartial(o: unknown): unknown;
 }
@@ -34,7 +41,7 @@ class Cri {
     const codec = (api as unknown as Record<string, Codec>)[`${path.split('/').pop()}Request`];
     const client = m in api.RuntimeServiceService ? this.rs : this.is;
     return new Promise((resolve, reject) =>
-      (client as unknown as Record<string, Function>)[m](
+      (client as unknown as Record<string, UnaryCall<Res<K>>>)[m](
         codec.fromPartial(req),
         new grpc.Metadata(),
         { deadline: Date.now() + 20_000 },
@@ -54,7 +61,9 @@ async function waitFor<T>(fn: () => Promise<T> | T, ok: (v: T) => boolean, what:
     const v = await fn();
     if (ok(v)) return v;
     if (Date.now() > end)
-      throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? String(x) : x))}`);
+      throw new Error(
+        `timed out waiting for ${what}; last: ${JSON.stringify(v, (_k, x: unknown) => (typeof x === 'bigint' ? String(x) : x))}`,
+      );
     await new Promise((r) => setTimeout(r, 10));
   }
 }
@@ -353,7 +362,7 @@ describe('kubelet-ts-sim over gRPC', () => {
       [['sh', '-c', 'exit 3'], 3, 'Error'],
       [['/bin/sleep', '0.05'], 0, 'Completed'],
     ])('%j exits %i (%s)', async (cmd, code, reason) => {
-      const c = await runContainer(pod, cmd as string[]);
+      const c = await runContainer(pod, cmd);
       const s = await waitExited(c.id);
       expect(s).toMatchObject({ exitCode: code, reason });
     });
@@ -412,7 +421,7 @@ describe('kubelet-ts-sim over gRPC', () => {
       [['cat', '/tmp/healthy'], 0, 'ok\n', ''],
       [['cat', '/tmp/missing'], 1, '', "cat: can't open '/tmp/missing': No such file or directory\n"],
     ])('%j → %i', async (cmd, code, stdout, stderr) => {
-      const r = await exec(cmd as string[]);
+      const r = await exec(cmd);
       expect({ code: r.exitCode, out: text(r.stdout), err: text(r.stderr) }).toEqual({ code, out: stdout, err: stderr });
     });
 

@@ -28,7 +28,7 @@ function start(data: object): { ready: Promise<void>; done: Promise<Record<strin
     Promise.race([
       new Promise<Record<string, unknown>>((resolve) => {
         worker.on('message', (m: { type: string }) => {
-          if (m.type === type) resolve(m as Record<string, unknown>);
+          if (m.type === type) resolve(m);
         });
       }),
       failure,

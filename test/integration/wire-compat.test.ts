@@ -16,9 +16,38 @@ import { pollUntil } from '../helpers/poll.js';
 const root = resolve(fileURLToPath(import.meta.url), '../../..');
 const upstreamProto = join(root, 'test/fixtures/upstream-cri-api.proto');
 
-type Unary = (req: object, cb: (err: grpc.ServiceError | null, res: any) => void) => void;
-function call(client: grpc.Client, method: string, req: object): Promise<any> {
-  return new Promise((ok, fail) => ((client as any)[method] as Unary).call(client, req, (e, r) => (e ? fail(e) : ok(r))));
+/** The fields this test reads from each upstream response (proto-loader keepCase, longs and enums as strings). */
+interface Responses {
+  Version: { runtime_api_version: string };
+  ImageStatus: { image: { repo_tags: string[] } };
+  RunPodSandbox: { pod_sandbox_id: string };
+  PodSandboxStatus: { status: { state: string; metadata: object; created_at: string } };
+  CreateContainer: { container_id: string };
+  StartContainer: object;
+  ContainerStatus: {
+    status: {
+      state: string;
+      metadata: object;
+      annotations: Record<string, string>;
+      created_at: string;
+      started_at: string;
+      exit_code: number;
+    };
+  };
+  ListContainers: { containers: { id: string }[] };
+  ExecSync: { exit_code: number };
+  StopContainer: object;
+  RemoveContainer: object;
+  StopPodSandbox: object;
+  RemovePodSandbox: object;
+  ListPodSandbox: { items: unknown[] };
+}
+type Unary = (req: object, cb: (err: grpc.ServiceError | null, res: unknown) => void) => void;
+type ServiceClient = new (address: string, credentials: grpc.ChannelCredentials) => grpc.Client;
+
+function call<M extends keyof Responses>(client: grpc.Client, method: M, req: object): Promise<Responses[M]> {
+  const fn = (client as unknown as Record<string, Unary>)[method];
+  return new Promise((ok, fail) => fn.call(client, req, (e, r) => (e ? fail(e) : ok(r as Responses[M]))));
 }
 
 describe('wire compatibility with the upstream cri-api proto', () => {
@@ -35,7 +64,9 @@ describe('wire compatibility with the upstream cri-api proto', () => {
     });
     await pollUntil('the simulator socket', () => existsSync(sock), { timeoutMs: 30_000 });
     const def = protoLoader.loadSync(upstreamProto, { keepCase: true, longs: String, enums: String, defaults: true });
-    const pkg = grpc.loadPackageDefinition(def) as any;
+    const pkg = grpc.loadPackageDefinition(def) as unknown as {
+      runtime: { v1: { RuntimeService: ServiceClient; ImageService: ServiceClient } };
+    };
     runtime = new pkg.runtime.v1.RuntimeService(`unix://${sock}`, grpc.credentials.createInsecure());
     image = new pkg.runtime.v1.ImageService(`unix://${sock}`, grpc.credentials.createInsecure());
   });
@@ -93,7 +124,7 @@ describe('wire compatibility with the upstream cri-api proto', () => {
     expect(BigInt(st.status.started_at)).toBeGreaterThanOrEqual(BigInt(st.status.created_at));
 
     const list = await call(runtime, 'ListContainers', { filter: { pod_sandbox_id, state: { state: 'CONTAINER_RUNNING' } } });
-    expect(list.containers.map((c: any) => c.id)).toEqual([container_id]);
+    expect(list.containers.map((c) => c.id)).toEqual([container_id]);
 
     const exec = await call(runtime, 'ExecSync', { container_id, cmd: ['sh', '-c', 'exit 4'], timeout: 5 });
     expect(exec.exit_code).toBe(4);

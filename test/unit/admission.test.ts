@@ -8,6 +8,7 @@ import {
   rejectedPodStatus,
   type AdmitNode,
 } from '../../src/main/admission/admit.js';
+import type { NodeSelectorTerm } from '../../src/main/admission/node-affinity.js';
 import { normalizeSysctlName, safeSysctlAllowlist } from '../../src/main/admission/sysctls.js';
 
 const node: AdmitNode = { allocatable: { cpu: '1', memory: '1Gi', pods: 3 } };
@@ -66,7 +67,7 @@ describe('canAdmitPod', () => {
     expect(canAdmitPod(p, [], node)).toMatchObject({
       admit: false,
       reason: 'OutOfcpu',
-      message: expect.stringContaining('requested: 1500'),
+      message: expect.stringContaining('requested: 1500') as string,
     });
     const small = pod('a', [req('c1', '600m')], (x) => (x.spec.initContainers = [req('i1', '300m')]));
     expect(podRequests(small).milliCpu).toBe(600n);
@@ -147,7 +148,7 @@ describe('upstream admission checks beyond cpu and memory', () => {
     name: `p${hostPort}`,
     ports: [{ containerPort: 80, hostPort, protocol: 'TCP', ...extra }],
   });
-  const affinity = (terms: unknown[]) => (p: Pod) => {
+  const affinity = (terms: NodeSelectorTerm[]) => (p: Pod) => {
     p.spec['affinity'] = { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: terms } } };
   };
   const predicate = (name: string, desc: string) => ({ admit: false, reason: name, message: `Predicate ${name} failed: ${desc}` });
@@ -324,7 +325,7 @@ describe('upstream admission checks beyond cpu and memory', () => {
 
 describe('filterOutInactivePods (upstream isAdmittedPodTerminal)', () => {
   const pods = ['run', 'sourceDone', 'kubeletDone', 'stillTerminating', 'terminated'].map((u) => pod(u, [{ name: 'c' }]));
-  pods[1]!.status = { phase: 'Succeeded' };
+  pods[1].status = { phase: 'Succeeded' };
   const statuses: Record<string, { phase: 'Failed' }> = { kubeletDone: { phase: 'Failed' }, stillTerminating: { phase: 'Failed' } };
   it('terminal pods stop counting as soon as the status manager says so, unless still terminating', () => {
     const active = filterOutInactivePods(pods, {

@@ -85,7 +85,7 @@ describe('doBackOff', () => {
     metadata: { name: 'web', namespace: 'default', uid: 'u1' },
     spec: { containers: [{ name: 'app', image: 'busybox' }] },
   });
-  const c = pod.spec.containers![0]!;
+  const c = pod.spec.containers[0];
   const finishedAt = BigInt(T0) * 1_000_000n;
   const status: PodStatus = {
     uid: 'u1',

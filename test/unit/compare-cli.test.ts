@@ -76,12 +76,10 @@ describe('kubelet-ts-compare', () => {
 
   it('--json gives rows with ratios', async () => {
     const r = await run(['--window', '0', '--json', `go=${goUrl}`, `ts=${tsUrl}`], bodies());
-    const json = JSON.parse(r.out);
-    const count = json.rows.find(
-      (x: { metric: string; stat: string }) => x.metric === 'kubelet_pleg_relist_duration_seconds' && x.stat === 'count',
-    );
-    expect(count.values).toEqual([13, 4]);
-    expect(count.ratios[1]).toBeCloseTo(4 / 13, 10);
+    const json = JSON.parse(r.out) as { rows: { metric: string; stat: string; values: number[]; ratios: number[] }[] };
+    const count = json.rows.find((x) => x.metric === 'kubelet_pleg_relist_duration_seconds' && x.stat === 'count');
+    expect(count?.values).toEqual([13, 4]);
+    expect(count?.ratios[1]).toBeCloseTo(4 / 13, 10);
   });
 
   it('a URL that is not a kubelet fails with exit 1 and says so', async () => {

@@ -127,8 +127,8 @@ describe('render', () => {
     expect(text).toMatch(/^stat\s+go\s+ts\s+ts\/go$/m);
     expect(text).toMatch(/^ {2}count\s+5\s+5\s+1.00×$/m);
     expect(renderMarkdown(c)).toMatch(/^\| `kubelet_pleg_relist_duration_seconds` \| count \| 5 \| 5 \| 1.00× \|$/m);
-    const json = JSON.parse(renderJson(c));
-    expect(json.sources.map((s: { name: string }) => s.name)).toEqual(['go', 'ts']);
-    expect(json.sources[0].relistDuration.buckets.at(-1).le).toBe('+Inf');
+    const json = JSON.parse(renderJson(c)) as { sources: { name: string; relistDuration: { buckets: { le: string }[] } }[] };
+    expect(json.sources.map((s) => s.name)).toEqual(['go', 'ts']);
+    expect(json.sources[0].relistDuration.buckets.at(-1)?.le).toBe('+Inf');
   });
 });

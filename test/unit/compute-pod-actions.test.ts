@@ -168,8 +168,8 @@ const cases: Case[] = [
   {
     name: 'sandbox not ready: kill pod, new sandbox with attempt + 1, start all',
     mutateStatus: (s) => {
-      s.sandboxStatuses[0]!.state = 'notready';
-      s.sandboxStatuses[0]!.attempt = 2;
+      s.sandboxStatuses[0].state = 'notready';
+      s.sandboxStatuses[0].attempt = 2;
     },
     expected: () => noAction({ killPod: true, createSandbox: true, attempt: 3, containersToStart: [0, 1, 2] }),
   },
@@ -179,7 +179,7 @@ const cases: Case[] = [
       p.spec.restartPolicy = 'OnFailure';
     },
     mutateStatus: (s) => {
-      s.sandboxStatuses[0]!.state = 'notready';
+      s.sandboxStatuses[0].state = 'notready';
       setState(s, 'foo1', 'exited', 0);
       setState(s, 'foo2', 'exited', 0);
       setState(s, 'foo3', 'exited', 2);
@@ -192,7 +192,7 @@ const cases: Case[] = [
       p.spec.restartPolicy = 'OnFailure';
     },
     mutateStatus: (s) => {
-      s.sandboxStatuses[0]!.state = 'notready';
+      s.sandboxStatuses[0].state = 'notready';
       for (const c of s.containerStatuses) c.state = 'exited';
     },
     expected: () => noAction({ killPod: true, attempt: 1 }),
@@ -203,7 +203,7 @@ const cases: Case[] = [
       p.spec.restartPolicy = 'Never';
     },
     mutateStatus: (s) => {
-      s.sandboxStatuses[0]!.state = 'notready';
+      s.sandboxStatuses[0].state = 'notready';
       setState(s, 'foo1', 'exited', 1);
     },
     expected: () => noAction({ killPod: true, attempt: 1 }),
@@ -214,7 +214,7 @@ const cases: Case[] = [
       p.spec.restartPolicy = 'Never';
     },
     mutateStatus: (s) => {
-      s.sandboxStatuses[0]!.state = 'notready';
+      s.sandboxStatuses[0].state = 'notready';
       s.containerStatuses = [];
     },
     expected: () => noAction({ killPod: true, createSandbox: true, attempt: 1, containersToStart: [0, 1, 2] }),
@@ -222,7 +222,7 @@ const cases: Case[] = [
   {
     name: 'two ready sandboxes: reconcile by recreating',
     mutateStatus: (s) => {
-      s.sandboxStatuses.push({ ...s.sandboxStatuses[0]!, id: 'sandbox-old', createdAt: 10n });
+      s.sandboxStatuses.push({ ...s.sandboxStatuses[0], id: 'sandbox-old', createdAt: 10n });
     },
     expected: () => noAction({ killPod: true, createSandbox: true, attempt: 1, containersToStart: [0, 1, 2] }),
   },
@@ -236,7 +236,7 @@ const cases: Case[] = [
   {
     name: 'pod-network sandbox without an IP: recreate',
     mutateStatus: (s) => {
-      s.sandboxStatuses[0]!.ips = [];
+      s.sandboxStatuses[0].ips = [];
     },
     expected: () => noAction({ killPod: true, createSandbox: true, attempt: 1, containersToStart: [0, 1, 2] }),
   },
@@ -246,15 +246,15 @@ const cases: Case[] = [
       p.spec.hostNetwork = true;
     },
     mutateStatus: (s) => {
-      s.sandboxStatuses[0]!.ips = [];
-      s.sandboxStatuses[0]!.hostNetwork = true;
+      s.sandboxStatuses[0].ips = [];
+      s.sandboxStatuses[0].hostNetwork = true;
     },
     expected: () => noAction(),
   },
   {
     name: 'image changed on a running container: kill with "definition changed" and start',
     mutatePod: (p) => {
-      p.spec.containers![1]!.image = 'busybox:new';
+      p.spec.containers[1].image = 'busybox:new';
     },
     expected: (s) =>
       noAction({
@@ -268,7 +268,7 @@ const cases: Case[] = [
     name: 'spec change restarts even under restartPolicy Never',
     mutatePod: (p) => {
       p.spec.restartPolicy = 'Never';
-      p.spec.containers![0]!.image = 'busybox:new';
+      p.spec.containers[0].image = 'busybox:new';
     },
     expected: (s) =>
       noAction({
@@ -281,7 +281,7 @@ const cases: Case[] = [
   {
     name: 'missing hash annotation counts as changed',
     mutateStatus: (s) => {
-      s.containerStatuses[2]!.hash = '';
+      s.containerStatuses[2].hash = '';
     },
     expected: (s) =>
       noAction({
@@ -317,10 +317,10 @@ const cases: Case[] = [
     name: 'liveness failure of the only running container under Never: kill it and the pod',
     mutatePod: (p) => {
       p.spec.restartPolicy = 'Never';
-      p.spec.containers = [p.spec.containers![0]!];
+      p.spec.containers = [p.spec.containers[0]];
     },
     mutateStatus: (s) => {
-      s.containerStatuses = [s.containerStatuses[0]!];
+      s.containerStatuses = [s.containerStatuses[0]];
     },
     opts: () => ({ livenessFailed: ['foo1'] }),
     expected: (s) =>
@@ -484,7 +484,7 @@ const cases: Case[] = [
     mutatePod: withInits,
     mutateStatus: (s, p) => {
       initsDone(p, s);
-      s.sandboxStatuses[0]!.state = 'notready';
+      s.sandboxStatuses[0].state = 'notready';
     },
     expected: () => noAction({ killPod: true, createSandbox: true, attempt: 1, initContainersToStart: [0] }),
   },
@@ -497,7 +497,7 @@ const cases: Case[] = [
     mutateStatus: (s, p) => {
       for (const c of s.containerStatuses) c.state = 'exited';
       initsDone(p, s);
-      s.sandboxStatuses[0]!.state = 'notready';
+      s.sandboxStatuses[0].state = 'notready';
     },
     expected: () => noAction({ killPod: true, attempt: 1 }),
   },
@@ -547,7 +547,7 @@ const cases: Case[] = [
     name: 'sidecar: with a startupProbe and no result yet → wait before the next init container',
     mutatePod: (p) => {
       withSidecars(p);
-      p.spec.initContainers![0]!.startupProbe = { exec: { command: ['true'] } };
+      p.spec.initContainers![0].startupProbe = { exec: { command: ['true'] } };
     },
     mutateStatus: (s, p) => {
       s.containerStatuses = [cs(p, 'side1', 'running')];
@@ -558,7 +558,7 @@ const cases: Case[] = [
     name: 'sidecar: with a startupProbe that succeeded → the next init container starts',
     mutatePod: (p) => {
       withSidecars(p);
-      p.spec.initContainers![0]!.startupProbe = { exec: { command: ['true'] } };
+      p.spec.initContainers![0].startupProbe = { exec: { command: ['true'] } };
     },
     mutateStatus: (s, p) => {
       s.containerStatuses = [cs(p, 'side1', 'running')];
@@ -570,7 +570,7 @@ const cases: Case[] = [
     name: 'sidecar: startup probe failed → kill it and start it again',
     mutatePod: (p) => {
       withSidecars(p);
-      p.spec.initContainers![0]!.startupProbe = { exec: { command: ['true'] } };
+      p.spec.initContainers![0].startupProbe = { exec: { command: ['true'] } };
     },
     mutateStatus: (s, p) => {
       s.containerStatuses = [cs(p, 'side1', 'running')];
@@ -648,7 +648,7 @@ describe('computePodActions', () => {
 describe('describePodActions', () => {
   it('summarises the plan on one line', () => {
     const pod = basePod();
-    pod.spec.containers![1]!.image = 'busybox:new';
+    pod.spec.containers[1].image = 'busybox:new';
     const status = baseStatus(basePod());
     const line = describePodActions(computePodActions(pod, status));
     expect(line).toBe(

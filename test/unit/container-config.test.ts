@@ -66,7 +66,7 @@ const opts: ContainerConfigOptions = {
 };
 
 const envOf = (pod: Pod, o: ContainerConfigOptions = opts): Record<string, string> =>
-  Object.fromEntries(generateContainerConfig(pod, 0, o).envs!.map((e) => [e.key, Buffer.from(e.value!).toString('utf8')]));
+  Object.fromEntries(generateContainerConfig(pod, 0, o).envs!.map((e) => [e.key!, Buffer.from(e.value!).toString('utf8')] as const));
 
 describe('generateContainerConfig: env', () => {
   it('resolves fieldRefs', () => {
@@ -104,13 +104,13 @@ describe('generateContainerConfig: env', () => {
     ['unknown fieldPath', { fieldRef: { fieldPath: 'spec.bogus' } }, /unsupported fieldRef fieldPath "spec.bogus"/],
   ])('%s throws a KubeletTsError naming container and variable', (_n, valueFrom, msg) => {
     const p = basePod();
-    p.spec.containers![0]!.env = [{ name: 'SECRET', valueFrom }];
+    p.spec.containers[0].env = [{ name: 'SECRET', valueFrom }];
     expect(() => generateContainerConfig(p, 0, opts)).toThrow(KubeletTsError);
     expect(() => generateContainerConfig(p, 0, opts)).toThrow(msg);
   });
   it('envFrom is rejected', () => {
     const p = basePod();
-    (p.spec.containers![0] as Record<string, unknown>)['envFrom'] = [{ configMapRef: { name: 'x' } }];
+    (p.spec.containers[0] as Record<string, unknown>)['envFrom'] = [{ configMapRef: { name: 'x' } }];
     expect(() => generateContainerConfig(p, 0, opts)).toThrow(/envFrom/);
   });
 });
@@ -150,7 +150,7 @@ describe('generateContainerConfig: identity and layout', () => {
       'io.kubernetes.container.name': 'app',
     });
     expect(cfg.annotations).toEqual({
-      'io.kubernetes.container.hash': hashContainer(basePod().spec.containers![0]!),
+      'io.kubernetes.container.hash': hashContainer(basePod().spec.containers[0]),
       'io.kubernetes.container.restartCount': '3',
       'io.kubernetes.pod.terminationGracePeriod': '30',
       'io.kubernetes.container.terminationMessagePath': '/dev/termination-log',
@@ -184,20 +184,20 @@ describe('generateContainerConfig: linux resources (upstream numbers)', () => {
   });
   it('limit only: shares follow the limit', () => {
     const p = basePod();
-    p.spec.containers![0]!.resources = { limits: { cpu: '250m' } };
+    p.spec.containers[0].resources = { limits: { cpu: '250m' } };
     expect(generateContainerConfig(p, 0, opts).linux!.resources!.cpuShares).toBe(256n);
   });
   it('no resources: minimum shares, no quota, BestEffort oom score', () => {
     const p = basePod();
-    p.spec.containers![0]!.resources = {};
-    p.spec.containers![0]!.env = [];
+    p.spec.containers[0].resources = {};
+    p.spec.containers[0].env = [];
     const r = generateContainerConfig(p, 0, opts).linux!.resources!;
     expect(r).toMatchObject({ cpuShares: 2n, cpuQuota: 0n, cpuPeriod: 100_000n, memoryLimitInBytes: 0n, oomScoreAdj: 1000n });
   });
   it('Guaranteed → oom -997; cpuCFSQuota off → no quota fields', () => {
     const p = basePod();
     const g = { cpu: '1', memory: '1Gi' };
-    p.spec.containers![0]!.resources = { requests: g, limits: g };
+    p.spec.containers[0].resources = { requests: g, limits: g };
     p.spec.initContainers = [];
     const r = generateContainerConfig(p, 0, { ...opts, cpuCFSQuota: false }).linux!.resources!;
     expect(r.oomScoreAdj).toBe(-997n);
@@ -227,7 +227,7 @@ describe('generateContainerConfig: security context', () => {
   it('pod defaults, container overrides, namespaces as the sandbox', () => {
     const p = basePod();
     p.spec.hostNetwork = true;
-    p.spec.containers![0]!.securityContext = {
+    p.spec.containers[0].securityContext = {
       privileged: true,
       readOnlyRootFilesystem: true,
       runAsGroup: 7,
@@ -260,7 +260,7 @@ describe('generateContainerConfig: security context', () => {
   });
   it('procMount Unmasked clears masked and readonly paths', () => {
     const p = basePod();
-    p.spec.containers![0]!.securityContext = { procMount: 'Unmasked' };
+    p.spec.containers[0].securityContext = { procMount: 'Unmasked' };
     const sc = generateContainerConfig(p, 0, opts).linux!.securityContext!;
     expect(sc.maskedPaths).toEqual([]);
     expect(sc.readonlyPaths).toEqual([]);
@@ -269,6 +269,6 @@ describe('generateContainerConfig: security context', () => {
     const cfg = generateContainerConfig(basePod(), 0, opts);
     const back = structuredClone(cfg);
     expect(back.linux).toEqual(cfg.linux);
-    expect(Buffer.from(back.envs![0]!.value!).toString()).toBe('web');
+    expect(Buffer.from(back.envs![0].value!).toString()).toBe('web');
   });
 });

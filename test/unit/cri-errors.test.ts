@@ -24,7 +24,7 @@ describe('error codes', () => {
   it('every exported error class has its own listed code', () => {
     const classes = Object.entries(errors).filter(([, v]) => typeof v === 'function') as [
       string,
-      new (...a: any[]) => errors.KubeletTsError,
+      new (message: string, operation: string, code: number) => errors.KubeletTsError,
     ][];
     const seen = new Set<string>();
     for (const [name, cls] of classes) {

@@ -8,7 +8,7 @@ import { createCsr, csrName, generateClientKey, KUBELET_CLIENT_USAGES, nodeSubje
 function derOf(pemText: string, label: string): Buffer {
   const m = new RegExp(`-----BEGIN ${label}-----\\n([\\s\\S]+?)\\n-----END ${label}-----`).exec(pemText);
   expect(m).not.toBeNull();
-  return Buffer.from(m![1]!.replace(/\s+/g, ''), 'base64');
+  return Buffer.from(m![1].replace(/\s+/g, ''), 'base64');
 }
 
 const spkiOf = (keyPem: string) => createPublicKey(createPrivateKey(keyPem)).export({ type: 'spki', format: 'der' });
@@ -72,8 +72,8 @@ describe('csrName', () => {
     { name: 'another key', a: [key, 'node1'], b: [other, 'node1'], same: false },
     { name: 'another node name', a: [key, 'node1'], b: [key, 'node2'], same: false },
   ])('$name → same name: $same', ({ a, b, same }) => {
-    const na = csrName(a[0]!, nodeSubject(a[1]!));
-    const nb = csrName(b[0]!, nodeSubject(b[1]!));
+    const na = csrName(a[0], nodeSubject(a[1]));
+    const nb = csrName(b[0], nodeSubject(b[1]));
     expect(na).toMatch(/^node-csr-[A-Za-z0-9_-]{43}$/);
     expect(na === nb).toBe(same);
   });

@@ -35,7 +35,7 @@ describe('EventCorrelator: deduplication', () => {
     const c = new EventCorrelator({ clock });
     const first = c.correlate(ev(clock));
     expect(first.kind).toBe('create');
-    const name = ev$(first).metadata!.name;
+    const name = ev$(first).metadata.name;
     const firstTs = ev$(first).firstTimestamp;
     for (const count of [2, 3, 4]) {
       clock.step(60_000);
@@ -43,7 +43,7 @@ describe('EventCorrelator: deduplication', () => {
       const r = c.correlate(later);
       expect(r.kind).toBe('update');
       expect(ev$(r)).toMatchObject({ count, firstTimestamp: firstTs, lastTimestamp: later.lastTimestamp, message: later.message });
-      expect(ev$(r).metadata!.name).toBe(name);
+      expect(ev$(r).metadata.name).toBe(name);
     }
   });
 
@@ -77,7 +77,7 @@ describe('EventCorrelator: aggregation of similar events', () => {
     const rs = Array.from({ length: 10 }, (_, i) => c.correlate(similar(clock, i + 1)));
     expect(kinds(rs)).toEqual(Array(10).fill('create'));
     expect(rs.slice(0, 9).map((r) => ev$(r).message)).toEqual(Array.from({ length: 9 }, (_, i) => `volume v${i + 1} failed`));
-    expect(ev$(rs[9]!).message).toBe('(combined from similar events): volume v10 failed');
+    expect(ev$(rs[9]).message).toBe('(combined from similar events): volume v10 failed');
   });
 
   // The aggregate event's cache key is the aggregate key (without the message), so
@@ -86,10 +86,10 @@ describe('EventCorrelator: aggregation of similar events', () => {
     const clock = new FakeClock();
     const c = new EventCorrelator({ clock });
     const rs = Array.from({ length: 14 }, (_, i) => c.correlate(similar(clock, i + 1)));
-    const combined = ev$(rs[9]!);
+    const combined = ev$(rs[9]);
     for (const [i, r] of rs.slice(10).entries()) {
       expect(r.kind).toBe('update');
-      expect(ev$(r).metadata!.name).toBe(combined.metadata!.name);
+      expect(ev$(r).metadata.name).toBe(combined.metadata.name);
       expect(ev$(r).count).toBe(i + 2);
       expect(ev$(r).message).toBe(`(combined from similar events): volume v${i + 11} failed`);
     }

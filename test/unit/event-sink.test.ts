@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import type { Event } from '../../src/api/cluster.js';
 import { ApiStatusError, ApiUnreachableError } from '../../src/common/errors.js';
 import { silentLogger } from '../../src/common/logger.js';
 import type { RestClient } from '../../src/main/apiserver/rest-client.js';
@@ -23,7 +22,7 @@ const noopApi: Api = {
 /** Records create/patch calls; `fail` holds errors for the next calls, `hang` makes calls never settle. */
 function fakeApi(clock: FakeClock) {
   const calls: Call[] = [];
-  const fail: { create: unknown[]; patch: unknown[] } = { create: [], patch: [] };
+  const fail: { create: Error[]; patch: Error[] } = { create: [], patch: [] };
   const ctl = { hang: false };
   const answer = <T>(verb: 'create' | 'patch', body: unknown): Promise<T> => {
     if (ctl.hang) return new Promise<T>(() => undefined);
@@ -80,7 +79,7 @@ describe('ApiEventSink (client-go recordToSink)', () => {
     recorder.record(ref, 'Normal', 'Starting', 'Starting kubelet.');
     await sink.idle();
     expect(calls).toHaveLength(1);
-    const { verb, path, body } = calls[0]!;
+    const { verb, path, body } = calls[0];
     expect([verb, path]).toEqual(['create', `/api/v1/namespaces/${ns}/events`]);
     expect(body).toMatchObject({
       apiVersion: 'v1',
@@ -108,9 +107,9 @@ describe('ApiEventSink (client-go recordToSink)', () => {
     clock.step(30_000);
     recorder.record(nodeReference('node1'), 'Normal', 'NodeReady', 'Node node1 status is now: NodeReady');
     await sink.idle();
-    const name = (calls[0]!.body.metadata as { name: string }).name;
+    const name = (calls[0].body.metadata as { name: string }).name;
     expect(calls[1]).toMatchObject({ verb: 'patch', path: `/api/v1/namespaces/default/events/${name}`, patchType: 'strategic' });
-    expect(calls[1]!.body).toEqual({
+    expect(calls[1].body).toEqual({
       count: 2,
       lastTimestamp: new Date(clock.now()).toISOString().replace(/\.\d+Z$/, 'Z'),
       message: 'Node node1 status is now: NodeReady',
@@ -125,8 +124,8 @@ describe('ApiEventSink (client-go recordToSink)', () => {
     recorder.record(nodeReference('node1'), 'Normal', 'NodeReady', 'ready');
     await sink.idle();
     expect(calls.map((c) => c.verb)).toEqual(['create', 'patch', 'create']);
-    expect((calls[2]!.body.metadata as { name: string }).name).toBe((calls[0]!.body.metadata as { name: string }).name);
-    expect(calls[2]!.body.count).toBe(2);
+    expect((calls[2].body.metadata as { name: string }).name).toBe((calls[0].body.metadata as { name: string }).name);
+    expect(calls[2].body.count).toBe(2);
     expect(sink.written).toBe(2);
   });
 

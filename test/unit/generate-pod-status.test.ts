@@ -168,11 +168,11 @@ describe('generateAPIPodStatus: container statuses', () => {
   });
 
   it('not created → ContainerCreating; readiness map and probes decide ready', () => {
-    const pod = basePod((p) => (p.spec.containers![0]!.readinessProbe = { exec: { command: ['true'] } }));
+    const pod = basePod((p) => (p.spec.containers[0].readinessProbe = { exec: { command: ['true'] } }));
     const s = gen(pod, runtime([ctr('app', 'running')]));
     expect(cs(s, 'side').state).toEqual({ waiting: { reason: 'ContainerCreating' } });
     expect(cs(s, 'app').ready).toBe(false);
-    expect(gen(pod, runtime([ctr('app', 'running')]), { readiness: new Map([['app', true]]) }).containerStatuses![0]!.ready).toBe(true);
+    expect(gen(pod, runtime([ctr('app', 'running')]), { readiness: new Map([['app', true]]) }).containerStatuses![0].ready).toBe(true);
   });
 
   it.each(['ErrImagePull', 'ImagePullBackOff', 'CreateContainerError'])('waiting reason %s from the reason cache', (reason) => {

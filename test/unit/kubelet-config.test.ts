@@ -254,7 +254,7 @@ describe('flags over the file', () => {
     expect(errorOf(() => resolve(['--node-ip=10.0.0.1,bad'])).message).toMatch(/^flag --node-ip: invalid IP address list/);
     expect(errorOf(() => resolve(['--manifest-url=not a url'])).message).toMatch(/^flag --manifest-url: invalid URL/);
     expect(errorOf(() => resolve(['--logging-format=json', '--max-pods=0', '--port=0'])).message).toMatch(
-      /invalid configuration: 2 problems:\n  - flag --port: .*\n  - flag --max-pods: /,
+      /invalid configuration: 2 problems:\n {2}- flag --port: .*\n {2}- flag --max-pods: /,
     );
   });
 });
@@ -360,7 +360,7 @@ describe('cli', () => {
     });
     expect(code).toBe(7);
     expect(seen?.containerRuntimeEndpoint).toBe('sim');
-    const line = JSON.parse(log.text.split('\n')[0]!) as Record<string, unknown>;
+    const line = JSON.parse(log.text.split('\n')[0]) as Record<string, unknown>;
     expect(line).toMatchObject({
       msg: 'Starting kubelet-ts',
       containerRuntimeEndpoint: 'sim',

@@ -32,7 +32,7 @@ describe('text format', () => {
   ] as const)('%s has severity %s', (level, letter) => {
     const { logger, lines } = capture();
     logger[level]('x');
-    expect(lines[0]!.startsWith(`${letter}1121 `)).toBe(true);
+    expect(lines[0].startsWith(`${letter}1121 `)).toBe(true);
   });
 
   it('formats values klog-style: strings quoted, numbers and booleans bare, errors by message', () => {
@@ -65,7 +65,7 @@ describe('json format', () => {
   it('writes plain pino JSON lines', () => {
     const { logger, lines } = capture({ format: 'json' });
     logger.child({ component: 'pleg' }).warn({ pods: 3 }, 'Relist slow');
-    const record = JSON.parse(lines[0]!) as Record<string, unknown>;
+    const record = JSON.parse(lines[0]) as Record<string, unknown>;
     expect(record).toEqual({ level: 40, time: T, pid: 12345, component: 'pleg', pods: 3, msg: 'Relist slow' });
   });
 
@@ -73,7 +73,7 @@ describe('json format', () => {
     const lines: string[] = [];
     const logger = createLogger({ format: 'json', verbosity: 0, destination: { write: (s: string) => void lines.push(s) } });
     logger.info('x');
-    const record = JSON.parse(lines[0]!) as { time: number; pid: number };
+    const record = JSON.parse(lines[0]) as { time: number; pid: number };
     expect(Number.isInteger(record.time)).toBe(true);
     expect(record.pid).toBe(process.pid);
   });

@@ -42,9 +42,9 @@ describe('decodePodManifest', () => {
     const pod = decodePodManifest(podYaml(), ctx);
     expect(pod.metadata.name).toBe('web-node1');
     expect(pod.metadata.namespace).toBe('default');
-    expect(pod.metadata['extraMetaField']).toBe('kept');
-    expect(pod.spec.containers![0]!['someFutureField']).toEqual({ a: 1 });
-    expect(pod.spec.containers![0]!.imagePullPolicy).toBe('IfNotPresent');
+    expect((pod.metadata as Record<string, unknown>)['extraMetaField']).toBe('kept');
+    expect((pod.spec.containers[0] as Record<string, unknown>)['someFutureField']).toEqual({ a: 1 });
+    expect(pod.spec.containers[0].imagePullPolicy).toBe('IfNotPresent');
     expect(pod.metadata.annotations!['kubernetes.io/config.source']).toBe('file');
   });
 
@@ -103,7 +103,7 @@ describe('decodePodsManifest', () => {
     });
     const pods = decodePodsManifest(body, http);
     expect(pods.map((p) => p.metadata.name)).toEqual(['a-node1', 'b-node1']);
-    expect(pods[0]!.spec.tolerations).toBeUndefined();
+    expect(pods[0].spec.tolerations).toBeUndefined();
   });
 
   it('rejects the whole list when one item is invalid', () => {

@@ -44,14 +44,14 @@ function fakeApi(clock: FakeClock, o: { nodeUid?: string; lease?: Lease } = {}) 
         if (!state.nodeUid) throw notFound();
         return { metadata: { name: 'node1', uid: state.nodeUid } } as T;
       }
-      const err = fail.getLease!.shift();
+      const err = fail.getLease.shift();
       if (err) throw err;
       if (!state.lease) throw notFound();
       return structuredClone(state.lease) as T;
     },
     create: async <T>(path: string, body: unknown) => {
       calls.push({ verb: 'create', path, at: clock.now(), body: structuredClone(body) as Lease });
-      const err = fail.create!.shift();
+      const err = fail.create.shift();
       if (err) throw err;
       state.lease = { ...(structuredClone(body) as Lease) };
       state.lease.metadata = { ...state.lease.metadata, resourceVersion: String(++rv) };
@@ -59,7 +59,7 @@ function fakeApi(clock: FakeClock, o: { nodeUid?: string; lease?: Lease } = {}) 
     },
     replace: async <T>(path: string, body: unknown) => {
       calls.push({ verb: 'replace', path, at: clock.now(), body: structuredClone(body) as Lease });
-      const err = fail.replace!.shift();
+      const err = fail.replace.shift();
       if (err) throw err;
       const lease = structuredClone(body) as Lease;
       if (lease.metadata?.resourceVersion !== state.lease?.metadata?.resourceVersion) throw conflict();
@@ -111,8 +111,8 @@ describe('NodeLeaseController (upstream lease controller as the kubelet runs it)
     const { api, calls } = fakeApi(clock, { nodeUid: 'node-uid' });
     await controller(clock, api).sync();
     expect(verbs(calls)).toEqual(['get lease', 'get node', 'create lease']);
-    expect(calls[2]!.path).toBe(LEASE_PATH);
-    expect(calls[2]!.body).toEqual({
+    expect(calls[2].path).toBe(LEASE_PATH);
+    expect(calls[2].body).toEqual({
       apiVersion: 'coordination.k8s.io/v1',
       kind: 'Lease',
       metadata: {
@@ -137,7 +137,7 @@ describe('NodeLeaseController (upstream lease controller as the kubelet runs it)
     await c.sync();
     const created = calls.filter((x) => x.verb === 'create');
     expect(created).toHaveLength(1);
-    expect(created[0]!.body!.metadata!.ownerReferences).toEqual([{ apiVersion: 'v1', kind: 'Node', name: 'node1', uid: 'node-uid' }]);
+    expect(created[0].body!.metadata!.ownerReferences).toEqual([{ apiVersion: 'v1', kind: 'Node', name: 'node1', uid: 'node-uid' }]);
   });
 
   it('renews from the lease it last wrote, without a GET', async () => {
@@ -150,9 +150,9 @@ describe('NodeLeaseController (upstream lease controller as the kubelet runs it)
       calls.length = 0;
       await c.sync();
       expect(verbs(calls)).toEqual(['replace lease']);
-      expect(calls[0]!.path).toBe(`${LEASE_PATH}/node1`);
-      expect(calls[0]!.body!.spec!.renewTime).toBe(microTime(clock.now()));
-      expect(calls[0]!.body!.metadata!.resourceVersion).toBe(String(100 + i));
+      expect(calls[0].path).toBe(`${LEASE_PATH}/node1`);
+      expect(calls[0].body!.spec!.renewTime).toBe(microTime(clock.now()));
+      expect(calls[0].body!.metadata!.resourceVersion).toBe(String(100 + i));
     }
   });
 
@@ -161,8 +161,8 @@ describe('NodeLeaseController (upstream lease controller as the kubelet runs it)
     const { api, calls } = fakeApi(clock, { nodeUid: 'node-uid', lease: existingLease() });
     await controller(clock, api).sync();
     expect(verbs(calls)).toEqual(['get lease', 'replace lease']);
-    expect(calls[1]!.body!.metadata!.resourceVersion).toBe('7');
-    expect(calls[1]!.body!.spec!.renewTime).toBe(microTime(clock.now()));
+    expect(calls[1].body!.metadata!.resourceVersion).toBe('7');
+    expect(calls[1].body!.spec!.renewTime).toBe(microTime(clock.now()));
   });
 
   it('a 409 re-reads the lease and retries with the newer version', async () => {
@@ -175,7 +175,7 @@ describe('NodeLeaseController (upstream lease controller as the kubelet runs it)
     clock.step(10_000);
     await c.sync();
     expect(verbs(calls)).toEqual(['replace lease', 'get lease', 'replace lease']);
-    expect(calls[2]!.body!.metadata!.resourceVersion).toBe('500');
+    expect(calls[2].body!.metadata!.resourceVersion).toBe('500');
     expect(state.lease!.metadata!.resourceVersion).not.toBe('500');
   });
 
@@ -209,7 +209,7 @@ describe('NodeLeaseController (upstream lease controller as the kubelet runs it)
     const { api, calls, fail } = fakeApi(clock, { nodeUid: 'node-uid', lease: existingLease() });
     fail.getLease = Array.from({ length: 9 }, () => new ApiUnreachableError('connection refused'));
     let done = false;
-    void controller(clock, api)
+    const syncing = controller(clock, api)
       .sync()
       .then(() => (done = true));
     for (let t = 0; t < 40_000 && !done; t += 50) {
@@ -218,8 +218,9 @@ describe('NodeLeaseController (upstream lease controller as the kubelet runs it)
     }
     await settle();
     expect(done).toBe(true);
+    await syncing;
     const gets = calls.filter((x) => x.verb === 'get' && x.path !== NODE_PATH).map((x) => x.at - start);
-    const waits = gets.slice(1).map((t, i) => t - gets[i]!);
+    const waits = gets.slice(1).map((t, i) => t - gets[i]);
     expect(waits).toEqual([200, 400, 800, 1600, 3200, 6400, 7000, 7000, 7000]);
   });
 

@@ -49,14 +49,14 @@ describe('nodeStatusPatch', () => {
     { name: 'nothing changed', mutate: () => undefined, expected: undefined },
     {
       name: 'one condition heartbeat',
-      mutate: (s) => void (s.conditions![3]!.lastHeartbeatTime = T1),
+      mutate: (s) => void (s.conditions![3].lastHeartbeatTime = T1),
       expected: { conditions: [{ type: 'Ready', lastHeartbeatTime: T1 }], '$setElementOrder/conditions': ORDER },
     },
     {
       name: 'two conditions change; the others are not sent',
       mutate: (s) => {
-        Object.assign(s.conditions![0]!, { status: 'True', lastTransitionTime: T1 });
-        s.conditions![3]!.message = 'new';
+        Object.assign(s.conditions![0], { status: 'True', lastTransitionTime: T1 });
+        s.conditions![3].message = 'new';
       },
       expected: {
         conditions: [

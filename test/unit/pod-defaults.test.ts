@@ -6,7 +6,7 @@ import {
   canonicalJSON,
   defaultImagePullPolicy,
   formatRFC3339Nano,
-  staticPodHash,
+  fallbackStaticPodHash,
 } from '../../src/main/podconfig/defaults.js';
 import { FakeClock } from '../fakes/fake-clock.js';
 
@@ -56,14 +56,14 @@ describe('applyV1Defaults', () => {
       securityContext: {},
       enableServiceLinks: true,
     });
-    const c = pod.spec.containers![0]!;
+    const c = pod.spec.containers[0];
     expect(c).toMatchObject({
       imagePullPolicy: 'IfNotPresent',
       terminationMessagePath: '/dev/termination-log',
       terminationMessagePolicy: 'File',
     });
-    expect(c.ports![0]!.protocol).toBe('TCP');
-    expect(c.ports![0]!.hostPort).toBeUndefined();
+    expect(c.ports![0].protocol).toBe('TCP');
+    expect(c.ports![0].hostPort).toBeUndefined();
     expect(c.livenessProbe).toMatchObject({
       timeoutSeconds: 1,
       periodSeconds: 10,
@@ -71,7 +71,7 @@ describe('applyV1Defaults', () => {
       failureThreshold: 3,
       httpGet: { path: '/', scheme: 'HTTP' },
     });
-    expect(c.env![0]!.valueFrom!.fieldRef!.apiVersion).toBe('v1');
+    expect(c.env![0].valueFrom!.fieldRef!.apiVersion).toBe('v1');
     expect(c.resources).toEqual({ limits: { cpu: '1', memory: '128Mi' }, requests: { cpu: '500m', memory: '128Mi' } });
     expect(pod.spec.volumes![0]).toEqual({ name: 'scratch', emptyDir: {} });
   });
@@ -84,7 +84,7 @@ describe('applyV1Defaults', () => {
     applyV1Defaults(pod);
     expect(pod.spec.restartPolicy).toBe('Never');
     expect(pod.spec.terminationGracePeriodSeconds).toBe(0);
-    expect(pod.spec.containers![0]!.ports![0]!.hostPort).toBe(80);
+    expect(pod.spec.containers[0].ports![0].hostPort).toBe(80);
   });
 });
 
@@ -122,16 +122,16 @@ describe('applyStaticPodDefaults', () => {
     expect(applyStaticPodDefaults(raw, fileOpts).spec.tolerations).toHaveLength(1);
   });
 
-  it('hash is stable across key order and explicit defaults, and varies with node, path and content', () => {
+  it('the fallback hash (for manifests whose upstream UID cannot be reproduced) is stable and varies with node, path and content', () => {
     const a = applyV1Defaults(basePod());
     const b = applyV1Defaults(PodSchema.parse(JSON.parse(canonicalJSON(basePod()))));
     b.spec.restartPolicy = 'Always';
-    expect(staticPodHash(a, 'p', true, 'n')).toBe(staticPodHash(b, 'p', true, 'n'));
-    expect(staticPodHash(a, 'p', true, 'n')).not.toBe(staticPodHash(a, 'p', true, 'm'));
-    expect(staticPodHash(a, 'p', true, 'n')).not.toBe(staticPodHash(a, 'q', true, 'n'));
-    expect(staticPodHash(a, 'p', true, 'n')).not.toBe(staticPodHash(a, 'p', false, 'n'));
-    b.spec.containers![0]!.image = 'nginx:1.26';
-    expect(staticPodHash(a, 'p', true, 'n')).not.toBe(staticPodHash(b, 'p', true, 'n'));
+    expect(fallbackStaticPodHash(a, 'p', true, 'n')).toBe(fallbackStaticPodHash(b, 'p', true, 'n'));
+    expect(fallbackStaticPodHash(a, 'p', true, 'n')).not.toBe(fallbackStaticPodHash(a, 'p', true, 'm'));
+    expect(fallbackStaticPodHash(a, 'p', true, 'n')).not.toBe(fallbackStaticPodHash(a, 'q', true, 'n'));
+    expect(fallbackStaticPodHash(a, 'p', true, 'n')).not.toBe(fallbackStaticPodHash(a, 'p', false, 'n'));
+    b.spec.containers[0].image = 'nginx:1.26';
+    expect(fallbackStaticPodHash(a, 'p', true, 'n')).not.toBe(fallbackStaticPodHash(b, 'p', true, 'n'));
   });
 
   it('formats RFC3339Nano like Go (trailing zeros trimmed)', () => {

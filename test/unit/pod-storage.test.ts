@@ -10,7 +10,7 @@ function captureLogger() {
   const lines: Record<string, unknown>[] = [];
   const stream = new Writable({
     write(chunk, _enc, cb) {
-      lines.push(JSON.parse(String(chunk)));
+      lines.push(JSON.parse(String(chunk)) as Record<string, unknown>);
       cb();
     },
   });
@@ -37,7 +37,7 @@ const set = (pods: Pod[]) => ({ op: 'SET' as PodOperation, pods });
 describe('PodStorage.merge (SET)', () => {
   const cases: { name: string; mutate: (p: Pod) => void; expected: string[] }[] = [
     { name: 'unchanged → nothing', mutate: () => {}, expected: [] },
-    { name: 'spec change → UPDATE', mutate: (p) => (p.spec.containers![0]!.image = 'img:2'), expected: ['UPDATE:a'] },
+    { name: 'spec change → UPDATE', mutate: (p) => (p.spec.containers[0].image = 'img:2'), expected: ['UPDATE:a'] },
     { name: 'label change → UPDATE', mutate: (p) => (p.metadata.labels = { app: 'other' }), expected: ['UPDATE:a'] },
     { name: 'annotation change → UPDATE', mutate: (p) => (p.metadata.annotations = { custom: 'y' }), expected: ['UPDATE:a'] },
     {
@@ -66,11 +66,11 @@ describe('PodStorage.merge (SET)', () => {
   it('new pod → ADD with config.source and config.seen', () => {
     const { storage } = mk();
     const [add] = storage.merge('file', set([pod('a')]));
-    expect(add!.op).toBe('ADD');
-    expect(add!.source).toBe('file');
-    expect(add!.pods[0]!.metadata.annotations).toMatchObject({
+    expect(add.op).toBe('ADD');
+    expect(add.source).toBe('file');
+    expect(add.pods[0].metadata.annotations).toMatchObject({
       'kubernetes.io/config.source': 'file',
-      'kubernetes.io/config.seen': expect.any(String),
+      'kubernetes.io/config.seen': expect.any(String) as string,
     });
   });
 
@@ -98,18 +98,18 @@ describe('PodStorage.merge (SET)', () => {
   it('keeps the first-seen time across updates', () => {
     const clock = new FakeClock();
     const storage = new PodStorage({ clock, logger: captureLogger().logger });
-    const first = storage.merge('api', set([pod('a')]))[0]!.pods[0]!.metadata.annotations!['kubernetes.io/config.seen'];
+    const first = storage.merge('api', set([pod('a')]))[0].pods[0].metadata.annotations!['kubernetes.io/config.seen'];
     clock.step(5000);
     const changed = pod('a');
     changed.spec.restartPolicy = 'Never';
-    const upd = storage.merge('api', set([changed]))[0]!;
-    expect(upd.pods[0]!.metadata.annotations!['kubernetes.io/config.seen']).toBe(first);
+    const upd = storage.merge('api', set([changed]))[0];
+    expect(upd.pods[0].metadata.annotations!['kubernetes.io/config.seen']).toBe(first);
   });
 
   it('returns copies: mutating a delivered pod does not change storage', () => {
     const { storage } = mk();
     const [add] = storage.merge('api', set([pod('a')]));
-    add!.pods[0]!.spec.restartPolicy = 'Never';
+    add.pods[0].spec.restartPolicy = 'Never';
     expect(storage.merge('api', set([pod('a')]))).toEqual([]);
   });
 });

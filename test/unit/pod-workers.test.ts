@@ -114,7 +114,7 @@ describe('PodWorkers', () => {
     workers.update({ pod: pod('u1', (p) => (p.metadata.labels = { v: '2' })), updateType: 'update' });
     await workers.idle();
     expect(syncer.calls).toHaveLength(1);
-    expect(syncer.calls[0]!.pod.metadata.labels).toEqual({ v: '2' });
+    expect(syncer.calls[0].pod.metadata.labels).toEqual({ v: '2' });
   });
 
   it('3 updates during a slow sync → exactly one more sync, with the last update; never two in flight', async () => {
@@ -127,12 +127,12 @@ describe('PodWorkers', () => {
       await flush();
     }
     expect(syncer.calls).toHaveLength(1);
-    syncer.calls[0]!.resolve();
+    syncer.calls[0].resolve();
     await flush();
     expect(syncer.calls).toHaveLength(2);
-    expect(syncer.calls[1]!.pod.metadata.labels).toEqual({ v: 'c' });
-    expect(syncer.calls[1]!.updateType).toBe('update');
-    syncer.calls[1]!.resolve();
+    expect(syncer.calls[1].pod.metadata.labels).toEqual({ v: 'c' });
+    expect(syncer.calls[1].updateType).toBe('update');
+    syncer.calls[1].resolve();
     await workers.idle();
     expect(syncer.calls).toHaveLength(2);
     expect(syncer.maxInFlight).toBe(1);
@@ -152,7 +152,7 @@ describe('PodWorkers', () => {
     const { syncer, workers } = setup();
     workers.update({ pod: pod(), updateType: 'create' });
     await flush();
-    const first = syncer.calls[0]!;
+    const first = syncer.calls[0];
     expect(first.signal.aborted).toBe(false);
     workers.update({ pod: pod(), updateType: 'kill' });
     expect(first.signal.aborted).toBe(true);
@@ -200,7 +200,7 @@ describe('PodWorkers', () => {
     workers.update({ pod: pod(), updateType: 'create' });
     await workers.idle();
     expect(syncer.kinds()).toEqual(['sync', 'terminating', 'terminated']);
-    expect(syncer.calls[1]!.grace).toBe(30);
+    expect(syncer.calls[1].grace).toBe(30);
   });
 
   it.each(['create', 'update', 'sync'] as const)('a terminated pod never restarts on a %s for the same UID', async (updateType) => {

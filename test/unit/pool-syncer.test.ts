@@ -18,8 +18,8 @@ class RecordingRunner implements TaskRunner {
   readonly requests: { type: string; [k: string]: unknown }[] = [];
   constructor(private readonly answer: (r: { type: string; [k: string]: unknown }) => unknown) {}
   async run<K extends TaskType>(request: RequestOf<K>): Promise<TaskResults[K]> {
-    this.requests.push(request as { type: string });
-    return this.answer(request as { type: string }) as TaskResults[K];
+    this.requests.push(request);
+    return this.answer(request) as TaskResults[K];
   }
   async close(): Promise<void> {}
 }
@@ -59,18 +59,20 @@ const runningStatus = (ready: boolean): PodStatus => ({
   timestamp: 0,
 });
 
-function setup() {
+type Answer = (r: { type: string; [k: string]: unknown }) => unknown;
+const defaultAnswer: Answer = (r) =>
+  r.type === 'terminatePod'
+    ? { stoppedContainers: 1, stoppedSandboxes: 1, removed: false, events: [], status: runningStatus(false) }
+    : r.type === 'syncPod'
+      ? { plan: '', reasons: {}, backoff: {}, events: [] }
+      : {};
+
+function setup(answer: Answer = defaultAnswer) {
   const clock = new FakeClock();
   const cache = PodStatusCache.create({ capacity: 4 });
   const podManager = new PodManager();
   const statusManager = new StatusManager();
-  const runner = new RecordingRunner((r) =>
-    r.type === 'terminatePod'
-      ? { stoppedContainers: 1, stoppedSandboxes: 1, removed: false, events: [], status: runningStatus(false) }
-      : r.type === 'syncPod'
-        ? { plan: '', reasons: {}, backoff: {}, events: [] }
-        : {},
-  );
+  const runner = new RecordingRunner(answer);
   const syncer = new PoolSyncer({
     runner,
     cache,
@@ -158,26 +160,14 @@ describe('activeDeadlineSeconds (upstream activeDeadlineHandler)', () => {
 
 describe('a shortened grace period during termination stops the containers again (upstream cancels the running kill)', () => {
   it('the second kill with a shorter grace period is dispatched while the first is still running', async () => {
-    const { clock, cache, podManager, statusManager } = setup();
     const pending: (() => void)[] = [];
-    const runner = new RecordingRunner((r) => {
+    const { clock, syncer, runner } = setup((r) => {
       if (r.type !== 'terminatePod') return {};
       return new Promise((resolve) =>
         pending.push(() =>
           resolve({ stoppedContainers: 1, stoppedSandboxes: 1, removed: false, events: [], status: runningStatus(false) }),
         ),
       );
-    });
-    const syncer = new PoolSyncer({
-      runner,
-      cache,
-      podManager,
-      statusManager,
-      node: { name: 'n1', ip: '', podLogsDir: '/tmp', clusterDNS: [], clusterDomain: '', resolvConf: '', memoryCapacityBytes: 1 },
-      clock,
-      logger: pino({ level: 'silent' }),
-      networkError: () => undefined,
-      recorder: { record: () => undefined },
     });
     const workers = new PodWorkers({ syncer, clock, random: () => 0 });
     const p = pod();

@@ -136,10 +136,10 @@ describe('ProberHost: readiness', () => {
     s.clock.step(3000);
     s.host.trigger('u1', 'app', 'Readiness');
     await advance(s, 0);
-    expect(s.probes.map((p) => p.at - s.probes[0]!.at)).toEqual([0, 3000]);
+    expect(s.probes.map((p) => p.at - s.probes[0].at)).toEqual([0, 3000]);
     // The ticker keeps its period from the worker start.
     await advance(s, 7000);
-    expect(s.probes.map((p) => p.at - s.probes[0]!.at)).toEqual([0, 3000, 10_000]);
+    expect(s.probes.map((p) => p.at - s.probes[0].at)).toEqual([0, 3000, 10_000]);
   });
 
   it('a probe that errored leaves the result as it was', async () => {

@@ -125,7 +125,7 @@ describe('toProbePod', () => {
       ['app', false],
       ['side', true],
     ]);
-    expect(p.containers[0]!.env).toEqual([{ name: 'A', value: '1' }]);
+    expect(p.containers[0].env).toEqual([{ name: 'A', value: '1' }]);
     expect(toProbePod(PodSchema.parse({ metadata: { uid: 'x' }, spec: { containers: [{ name: 'a' }] } }))).toBeUndefined();
   });
 });

@@ -47,23 +47,23 @@ describe('containerOOMScoreAdjust', () => {
   const cap = 4n * 1024n ** 3n; // 4 GiB
   it('Guaranteed → -997, BestEffort → 1000', () => {
     const g = pod([G]);
-    expect(containerOOMScoreAdjust(g, g.spec.containers![0]!, cap)).toBe(-997);
+    expect(containerOOMScoreAdjust(g, g.spec.containers[0], cap)).toBe(-997);
     const b = pod([{}]);
-    expect(containerOOMScoreAdjust(b, b.spec.containers![0]!, cap)).toBe(1000);
+    expect(containerOOMScoreAdjust(b, b.spec.containers[0], cap)).toBe(1000);
   });
   it('Burstable: 1000 - 1000*request/capacity', () => {
     const p = pod([{ requests: { memory: '1Gi' } }]);
-    expect(containerOOMScoreAdjust(p, p.spec.containers![0]!, cap)).toBe(750);
+    expect(containerOOMScoreAdjust(p, p.spec.containers[0], cap)).toBe(750);
   });
   it('Burstable: at least 3, and 999 rather than 1000', () => {
     const big = pod([{ requests: { memory: '8Gi' } }]);
-    expect(containerOOMScoreAdjust(big, big.spec.containers![0]!, cap)).toBe(3);
+    expect(containerOOMScoreAdjust(big, big.spec.containers[0], cap)).toBe(3);
     const cpuOnly = pod([{ requests: { cpu: '100m' } }]);
-    expect(containerOOMScoreAdjust(cpuOnly, cpuOnly.spec.containers![0]!, cap)).toBe(999);
+    expect(containerOOMScoreAdjust(cpuOnly, cpuOnly.spec.containers[0], cap)).toBe(999);
   });
   it('unknown capacity (0): Burstable gets 999', () => {
     const p = pod([{ requests: { memory: '1Gi' } }]);
-    expect(containerOOMScoreAdjust(p, p.spec.containers![0]!, 0n)).toBe(999);
+    expect(containerOOMScoreAdjust(p, p.spec.containers[0], 0n)).toBe(999);
   });
   it('node-critical static pods get -997 whatever their QoS', () => {
     const p = pod([{}], [], {
@@ -71,7 +71,7 @@ describe('containerOOMScoreAdjust', () => {
       spec: { priorityClassName: 'system-node-critical' },
     });
     expect(isNodeCriticalPod(p)).toBe(true);
-    expect(containerOOMScoreAdjust(p, p.spec.containers![0]!, cap)).toBe(-997);
+    expect(containerOOMScoreAdjust(p, p.spec.containers[0], cap)).toBe(-997);
     const api = pod([{}], [], {
       metadata: { annotations: { 'kubernetes.io/config.source': 'api' } },
       spec: { priorityClassName: 'system-node-critical' },

@@ -27,14 +27,14 @@ describe('rotateLogs', () => {
     dir = mkdtempSync(join(tmpdir(), 'kts-rotate-'));
     const cri = new FakeCri();
     const logs: Record<string, string> = { big: join(dir, 'big.log'), small: join(dir, 'small.log'), gone: join(dir, 'gone.log') };
-    writeFileSync(logs.big!, 'x'.repeat(200));
-    writeFileSync(logs.small!, 'y'.repeat(10));
+    writeFileSync(logs.big, 'x'.repeat(200));
+    writeFileSync(logs.small, 'y'.repeat(10));
     writeFileSync(`${logs.big}.20260101-000000`, 'older rotated\n');
     cri.handlers.listContainers = async () => ({ containers: [{ id: 'big' }, { id: 'small' }, { id: 'gone' }] });
     cri.handlers.containerStatus = async (r) => ({ status: { logPath: logs[r.containerId as string] } });
     cri.handlers.reopenContainerLog = async (r) => {
       if (reopenFails) throw new CriError('ReopenContainerLog: rpc error: code = Unknown desc = boom', 'ReopenContainerLog', 2);
-      writeFileSync(logs[r.containerId as string]!, '');
+      writeFileSync(logs[r.containerId as string], '');
       return {};
     };
     return { cri, logs };
@@ -45,7 +45,7 @@ describe('rotateLogs', () => {
     const r = await rotateLogs(cri.api, { maxSizeBytes: 100, maxFiles: 5, workers: 2, nowMs: Date.UTC(2026, 0, 2) });
     expect(r).toEqual({ rotated: [logs.big], errors: [] });
     expect(readdirSync(dir).sort()).toEqual(['big.log', 'big.log.20260101-000000.gz', 'big.log.20260102-000000', 'gone.log', 'small.log']);
-    expect(readFileSync(logs.big!, 'utf8')).toBe('');
+    expect(readFileSync(logs.big, 'utf8')).toBe('');
     expect(readFileSync(`${logs.big}.20260102-000000`, 'utf8')).toBe('x'.repeat(200));
     expect(gunzipSync(readFileSync(`${logs.big}.20260101-000000.gz`)).toString()).toBe('older rotated\n');
     expect(
@@ -61,7 +61,7 @@ describe('rotateLogs', () => {
     const r = await rotateLogs(cri.api, { maxSizeBytes: 100, maxFiles: 5, workers: 1, nowMs: Date.UTC(2026, 0, 2) });
     expect(r.rotated).toEqual([]);
     expect(r.errors.some((e) => e.includes('failed to reopen container log "big"'))).toBe(true);
-    expect(readFileSync(logs.big!, 'utf8')).toBe('x'.repeat(200));
+    expect(readFileSync(logs.big, 'utf8')).toBe('x'.repeat(200));
     expect(existsSync(`${logs.big}.20260102-000000`)).toBe(false);
   });
 });

@@ -162,7 +162,7 @@ describe('grpc probes (grpc.health.v1.Health/Check)', () => {
           requestSerialize: () => Buffer.alloc(0),
           responseDeserialize: () => 0,
         },
-      } as unknown as grpc.ServiceDefinition,
+      },
       {
         Check: (call: grpc.ServerUnaryCall<{ service: string }, number>, cb: grpc.sendUnaryData<number>) => {
           const s = statuses[call.request.service];

@@ -136,12 +136,12 @@ describe('StatsProvider', () => {
       nodeCpuNs: () => nodeCore,
     });
     const first = await p.summary();
-    expect((first.pods as { cpu: { usageNanoCores?: bigint } }[])[0]!.cpu.usageNanoCores).toBeUndefined();
+    expect((first.pods as { cpu: { usageNanoCores?: bigint } }[])[0].cpu.usageNanoCores).toBeUndefined();
     snap = snapshot(12n * S, 2n * S); // 1 core-second over 2 s = half a core
     clock.step(2000);
     nodeCore += 3n * S;
     const second = await p.summary();
-    const pod = (second.pods as Record<string, unknown>[])[0]!;
+    const pod = (second.pods as Record<string, unknown>[])[0];
     expect(pod.cpu).toEqual({ time: '1970-01-01T00:00:12Z', usageNanoCores: 500_000_000n, usageCoreNanoSeconds: 2n * S });
     expect((second.node as { cpu: unknown }).cpu).toEqual({
       time: '1970-01-01T00:16:42Z',
@@ -167,7 +167,7 @@ describe('StatsProvider', () => {
 
   it('a failed CRI read is resource_scrape_error 1', async () => {
     const p = new StatsProvider({
-      runner: { run: (async () => Promise.reject(new Error('down'))) as never },
+      runner: { run: async () => Promise.reject(new Error('down')) },
       host,
       nodeName: 'n1',
       rootDir: '/',
@@ -193,12 +193,12 @@ describe('serving certificate', () => {
     });
     expect(a.generated).toBe(true);
     const [leaf, ca] = a.cert.split(/(?=-----BEGIN CERTIFICATE-----)/).map((p) => new X509Certificate(p));
-    expect(leaf!.subject).toBe(`CN=10.0.0.7@${Date.UTC(2026, 0, 1) / 1000}`);
-    expect(leaf!.subjectAltName).toBe('IP Address:10.0.0.7');
-    expect(leaf!.checkIssued(ca!)).toBe(true);
-    expect(leaf!.verify(ca!.publicKey)).toBe(true);
-    expect(ca!.ca).toBe(true);
-    expect(new Date(leaf!.validFrom).getTime()).toBe(Date.UTC(2026, 0, 1) - 3600_000);
+    expect(leaf.subject).toBe(`CN=10.0.0.7@${Date.UTC(2026, 0, 1) / 1000}`);
+    expect(leaf.subjectAltName).toBe('IP Address:10.0.0.7');
+    expect(leaf.checkIssued(ca)).toBe(true);
+    expect(leaf.verify(ca.publicKey)).toBe(true);
+    expect(ca.ca).toBe(true);
+    expect(new Date(leaf.validFrom).getTime()).toBe(Date.UTC(2026, 0, 1) - 3600_000);
     const b = loadServingCert({ tlsCertFile: '', tlsPrivateKeyFile: '', certDir: join(dir, 'pki'), hostname: 'other', nowMs: 0 });
     expect([b.generated, b.cert]).toEqual([false, a.cert]);
   });

@@ -86,7 +86,7 @@ describe('planExec', () => {
     [['sh', '-c', 'cat /tmp/ready && echo done'], 0, 'ok\ndone\n', ''],
     [['sh', '-c', 'frobnicate'], 127, '', 'sh: frobnicate: not found\n'],
   ])('%j → exit %i', (cmd, code, stdout, stderr) => {
-    const r = planExec(cmd as string[], files);
+    const r = planExec(cmd, files);
     expect(r).toMatchObject({ exitCode: code, stdout, stderr, forever: false });
   });
   it('an unknown direct command is an OCI exec error', () => {

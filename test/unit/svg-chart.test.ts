@@ -2,6 +2,12 @@ import { parseHTML } from 'linkedom';
 import { describe, expect, it } from 'vitest';
 import { cdfPoints, renderCdfSvg, renderChartSvg } from '../../src/common/svg-chart.js';
 
+/** The element members these tests read (the DOM lib, which declares Element, is not loaded). */
+interface SvgElement {
+  textContent: string | null;
+  getAttribute(name: string): string | null;
+}
+
 describe('renderChartSvg', () => {
   const svg = renderChartSvg({
     title: 'relist p99 <by> mode & pods',
@@ -27,7 +33,10 @@ describe('renderChartSvg', () => {
       { name: 'no data', points: [] },
     ],
   });
-  const { document } = parseHTML(`<html><body>${svg}</body></html>`);
+  // linkedom types its result with the DOM lib's Window, which this Node project does not load.
+  const { document } = parseHTML(`<html><body>${svg}</body></html>`) as unknown as {
+    document: { querySelectorAll(selector: string): Iterable<SvgElement> };
+  };
   const texts = [...document.querySelectorAll('text')].map((t) => t.textContent);
 
   it('is a standalone SVG document with an escaped title', () => {

@@ -12,6 +12,7 @@ import type { NodeInfo, SyncPodInput } from '../../src/workers/sync/sync-types.j
 import { FakeClock } from '../fakes/fake-clock.js';
 import { FakeCri } from '../fakes/fake-cri.js';
 import { FakeRuntime } from '../fakes/fake-runtime.js';
+import { FakeMounter } from '../fakes/fake-mounter.js';
 
 const BUSYBOX = 'docker.io/kubelet-ts/busybox:1.0';
 const logsRoot = mkdtempSync(join(tmpdir(), 'kts-sync-pod-'));
@@ -81,7 +82,7 @@ function harness(status: PodStatus) {
   runtime.statuses.set(status.uid, status);
   const clock = new FakeClock();
   const cache = PodStatusCache.create({ capacity: 4 });
-  const ctx: SyncContext = { cri: cri.api, runtime, cache, clock };
+  const ctx: SyncContext = { cri: cri.api, runtime, cache, clock, mounter: new FakeMounter() };
   const input = (pod: Pod): SyncPodInput => ({
     pod,
     slot: cache.allocate(pod.metadata.uid!),
@@ -243,7 +244,7 @@ describe('lifecycle hooks', () => {
     const { cri, ctx, input } = harness(status);
     cri.handlers.execSync = async () => ({ exitCode: 3, stdout: Buffer.from('out'), stderr: Buffer.from('bad') });
     const r = await syncPod(ctx, input(pod));
-    expect(r.events.map((e) => e.reason)).toEqual(['Created', 'Started', 'FailedPostStartHook', 'Killing']);
+    expect(r.events.map((e) => e.reason)).toEqual(['Pulled', 'Created', 'Started', 'FailedPostStartHook', 'Killing']);
     expect(r.events.find((e) => e.reason === 'Killing')?.message).toBe('FailedPostStartHook');
     expect(r.reasons['app']?.reason).toBe('PostStartHookError');
     expect(r.reasons['app']?.message).toBe(
@@ -262,7 +263,7 @@ describe('lifecycle hooks', () => {
     };
     await killPod(ctx, pod, status, 10);
     expect(cri.methods()).toEqual(['execSync', 'stopContainer', 'stopPodSandbox']);
-    expect(cri.callsOf('stopContainer')[0]!.timeout).toBe(7n);
+    expect(cri.callsOf('stopContainer')[0].timeout).toBe(7n);
   });
 
   it('a preStop hook that outlasts the grace period is abandoned; the container still gets 2 s', async () => {
@@ -274,7 +275,7 @@ describe('lifecycle hooks', () => {
       return new Promise(() => {});
     };
     await killPod(ctx, pod, status, 10);
-    expect(cri.callsOf('stopContainer')[0]!.timeout).toBe(2n);
+    expect(cri.callsOf('stopContainer')[0].timeout).toBe(2n);
   });
 
   it('an orphan (no spec) has its preStop handler and grace period restored from the container annotations', async () => {
@@ -299,7 +300,7 @@ describe('lifecycle hooks', () => {
     });
     await killPod(ctx, placeholder, status);
     expect(cri.methods()).toEqual(['containerStatus', 'execSync', 'stopContainer', 'stopPodSandbox']);
-    expect(cri.callsOf('stopContainer')[0]!.timeout).toBe(12n);
+    expect(cri.callsOf('stopContainer')[0].timeout).toBe(12n);
   });
 });
 
@@ -310,9 +311,9 @@ describe('terminatePod returns the status read after the stop (upstream re-read 
     const { cri, runtime, ctx } = harness(running);
     cri.handlers.stopPodSandbox = async () => {
       const stopped = structuredClone(running);
-      stopped.sandboxStatuses[0]!.state = 'notready';
-      stopped.containerStatuses[0]!.state = 'exited';
-      stopped.containerStatuses[0]!.exitCode = 143;
+      stopped.sandboxStatuses[0].state = 'notready';
+      stopped.containerStatuses[0].state = 'exited';
+      stopped.containerStatuses[0].exitCode = 143;
       runtime.statuses.set(running.uid, stopped);
       return {};
     };

@@ -27,7 +27,7 @@ import { matchesRequiredNodeAffinity } from './node-affinity.js';
 import { podResourceRequests, type NodeResources, type ResourceAmounts } from './resources.js';
 import { forbiddenSysctl, SYSCTL_FORBIDDEN_REASON } from './sysctls.js';
 
-export { allocatable, podRequests, podResourceRequests, type NodeResources } from './resources.js';
+export { allocatable, podRequests, type NodeResources } from './resources.js';
 
 export const LABEL_OS = 'kubernetes.io/os';
 /** The node's OS as Go names it (runtime.GOOS). */
@@ -64,11 +64,16 @@ function predicate(name: string, desc: string): AdmitResult {
 /** Native resources upstream checks by name; anything else with a slash (not kubernetes.io/) is an extended resource. */
 const isExtendedResource = (name: string) => name.includes('/') && !name.startsWith('kubernetes.io/') && !name.startsWith('requests.');
 
-/** Allocatable amounts in the units of ResourceAmounts (cpu milli, others whole). */
+const allocatableMemo = new WeakMap<NodeResources, ResourceAmounts>();
+
+/** Allocatable amounts in the units of ResourceAmounts (cpu milli, others whole); parsed once per allocatable object. */
 function allocatableAmounts(a: NodeResources): ResourceAmounts {
+  const cached = allocatableMemo.get(a);
+  if (cached) return cached;
   const out: ResourceAmounts = { cpu: milliValue(a.cpu), memory: value(a.memory) };
   if (a['ephemeral-storage'] !== undefined) out['ephemeral-storage'] = value(a['ephemeral-storage']);
   for (const [k, v] of Object.entries(a.scalar ?? {})) out[k] = value(v);
+  allocatableMemo.set(a, out);
   return out;
 }
 
@@ -99,10 +104,18 @@ function fitsResources(want: ResourceAmounts, others: Pod[], node: AdmitNode): A
   const podsCap = node.allocatable.pods;
   if (others.length + 1 > podsCap) return insufficient('pods', 1, others.length, podsCap);
   const alloc = allocatableAmounts(node.allocatable);
-  const names = Object.keys(want).filter((k) => want[k]! > 0n && (!isExtendedResource(k) || alloc[k] !== undefined));
+  const names = Object.keys(want).filter((k) => want[k] > 0n && (!isExtendedResource(k) || alloc[k] !== undefined));
   if (names.length === 0) return { admit: true };
+  // Only the resources this pod asks for are summed over the other pods (a node boot admits N pods against up to N).
   const used: ResourceAmounts = {};
-  for (const p of others) for (const [k, v] of Object.entries(requestsOrZero(p))) used[k] = (used[k] ?? 0n) + v;
+  for (const name of names) used[name] = 0n;
+  for (const p of others) {
+    const r = requestsOrZero(p);
+    for (const name of names) {
+      const v = r[name];
+      if (v !== undefined) used[name] += v;
+    }
+  }
   const order = ['cpu', 'memory', 'ephemeral-storage', ...names.filter((n) => !['cpu', 'memory', 'ephemeral-storage'].includes(n)).sort()];
   for (const name of order) {
     const w = want[name] ?? 0n;

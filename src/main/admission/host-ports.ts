@@ -12,12 +12,18 @@ import { isRestartableInitContainer } from '../../workers/sync/init-containers.j
 
 const BIND_ALL = '0.0.0.0';
 
+/** Host ports by spec object (specs are replaced, never mutated, when a pod changes): admission asks for every active pod's. */
+const memo = new WeakMap<object, ContainerPort[]>();
+
 /** Upstream GetHostPorts: ports with a hostPort > 0 of sidecars and regular containers. */
 export function hostPortsOf(pod: Pod): ContainerPort[] {
+  const cached = memo.get(pod.spec);
+  if (cached) return cached;
   const out: ContainerPort[] = [];
   for (const c of pod.spec.initContainers ?? [])
     if (isRestartableInitContainer(c)) out.push(...(c.ports ?? []).filter((p) => (p.hostPort ?? 0) > 0));
   for (const c of pod.spec.containers ?? []) out.push(...(c.ports ?? []).filter((p) => (p.hostPort ?? 0) > 0));
+  memo.set(pod.spec, out);
   return out;
 }
 
@@ -27,7 +33,10 @@ export class HostPortInfo {
 
   static of(pods: Iterable<Pod>): HostPortInfo {
     const info = new HostPortInfo();
-    for (const p of pods) for (const port of hostPortsOf(p)) info.add(port);
+    for (const p of pods) {
+      const ports = hostPortsOf(p);
+      for (let i = 0; i < ports.length; i++) info.add(ports[i]);
+    }
     return info;
   }
 

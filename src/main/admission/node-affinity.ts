@@ -32,18 +32,18 @@ function requirementMatches(r: NodeSelectorRequirement, values: Record<string, s
   const list = r.values ?? [];
   switch (r.operator) {
     case 'In':
-      return list.length > 0 ? has && list.includes(v!) : undefined;
+      return list.length > 0 ? has && list.includes(v) : undefined;
     case 'NotIn':
-      return list.length > 0 ? !has || !list.includes(v!) : undefined;
+      return list.length > 0 ? !has || !list.includes(v) : undefined;
     case 'Exists':
       return list.length === 0 ? has : undefined;
     case 'DoesNotExist':
       return list.length === 0 ? !has : undefined;
     case 'Gt':
     case 'Lt': {
-      if (list.length !== 1 || !/^-?\d+$/.test(list[0]!)) return undefined;
-      if (!has || !/^-?\d+$/.test(v!)) return false;
-      const [a, b] = [BigInt(v!), BigInt(list[0]!)];
+      if (list.length !== 1 || !/^-?\d+$/.test(list[0])) return undefined;
+      if (!has || !/^-?\d+$/.test(v)) return false;
+      const [a, b] = [BigInt(v), BigInt(list[0])];
       return r.operator === 'Gt' ? a > b : a < b;
     }
     default:

@@ -15,8 +15,6 @@ export interface CpuMemory {
   memory: bigint;
 }
 
-const add = (a: CpuMemory, b: CpuMemory): CpuMemory => ({ milliCpu: a.milliCpu + b.milliCpu, memory: a.memory + b.memory });
-
 /** cpu and memory of a resource list; throws QuantityParseError on a malformed quantity. */
 export function cpuMemory(list: { readonly cpu?: string; readonly memory?: string } | ResourceList | undefined): CpuMemory {
   const cpu = list?.['cpu'];
@@ -39,7 +37,7 @@ const addAll = (a: ResourceAmounts, b: ResourceAmounts): ResourceAmounts => {
 };
 const maxAll = (a: ResourceAmounts, b: ResourceAmounts): ResourceAmounts => {
   const out = { ...a };
-  for (const [k, v] of Object.entries(b)) if (out[k] === undefined || v > out[k]!) out[k] = v;
+  for (const [k, v] of Object.entries(b)) if (out[k] === undefined || v > out[k]) out[k] = v;
   return out;
 };
 
@@ -64,7 +62,7 @@ export function podResourceRequests(pod: Pod): ResourceAmounts {
       initMax = maxAll(initMax, addAll(r, sidecars));
     }
   }
-  return addAll(maxAll(reqs, initMax), amounts(pod.spec['overhead'] as ResourceList | undefined));
+  return addAll(maxAll(reqs, initMax), amounts(pod.spec['overhead']));
 }
 
 /** cpu and memory of podResourceRequests. */
@@ -107,7 +105,7 @@ export function allocatable(
 ): NodeResources {
   const clamp = (v: bigint) => (v < 0n ? 0n : v);
   const reserved = (name: string) =>
-    amounts({ [name]: systemReserved[name] ?? '0' })[name]! + amounts({ [name]: kubeReserved[name] ?? '0' })[name]!;
+    amounts({ [name]: systemReserved[name] ?? '0' })[name] + amounts({ [name]: kubeReserved[name] ?? '0' })[name];
   const cap = cpuMemory(capacity);
   const out: NodeResources = {
     cpu: `${clamp(cap.milliCpu - reserved('cpu'))}m`,

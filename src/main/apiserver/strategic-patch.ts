@@ -1,8 +1,9 @@
 /**
  * Two-way strategic merge patches (apimachinery strategicpatch.CreateTwoWayMergePatch),
  * for the fields the kubelet writes: maps merge key by key (a removed key is
- * `null`); lists the server merges by a key (`mergeKeys`, by dotted path) get the
- * changed elements, `{key, $patch: delete}` for removed ones and
+ * `null`); lists the server merges by a key (`mergeKeys`, by dotted path) get
+ * new elements whole, changed ones as their merge key plus the fields that
+ * differ (a removed field is `null`), `{key, $patch: delete}` for removed ones and
  * `$setElementOrder/<field>`; lists in `replaceLists` are sent whole with a
  * `{$patch: replace}` element (the server would merge them otherwise); every
  * other list is atomic and sent whole when it differs.
@@ -20,9 +21,20 @@ export interface PatchSchema {
 
 const isMap = (x: unknown): x is Json => typeof x === 'object' && x !== null && !Array.isArray(x);
 
-function listPatch(before: Json[], after: Json[], key: string): { items: Json[]; order: Json[] } | undefined {
+function listPatch(
+  before: Json[],
+  after: Json[],
+  key: string,
+  schema: PatchSchema,
+  path: string,
+): { items: Json[]; order: Json[] } | undefined {
   const old = new Map(before.map((e) => [e[key], e]));
-  const items: Json[] = after.filter((e) => !isDeepStrictEqual(old.get(e[key]), e));
+  const items: Json[] = [];
+  for (const e of after) {
+    const prev = old.get(e[key]);
+    if (prev === undefined) items.push(e);
+    else if (!isDeepStrictEqual(prev, e)) items.push({ [key]: e[key], ...diff(prev, e, schema, path) });
+  }
   const keep = new Set(after.map((e) => e[key]));
   for (const e of before) if (!keep.has(e[key])) items.push({ [key]: e[key], $patch: 'delete' });
   const sameOrder = isDeepStrictEqual(
@@ -46,9 +58,9 @@ function diff(before: Json, after: Json, schema: PatchSchema, path: string): Jso
       const sub = diff(b, a, schema, p);
       if (sub) out[k] = sub;
     } else if (Array.isArray(a) && schema.replaceLists?.includes(p)) {
-      out[k] = [...a, { $patch: 'replace' }];
+      out[k] = [...(a as unknown[]), { $patch: 'replace' }];
     } else if (Array.isArray(a) && Array.isArray(b) && schema.mergeKeys?.[p]) {
-      const lp = listPatch(b as Json[], a as Json[], schema.mergeKeys[p]);
+      const lp = listPatch(b as Json[], a as Json[], schema.mergeKeys[p], schema, p);
       if (lp) {
         if (lp.items.length > 0) out[k] = lp.items;
         out[`$setElementOrder/${k}`] = lp.order;

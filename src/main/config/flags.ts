@@ -496,7 +496,7 @@ function describeCommanderError(message: string): string {
   const invalid = /^option '(-[^ ,']+(?:, )?)?(--[^ ']+)[^']*' argument '(.*)' is invalid\. ([\s\S]*)$/.exec(text);
   if (invalid) return `flag ${invalid[2]}: invalid value ${JSON.stringify(invalid[3])}: ${invalid[4]}`;
   const unknown = /^unknown option '([^']+)'([\s\S]*)$/.exec(text);
-  if (unknown) return `unknown flag: ${unknown[1]!.split('=')[0]}${unknown[2]!.replace(/\s+/g, ' ').trimEnd()}`;
+  if (unknown) return `unknown flag: ${unknown[1].split('=')[0]}${unknown[2].replace(/\s+/g, ' ').trimEnd()}`;
   if (/^too many arguments/.test(text)) return `unexpected positional arguments: kubelet-ts takes only flags`;
   const missing = /^option '(-[^ ,']+(?:, )?)?(--[^ ']+)[^']*' argument missing$/.exec(text);
   if (missing) return `flag needs an argument: ${missing[2]}`;

@@ -127,7 +127,7 @@ export function loadConfigFile(file: string, readFile: (p: string) => string): K
   }
   const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
   if (doc.errors.length > 0) {
-    throw new ConfigError(`${file}: invalid YAML: ${doc.errors[0]!.message}`, { cause: doc.errors[0] });
+    throw new ConfigError(`${file}: invalid YAML: ${doc.errors[0].message}`, { cause: doc.errors[0] });
   }
   const raw: unknown = doc.toJS();
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
@@ -146,7 +146,7 @@ export function loadConfigFile(file: string, readFile: (p: string) => string): K
 type LocatedIssue = ConfigIssue & { where: string };
 
 function describeSource(issue: ConfigIssue, sources: ConfigSources, flags: ParsedFlags, file: string): string {
-  const top = issue.path.split(/[.[]/)[0]!;
+  const top = issue.path.split(/[.[]/)[0] ?? '';
   const key = NESTED.has(top) ? issue.path : top;
   switch (sources[key]) {
     case 'flag':
@@ -159,7 +159,7 @@ function describeSource(issue: ConfigIssue, sources: ConfigSources, flags: Parse
 }
 
 function formatIssues(issues: LocatedIssue[], heading: string): string {
-  if (issues.length === 1) return `${issues[0]!.where}: ${issues[0]!.message}`;
+  if (issues.length === 1) return `${issues[0].where}: ${issues[0].message}`;
   return `${heading}: ${issues.length} problems:\n${issues.map((i) => `  - ${i.where}: ${i.message}`).join('\n')}`;
 }
 

@@ -100,8 +100,14 @@ export function setPath(target: object, path: string, value: unknown): void {
  */
 export function applyServerFile(base: ServerConfig, file: ServerFile): string[] {
   const set: string[] = [];
-  if (file.tlsCertFile !== undefined) ((base.tlsCertFile = file.tlsCertFile), set.push('tlsCertFile'));
-  if (file.tlsPrivateKeyFile !== undefined) ((base.tlsPrivateKeyFile = file.tlsPrivateKeyFile), set.push('tlsPrivateKeyFile'));
+  if (file.tlsCertFile !== undefined) {
+    base.tlsCertFile = file.tlsCertFile;
+    set.push('tlsCertFile');
+  }
+  if (file.tlsPrivateKeyFile !== undefined) {
+    base.tlsPrivateKeyFile = file.tlsPrivateKeyFile;
+    set.push('tlsPrivateKeyFile');
+  }
   const values: [ServerNestedKey, unknown][] = [
     ['authentication.x509.clientCAFile', file.authentication?.x509?.clientCAFile],
     ['authentication.webhook.enabled', file.authentication?.webhook?.enabled],

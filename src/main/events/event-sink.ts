@@ -49,7 +49,7 @@ export class ApiEventSink implements EventSink {
     // Named when recorded, as upstream's recorder does, so repeats can patch it by name.
     if (!event.metadata?.name) event.metadata = { ...event.metadata, name: this.eventName(event) };
     this.queue.push(event);
-    if (!this.draining) void this.drain();
+    if (!this.draining) this.drain().catch((err: unknown) => this.o.logger.error({ err }, 'Event sink drain failed'));
   }
 
   /** Resolves once the queue is empty and nothing is being written (tests, shutdown). */

@@ -1,7 +1,11 @@
 /**
- * The healthz server (healthzBindAddress:healthzPort, 127.0.0.1:10248):
- * /healthz over plain HTTP, no authentication, as upstream. The main and
- * read-only servers are in ../server/kubelet-server.ts.
+ * The healthz server (healthzBindAddress:healthzPort, 127.0.0.1:10248), plain
+ * HTTP without authentication as upstream, and the /healthz handler the
+ * kubelet and read-only servers share (../server/kubelet-server.ts).
+ * /healthz runs upstream's checks (ping, log, syncloop) and answers as
+ * k8s.io/apiserver healthz does: `ok`, or with ?verbose one `[+]name ok`
+ * line per check; a failure is a 500 whose body withholds the reason (it is
+ * logged); /healthz/<name> runs one check.
  */
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -11,15 +15,48 @@ export interface HealthCheck {
   check(): { ok: boolean; message: string };
 }
 
-/** upstream healthz: "ok", or per check with ?verbose (and on failure); 500 when a check fails. */
-export function healthz(res: ServerResponse, checks: HealthCheck[], verbose: boolean): void {
+/** Called with each failed check and its reason (the HTTP response withholds it). */
+export type HealthFailureLog = (name: string, reason: string) => void;
+
+function healthz(res: ServerResponse, checks: HealthCheck[], verbose: boolean, onFailure?: HealthFailureLog): void {
   const results = checks.map((c) => ({ name: c.name, ...c.check() }));
   const failed = results.filter((r) => !r.ok);
-  res.statusCode = failed.length ? 500 : 200;
+  for (const f of failed) onFailure?.(f.name, f.message);
   res.setHeader('content-type', 'text/plain; charset=utf-8');
-  if (!verbose && !failed.length) return void res.end('ok');
-  const lines = results.map((r) => `[${r.ok ? '+' : '-'}]${r.name} ${r.ok ? 'ok' : `failed: ${r.message}`}`);
-  res.end(`${lines.join('\n')}\nhealthz check ${failed.length ? 'failed' : 'passed'}\n`);
+  res.setHeader('x-content-type-options', 'nosniff');
+  const lines = results.map((r) => (r.ok ? `[+]${r.name} ok` : `[-]${r.name} failed: reason withheld`)).join('\n');
+  if (failed.length) {
+    res.statusCode = 500;
+    return void res.end(`${lines}\nhealthz check failed\n`);
+  }
+  res.statusCode = 200;
+  res.end(verbose ? `${lines}\nhealthz check passed\n` : 'ok');
+}
+
+/** /healthz/<name>: one check, upstream adaptCheckToHandler. */
+function healthzOne(res: ServerResponse, check: HealthCheck): void {
+  const r = check.check();
+  res.setHeader('content-type', 'text/plain; charset=utf-8');
+  res.statusCode = r.ok ? 200 : 500;
+  res.end(r.ok ? 'ok' : `internal server error: ${r.message}\n`);
+}
+
+/** Routes /healthz and /healthz/<name>; false when `path` is neither. */
+export function routeHealthz(
+  path: string,
+  query: URLSearchParams,
+  res: ServerResponse,
+  checks: HealthCheck[],
+  onFailure?: HealthFailureLog,
+): boolean {
+  if (path === '/healthz') {
+    healthz(res, checks, query.has('verbose'), onFailure);
+    return true;
+  }
+  const one = path.startsWith('/healthz/') ? checks.find((c) => `/healthz/${c.name}` === path) : undefined;
+  if (!one) return false;
+  healthzOne(res, one);
+  return true;
 }
 
 function serve(
@@ -47,9 +84,9 @@ function serve(
   });
 }
 
-export async function startHealthzServer(host: string, port: number, checks: HealthCheck[]): Promise<Server> {
+export async function startHealthzServer(host: string, port: number, checks: HealthCheck[], onFailure?: HealthFailureLog): Promise<Server> {
   return serve(host, port, (path, query, res) => {
-    if (path === '/healthz') return healthz(res, checks, query.has('verbose'));
+    if (routeHealthz(path, query, res, checks, onFailure)) return;
     res.statusCode = 404;
     res.end('not found\n');
   });

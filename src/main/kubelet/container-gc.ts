@@ -41,9 +41,11 @@ export class ContainerGc {
   start(signal: AbortSignal): void {
     const tick = () => {
       if (signal.aborted) return;
-      void this.runOnce().finally(() => {
+      const again = () => {
         if (!signal.aborted) cancel = this.o.clock.setTimer(this.o.periodMs ?? CONTAINER_GC_PERIOD_MS, tick);
-      });
+      };
+      // runOnce logs its own failures; either way the next run is scheduled.
+      this.runOnce().then(again, again);
     };
     let cancel = this.o.clock.setTimer(0, tick);
     signal.addEventListener('abort', () => cancel(), { once: true });

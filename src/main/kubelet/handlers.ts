@@ -15,9 +15,10 @@ import { isRuntimeStatusTerminal, type PodWorkers } from '../pod-workers/pod-wor
 import type { StatusManager } from '../status/status-manager.js';
 import type { PodManager } from './pod-manager.js';
 import type { ContainerDeletor } from './container-deletor.js';
-import type { MirrorClient } from './mirror-client.js';
-import { isMirrorPod } from '../podconfig/types.js';
 import { pastActiveDeadline } from './active-deadline.js';
+import type { MirrorClient } from './mirror-client.js';
+import { API_SOURCE, CONFIG_SOURCE_ANNOTATION, isMirrorPod } from '../podconfig/types.js';
+import type { PodStartMetrics } from '../status/pod-start-metrics.js';
 
 export interface HandlerDeps {
   podManager: PodManager;
@@ -28,10 +29,17 @@ export interface HandlerDeps {
   runtimeUids(): string[];
   cachedStatus(uid: string): RuntimePodStatus | undefined;
   containerDeletor: ContainerDeletor;
-  /** Deletes mirror pods whose static pod is gone (cluster mode only). */
-  mirrorClient?: Pick<MirrorClient, 'delete'>;
   /** Every pod source has delivered once (upstream sourcesReady.AllReady). */
   allSourcesReady(): boolean;
+  /** Deletes mirror pods whose static pod is gone (cluster mode only). */
+  mirrorClient?: Pick<MirrorClient, 'delete'>;
+  /** Pod start-up SLI: pods as the apiserver watch delivers them. */
+  startMetrics?: Pick<PodStartMetrics, 'observedOnWatch' | 'forget'>;
+  /**
+   * Volume and pod-directory housekeeping (upstream cleanupOrphanedPodDirs):
+   * started in the background; `isActive` tells pods whose volumes must stay.
+   */
+  cleanupPodDirs?(isActive: (uid: string) => boolean): void;
   /** The prober (upstream probeManager): admitted pods get probe workers; housekeeping stops those of pods no longer running. */
   prober?: { addPod(pod: Pod): void; cleanupPods(possiblyRunning: Iterable<string>): void };
   clock: Clock;
@@ -59,11 +67,22 @@ export class PodHandlers {
 
   constructor(private readonly d: HandlerDeps) {}
 
+  /** The runtime still runs something of the pod (a ready sandbox or a live container). */
+  private runtimeActive(uid: string): boolean {
+    const s = this.d.cachedStatus(uid);
+    return (
+      !!s &&
+      (s.sandboxStatuses.some((b) => b.state === 'ready') ||
+        s.containerStatuses.some((c) => c.state === 'running' || c.state === 'created'))
+    );
+  }
+
   handlePodAdditions(pods: Pod[]): void {
     const { podManager, podWorkers, statusManager, clock, logger } = this.d;
     for (const pod of [...pods].sort(byCreation)) {
       const uid = pod.metadata.uid ?? '';
       podManager.addOrUpdate(pod);
+      this.observedOnWatch(pod);
       if (isMirrorPod(pod)) {
         this.handleMirrorPod(pod);
         continue;
@@ -96,6 +115,7 @@ export class PodHandlers {
   handlePodUpdates(pods: Pod[]): void {
     for (const pod of pods) {
       this.d.podManager.addOrUpdate(pod);
+      this.observedOnWatch(pod);
       if (isMirrorPod(pod)) {
         this.handleMirrorPod(pod);
         continue;
@@ -115,6 +135,7 @@ export class PodHandlers {
     for (const pod of pods) {
       const uid = pod.metadata.uid ?? '';
       this.d.podManager.remove(pod);
+      this.d.startMetrics?.forget(uid);
       if (isMirrorPod(pod)) {
         this.handleMirrorPod(pod);
         continue;
@@ -139,7 +160,16 @@ export class PodHandlers {
   }
 
   handlePodReconcile(pods: Pod[]): void {
-    for (const pod of pods) this.d.podManager.addOrUpdate(pod);
+    for (const pod of pods) {
+      this.d.podManager.addOrUpdate(pod);
+      this.observedOnWatch(pod);
+    }
+  }
+
+  /** Pods from the apiserver, as its watch delivered them (pod start-up SLI). */
+  private observedOnWatch(pod: Pod): void {
+    if (pod.metadata.annotations?.[CONFIG_SOURCE_ANNOTATION] === API_SOURCE && !isMirrorPod(pod))
+      this.d.startMetrics?.observedOnWatch(pod, this.d.clock.now());
   }
 
   /**
@@ -213,6 +243,8 @@ export class PodHandlers {
         killPodOptions: { gracePeriodSeconds: ORPHAN_GRACE_PERIOD_SECONDS },
       });
     }
+
+    this.d.cleanupPodDirs?.((uid) => podManager.get(uid) !== undefined || workers.has(uid) || this.runtimeActive(uid));
 
     // Desired pods the workers do not know (e.g. a worker was pruned): start them again.
     for (const pod of desired) {

@@ -1,44 +1,30 @@
 /**
  * What the pod path needs to know about this node: the NodeInfo the sync tasks
- * read (name, IP, DNS settings, memory capacity) and the allocatable resources
- * admission checks pods against. Both come from the node status inputs, so
- * admission and the Node object the apiserver sees agree.
+ * read (name, IP, DNS settings, memory capacity) and what admission checks
+ * pods against: the allocatable resources (cpu, memory, pods,
+ * ephemeral-storage, hugepages-*), the node's labels and the sysctls the
+ * kernel lets pods set. They come from the node status inputs and the
+ * registration labels, so admission and the Node object the apiserver sees
+ * agree.
  */
 import { readFileSync } from 'node:fs';
 import { release } from 'node:os';
 import { value } from '../../api/quantity.js';
 import type { KubeletConfig } from '../config/kubelet-config.js';
+import type { NodeResources as AdmitResources } from '../admission/resources.js';
+import { parseKernelVersion, safeSysctlAllowlist } from '../admission/sysctls.js';
 import type { NodeAddress } from '../node/node-address.js';
 import type { MachineFacts } from '../node/host-probe.js';
 import { initialNode } from '../node/node-registration.js';
-import type { NodeResources as ResourceList } from '../admission/resources.js';
-import { parseKernelVersion, safeSysctlAllowlist } from '../admission/sysctls.js';
 import type { NodeInfo } from '../../workers/sync/sync-types.js';
 
 export interface NodeResources {
-  allocatable: ResourceList;
-  /** The node object's labels (upstream initialNode: hostname, os, arch, then --node-labels). */
+  allocatable: AdmitResources;
+  /** The node object's labels (upstream initialNode: hostname, os, arch and their beta twins, then --node-labels). */
   labels: Record<string, string>;
-  /** The sysctls pods may set on this kernel. */
+  /** The sysctls pods may set on this kernel (upstream SafeSysctlAllowlist). */
   sysctlAllowlist: string[];
   info: NodeInfo;
-}
-
-/** Node status allocatable (canonical quantity strings) in admission's shape. */
-function admissionAllocatable(allocatable: Record<string, string>, maxPods: number): ResourceList {
-  const out: ResourceList = {
-    cpu: allocatable.cpu ?? '0',
-    memory: allocatable.memory ?? '0',
-    pods: allocatable.pods !== undefined ? Number(value(allocatable.pods)) : maxPods,
-  };
-  const scalar: Record<string, string> = {};
-  for (const [name, q] of Object.entries(allocatable)) {
-    if (name === 'cpu' || name === 'memory' || name === 'pods') continue;
-    if (name === 'ephemeral-storage') out['ephemeral-storage'] = q;
-    else scalar[name] = q;
-  }
-  if (Object.keys(scalar).length > 0) out.scalar = scalar;
-  return out;
 }
 
 function readResolvConf(path: string): string {
@@ -50,14 +36,27 @@ function readResolvConf(path: string): string {
   }
 }
 
+/** Allocatable as admission reads it: cpu, memory and pods, ephemeral-storage when known, every other resource as scalar. */
+export function admitResources(allocatable: Record<string, string>, maxPods: number): AdmitResources {
+  const out: AdmitResources = {
+    cpu: allocatable.cpu ?? '0',
+    memory: allocatable.memory ?? '0',
+    pods: allocatable.pods !== undefined ? Number(value(allocatable.pods)) : maxPods,
+  };
+  if (allocatable['ephemeral-storage'] !== undefined) out['ephemeral-storage'] = allocatable['ephemeral-storage'];
+  const scalar = Object.entries(allocatable).filter(([k]) => !['cpu', 'memory', 'pods', 'ephemeral-storage'].includes(k));
+  if (scalar.length) out.scalar = Object.fromEntries(scalar);
+  return out;
+}
+
 export function nodeResources(
   config: KubeletConfig,
   machine: MachineFacts,
   allocatable: Record<string, string>,
   addresses: readonly NodeAddress[],
-  hostname: string,
+  hostname: string = config.nodeName,
 ): NodeResources {
-  const registered = initialNode({
+  const labels = initialNode({
     nodeName: config.nodeName,
     hostname,
     operatingSystem: machine.operatingSystem,
@@ -65,10 +64,10 @@ export function nodeResources(
     nodeLabels: config.nodeLabels,
     taints: [],
     providerID: '',
-  });
+  }).metadata?.labels;
   return {
-    allocatable: admissionAllocatable(allocatable, config.maxPods),
-    labels: registered.metadata?.labels ?? {},
+    allocatable: admitResources(allocatable, config.maxPods),
+    labels: { ...(labels ?? {}) },
     sysctlAllowlist: safeSysctlAllowlist(parseKernelVersion(release())),
     info: {
       name: config.nodeName,

@@ -23,6 +23,8 @@ import { Semaphore } from '../../common/semaphore.js';
 import { podReference, type EventRecorder } from '../events/event-recorder.js';
 import { isStaticPod } from '../podconfig/types.js';
 import type { ProbeStatusInputs, ProbeSyncInputs } from '../prober/prober-manager.js';
+import type { PodStartMetrics } from '../status/pod-start-metrics.js';
+import type { PodVolumeManager } from '../volumes/volume-manager.js';
 
 export interface PoolSyncerOptions {
   runner: TaskRunner;
@@ -54,6 +56,10 @@ export interface PoolSyncerOptions {
   podTerminated?(uid: string): void;
   /** The prober (absent: no probes, every running container is started and ready). */
   probes?: PodProbes;
+  /** Pod start-up metrics (kubelet_pod_start_duration_seconds). */
+  startMetrics?: Pick<PodStartMetrics, 'statusGenerated'>;
+  /** Pod directories and volumes; absent: pods get neither (tests of the sync path alone). */
+  volumes?: PodVolumeManager;
 }
 
 /** What the pod syncer needs of the prober (ProberManager). */
@@ -140,6 +146,7 @@ export class PoolSyncer implements PodSyncer {
       runtimeName: this.o.runtimeName ?? 'containerd',
     });
     this.o.statusManager.setPodStatus(pod, status);
+    this.o.startMetrics?.statusGenerated(pod, status, this.o.clock.now());
     return status;
   }
 
@@ -178,6 +185,7 @@ export class PoolSyncer implements PodSyncer {
           ),
         );
     }
+    const volumes = await this.waitForVolumes(ctx, pod);
     const slot = this.o.cache.allocate(uid);
     const result = await this.slots.run(() =>
       this.o.runner.run({
@@ -190,6 +198,7 @@ export class PoolSyncer implements PodSyncer {
           backoff: this.backoff.get(uid) ?? {},
           node: this.o.node,
           ...this.o.probes?.syncInputs(uid),
+          ...(this.o.volumes ? { volumes, podDir: this.o.volumes.podDir(uid) } : {}),
         },
       }),
     );
@@ -201,6 +210,24 @@ export class PoolSyncer implements PodSyncer {
     this.refreshStatus(pod);
     if (result.error) throw new Error(result.error);
     return { terminal: false };
+  }
+
+  /**
+   * Upstream SyncPod's WaitForAttachAndMount: the pod's volumes are set up
+   * before its sandbox. A failure (not a cancellation) is a FailedMount event
+   * and a sync error, retried by the pod worker.
+   */
+  private async waitForVolumes(ctx: SyncContext, pod: Pod) {
+    if (!this.o.volumes) return undefined;
+    try {
+      return await this.o.volumes.waitForAttachAndMount(pod, ctx.signal);
+    } catch (err) {
+      if (ctx.signal.aborted) throw err;
+      const message = `Unable to attach or mount volumes: ${err instanceof Error ? err.message : String(err)}`;
+      this.record(pod, [{ type: 'Warning', reason: 'FailedMount', message }]);
+      this.o.logger.error({ pod: podRef(pod), err: message }, 'Unable to attach or mount volumes for pod; skipping pod');
+      throw new Error(message, { cause: err });
+    }
   }
 
   /**
@@ -245,6 +272,8 @@ export class PoolSyncer implements PodSyncer {
       const fresh = stopped && slot !== undefined && this.o.cache.isNewerThan(slot, stopped.timestamp) ? undefined : stopped;
       this.refreshStatus(pod, true, fresh);
     }
+    // upstream SyncTerminatedPod: the volumes of a terminated pod are torn down before it is marked terminated.
+    await this.o.volumes?.waitForUnmount(uid);
     this.o.podTerminated?.(uid);
     this.backoff.delete(uid);
     this.reasons.delete(uid);

@@ -52,7 +52,8 @@ export class RuntimeState {
         await this.clock.sleep(RUNTIME_STATUS_PERIOD_MS, signal).catch(() => undefined);
       }
     };
-    void loop();
+    // update() and the sleep catch their errors, so this fires only on a bug; the state then goes stale.
+    loop().catch((err: unknown) => this.logger.error({ err }, 'Runtime status loop stopped'));
   }
 
   async update(): Promise<void> {

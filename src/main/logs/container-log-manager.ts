@@ -30,9 +30,11 @@ export class ContainerLogManager {
     let cancel = () => {};
     const tick = () => {
       if (signal.aborted) return;
-      void this.runOnce().finally(() => {
+      // runOnce logs its failures and never rejects.
+      const next = () => {
         if (!signal.aborted) cancel = this.o.clock.setTimer(this.o.periodMs, tick);
-      });
+      };
+      this.runOnce().then(next, next);
     };
     cancel = this.o.clock.setTimer(this.o.periodMs, tick);
     signal.addEventListener('abort', () => cancel(), { once: true });

@@ -62,7 +62,7 @@ function meminfo(): Map<string, bigint> {
   const out = new Map<string, bigint>();
   for (const line of readTrimmed('/proc/meminfo').split('\n')) {
     const m = /^(\w+(?:\(\w+\))?):\s+(\d+)(?:\s+kB)?$/.exec(line);
-    if (m) out.set(m[1]!, BigInt(m[2]!) * (line.endsWith('kB') ? 1024n : 1n));
+    if (m) out.set(m[1], BigInt(m[2]) * (line.endsWith('kB') ? 1024n : 1n));
   }
   return out;
 }
@@ -75,7 +75,7 @@ function osImage(): string {
 
 function hugepages(): Record<string, bigint> {
   const out: Record<string, bigint> = {};
-  let dirs: string[] = [];
+  let dirs: string[];
   try {
     dirs = readdirSync('/sys/kernel/mm/hugepages');
   } catch {
@@ -84,7 +84,7 @@ function hugepages(): Record<string, bigint> {
   for (const d of dirs) {
     const m = /^hugepages-(\d+)kB$/.exec(d);
     if (!m) continue;
-    const kb = BigInt(m[1]!);
+    const kb = BigInt(m[1]);
     const pages = BigInt(readTrimmed(`/sys/kernel/mm/hugepages/${d}/nr_hugepages`) || '0');
     const name = kb % (1024n * 1024n) === 0n ? `${kb / (1024n * 1024n)}Gi` : kb % 1024n === 0n ? `${kb / 1024n}Mi` : `${kb}Ki`;
     out[name] = pages * kb * 1024n;

@@ -54,7 +54,7 @@ export class NodeLeaseController {
         await this.o.clock.sleep(this.renewIntervalMs, signal).catch(() => undefined);
       }
     };
-    void loop();
+    loop().catch((err: unknown) => this.o.logger.error({ err }, 'Node lease loop stopped'));
   }
 
   async sync(signal?: AbortSignal): Promise<void> {

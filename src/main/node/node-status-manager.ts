@@ -80,14 +80,15 @@ export class NodeStatusManager {
         await this.o.clock.sleep(this.o.updateFrequencyMs, signal).catch(() => undefined);
       }
     };
-    void loop();
-    void this.fastStatusUpdate(signal);
+    // Both catch their own failures (FailureLog); a rejection here is a bug, logged.
+    loop().catch((err: unknown) => this.o.logger.error({ err }, 'Node status loop stopped'));
+    this.fastStatusUpdate(signal).catch((err: unknown) => this.o.logger.error({ err }, 'Fast node status update failed'));
   }
 
   private async fastStatusUpdate(signal: AbortSignal): Promise<void> {
     const deadline = this.o.clock.now() + FAST_UPDATE_WINDOW_MS;
     while (!signal.aborted && this.o.clock.now() < deadline) {
-      if (this.o.runtimeReady() && this.registered) {
+      if (this.o.runtimeReady() && (this.registered || !this.o.registerNode)) {
         await this.syncNodeStatus(signal);
         return;
       }

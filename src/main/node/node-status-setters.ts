@@ -96,7 +96,7 @@ const PRESSURE: PressureText[] = [
 /** Upstream errors.NewAggregate(...).Error(): distinct messages; one as is, several as "[a, b]". */
 export function aggregateMessage(errors: readonly string[]): string {
   const distinct = [...new Set(errors)];
-  return distinct.length === 1 ? distinct[0]! : `[${distinct.join(', ')}]`;
+  return distinct.length === 1 ? distinct[0] : `[${distinct.join(', ')}]`;
 }
 
 function conditions(node: Node): NodeCondition[] {
@@ -138,7 +138,7 @@ function setReadyCondition(node: Node, i: NodeStatusInputs, record: RecordNodeEv
     list.push({ ...next, lastTransitionTime: i.now });
     return;
   }
-  const prev = list[at]!;
+  const prev = list[at];
   if (prev.status === next.status) {
     next.lastTransitionTime = prev.lastTransitionTime;
   } else {

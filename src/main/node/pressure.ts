@@ -25,9 +25,6 @@ const CONDITION_OF: Record<string, PressureCondition> = {
   'pid.available': 'PIDPressure',
 };
 
-/** Signals this agent observes; others (allocatableMemory.available, containerfs.*) are not evaluated. */
-export const OBSERVED_SIGNALS = Object.keys(CONDITION_OF);
-
 export interface SignalObservation {
   available: bigint;
   capacity: bigint;

@@ -12,7 +12,7 @@ export class BoundedQueue<T> {
 
   constructor(readonly capacity: number) {
     if (!(capacity >= 1)) throw new RangeError(`queue capacity must be >= 1, got ${capacity}`);
-    this.items = new Array(capacity);
+    this.items = new Array<T | undefined>(capacity);
   }
 
   get length(): number {

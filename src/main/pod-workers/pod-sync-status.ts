@@ -149,7 +149,7 @@ export function isRuntimeStatusTerminal(s: RuntimePodStatus): boolean {
 }
 
 export function runtimePodToApiPod(rp: RuntimePod): Pod {
-  return { metadata: { uid: rp.uid, name: rp.name, namespace: rp.namespace }, spec: {} };
+  return { metadata: { uid: rp.uid, name: rp.name, namespace: rp.namespace }, spec: { containers: [] } };
 }
 
 export function isTerminalPhase(pod: Pod): boolean {
@@ -246,7 +246,7 @@ export class StaticPodStartOrder {
     if (started !== undefined) return started === uid;
     let w = this.waiting.get(fullname) ?? [];
     for (let i = 0; i < w.length; i++) {
-      if (skip(w[i]!)) continue;
+      if (skip(w[i])) continue;
       if (w[i] !== uid) {
         this.waiting.set(fullname, w.slice(i));
         return false;

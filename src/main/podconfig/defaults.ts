@@ -11,6 +11,7 @@
 import { createHash } from 'node:crypto';
 import type { Clock } from '../../common/clock.js';
 import type { Container, HTTPGetAction, Pod, Probe } from '../../api/pod.js';
+import { isUnreproducible, upstreamStaticPodUID } from './static-pod-uid/static-pod-uid.js';
 import { CONFIG_HASH_ANNOTATION, CONFIG_SEEN_ANNOTATION, CONFIG_SOURCE_ANNOTATION, type SourceName } from './types.js';
 
 export const DEFAULT_NAMESPACE = 'default';
@@ -71,6 +72,38 @@ function defaultContainer(c: Container, hostNetwork: boolean): void {
   }
 }
 
+type Obj = Record<string, unknown>;
+const asObj = (v: unknown): Obj | undefined => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Obj) : undefined);
+/** The core/v1 defaultMode of configMap, secret, downwardAPI and projected volumes (0644). */
+const DEFAULT_VOLUME_MODE = 0o644;
+
+function defaultFieldRefs(items: unknown): void {
+  for (const item of Array.isArray(items) ? items : []) {
+    const ref = asObj(asObj(item)?.['fieldRef']);
+    if (ref && !ref['apiVersion']) ref['apiVersion'] = 'v1';
+  }
+}
+
+/**
+ * SetDefaults_{HostPath,ConfigMap,Secret,DownwardAPI,Projected}VolumeSource and
+ * SetDefaults_ServiceAccountTokenProjection (expirationSeconds 3600).
+ */
+function defaultVolumeSource(v: Obj): void {
+  const hostPath = asObj(v['hostPath']);
+  if (hostPath && hostPath['type'] === undefined) hostPath['type'] = '';
+  for (const kind of ['configMap', 'secret', 'downwardAPI', 'projected']) {
+    const src = asObj(v[kind]);
+    if (src && src['defaultMode'] === undefined) src['defaultMode'] = DEFAULT_VOLUME_MODE;
+  }
+  defaultFieldRefs(asObj(v['downwardAPI'])?.['items']);
+  const sources = asObj(v['projected'])?.['sources'];
+  for (const s of Array.isArray(sources) ? sources : []) {
+    defaultFieldRefs(asObj(asObj(s)?.['downwardAPI'])?.['items']);
+    const token = asObj(asObj(s)?.['serviceAccountToken']);
+    if (token && token['expirationSeconds'] === undefined) token['expirationSeconds'] = 3600;
+  }
+}
+
 /** Applies the core/v1 defaults a kubelet relies on. Mutates and returns `pod`. */
 export function applyV1Defaults(pod: Pod): Pod {
   const spec = pod.spec;
@@ -86,6 +119,7 @@ export function applyV1Defaults(pod: Pod): Pod {
   for (const v of spec.volumes ?? []) {
     // SetDefaults_Volume: a volume with no source is an emptyDir.
     if (Object.keys(v).every((k) => k === 'name')) v.emptyDir = {};
+    defaultVolumeSource(v);
   }
   return pod;
 }
@@ -101,19 +135,38 @@ export function canonicalJSON(v: unknown): string {
 }
 
 /**
- * The generated UID / config.hash of a static pod: 32 hex chars of
- * md5(`host:<node>` `file:<path>` <canonical JSON of the v1-defaulted pod>)
- * for a file, md5(`url:<url>` <canonical JSON>) for a URL. Upstream hashes the
- * same inputs with Go's DeepHashObject (spew output); the values therefore
- * differ from upstream's, but are equally stable: same node, source and
- * content (modulo key order and explicitly written defaults) → same UID.
+ * The fallback UID of a static pod whose upstream UID cannot be reproduced
+ * (see staticPodUID): 32 hex chars of md5(`host:<node>` `file:<path>`
+ * <canonical JSON of the v1-defaulted pod>) for a file, md5(`url:<url>`
+ * <canonical JSON>) for a URL. Stable (same node, source and content → same
+ * UID) but different from the Go kubelet's.
  */
-export function staticPodHash(pod: Pod, manifestSource: string, isFile: boolean, nodeName: string): string {
+export function fallbackStaticPodHash(pod: Pod, manifestSource: string, isFile: boolean, nodeName: string): string {
   const h = createHash('md5');
   if (isFile) h.update(`host:${nodeName}`).update(`file:${manifestSource}`);
   else h.update(`url:${manifestSource}`);
   h.update(canonicalJSON(pod));
   return h.digest('hex');
+}
+
+/**
+ * The UID of a static pod that has none: the v1.20.2 Go kubelet's
+ * (static-pod-uid/), computed from `manifest`, the document as parsed (YAML
+ * 1.1, integers as bigint), before any defaulting. Manifests whose upstream
+ * UID depends on the machine (a non-null timestamp) or that the Go kubelet
+ * could not decode get fallbackStaticPodHash instead.
+ */
+export function staticPodUID(
+  manifest: Record<string, unknown>,
+  defaulted: () => Pod,
+  o: StaticPodDefaultsOptions,
+): { uid: string; upstream: boolean } {
+  try {
+    return { uid: upstreamStaticPodUID(manifest), upstream: true };
+  } catch (err) {
+    if (!isUnreproducible(err)) throw err;
+    return { uid: fallbackStaticPodHash(defaulted(), o.manifestSource, o.isFile, o.nodeName), upstream: false };
+  }
 }
 
 /** Go's time.RFC3339Nano in UTC: fractional seconds with trailing zeros trimmed. */
@@ -141,15 +194,16 @@ export interface StaticPodDefaultsOptions {
 
 /**
  * Upstream common.go applyDefaults, after the v1 defaults:
- * UID (when absent) = staticPodHash; name += `-<node>`; namespace `default`
+ * UID (when absent) = staticPodUID of `manifest` (default: the pod as given); name += `-<node>`; namespace `default`
  * when empty; spec.nodeName = node; annotations config.hash = UID,
  * config.source, config.seen (now, RFC3339Nano); file pods tolerate every
  * NoExecute taint; status.phase = Pending. config.mirror is never set here.
  */
-export function applyStaticPodDefaults(pod: Pod, opts: StaticPodDefaultsOptions): Pod {
+export function applyStaticPodDefaults(pod: Pod, opts: StaticPodDefaultsOptions, manifest?: Record<string, unknown>): Pod {
+  const source = manifest ?? structuredClone(pod);
   applyV1Defaults(pod);
   const meta = pod.metadata;
-  if (!meta.uid) meta.uid = staticPodHash(pod, opts.manifestSource, opts.isFile, opts.nodeName);
+  if (!meta.uid) meta.uid = staticPodUID(source, () => pod, opts).uid;
   meta.name = staticPodName(meta.name ?? '', opts.nodeName);
   if (!meta.namespace) meta.namespace = DEFAULT_NAMESPACE;
   pod.spec.nodeName = opts.nodeName;

@@ -130,9 +130,14 @@ export class HttpSource implements PodSource {
   private poll(): void {
     if (this.signal?.aborted || this.polling) return;
     this.polling = true;
-    void this.run().finally(() => {
+    const next = () => {
       this.polling = false;
       if (!this.signal?.aborted) this.cancelTick = this.opts.clock.setTimer(this.period, () => this.poll());
+    };
+    // run() logs its own failures; a rejection here is a bug, logged, and polling goes on.
+    this.run().then(next, (err: unknown) => {
+      this.log.error({ err }, 'HTTP source check failed unexpectedly');
+      next();
     });
   }
 

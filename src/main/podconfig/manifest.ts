@@ -28,16 +28,36 @@ function describeZod(err: z.ZodError): string {
   return err.issues.map((i) => `${i.path.length ? i.path.join('.') : '<root>'}: ${i.message}`).join('; ');
 }
 
-/** Parses YAML or JSON text into one document. Throws ManifestError. */
-export function parseDocument(body: string, where: string): Record<string, unknown> {
-  let doc: unknown;
+/** A copy of a parsed document with bigint integers as numbers (the form the schema and the rest of the agent use). */
+function withNumbers(v: unknown): unknown {
+  if (typeof v === 'bigint') return Number(v);
+  if (Array.isArray(v)) return v.map(withNumbers);
+  if (v !== null && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, withNumbers(x)]));
+  return v;
+}
+
+/**
+ * Parses YAML or JSON text into one document, with YAML 1.1 rules as the Go
+ * kubelet's sigs.k8s.io/yaml (go-yaml v2) applies them: `yes`/`no`/`on`/`off`
+ * are booleans and `0644` is octal. Returns the document (integers as
+ * numbers) and the same document with exact (bigint) integers, which the
+ * static-pod UID hashes. Throws ManifestError.
+ */
+export function parseManifest(body: string, where: string): { doc: Record<string, unknown>; exact: Record<string, unknown> } {
+  let exact: unknown;
   try {
-    doc = parseYaml(body);
+    exact = parseYaml(body, { version: '1.1', intAsBigInt: true });
   } catch (err) {
     fail(where, `not valid YAML or JSON: ${(err as Error).message.split('\n')[0]}`, err);
   }
-  if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) fail(where, 'the document is not an object');
-  return doc as Record<string, unknown>;
+  if (exact === null || typeof exact !== 'object' || Array.isArray(exact)) fail(where, 'the document is not an object');
+  return { doc: withNumbers(exact) as Record<string, unknown>, exact: exact as Record<string, unknown> };
+}
+
+/** parseManifest's document; `exact` keeps integers as bigint. */
+export function parseDocument(body: string, where: string, exact = false): Record<string, unknown> {
+  const parsed = parseManifest(body, where);
+  return exact ? parsed.exact : parsed.doc;
 }
 
 function checkTypeMeta(doc: Record<string, unknown>, where: string, kinds: readonly string[]): string {
@@ -48,10 +68,11 @@ function checkTypeMeta(doc: Record<string, unknown>, where: string, kinds: reado
   return kind;
 }
 
-function defaultAndValidate(raw: unknown, ctx: ManifestContext, where: string): Pod {
+/** `exact` is the same document parsed with exact integers; the UID is computed from it. */
+function defaultAndValidate(raw: unknown, ctx: ManifestContext, where: string, exact: Record<string, unknown>): Pod {
   const r = PodSchema.safeParse(raw);
   if (!r.success) fail(where, `not a valid Pod: ${describeZod(r.error)}`, r.error);
-  const pod = applyStaticPodDefaults(r.data, ctx);
+  const pod = applyStaticPodDefaults(r.data, ctx, exact);
   const errs = validatePod(pod);
   if (errs.length > 0) fail(where, `invalid pod: ${formatFieldErrors(errs)}`);
   return pod;
@@ -60,9 +81,9 @@ function defaultAndValidate(raw: unknown, ctx: ManifestContext, where: string): 
 /** Decodes a manifest holding exactly one Pod (the file source). Throws ManifestError. */
 export function decodePodManifest(body: string, ctx: ManifestContext): Pod {
   const where = ctx.manifestSource;
-  const doc = parseDocument(body, where);
+  const { doc, exact } = parseManifest(body, where);
   checkTypeMeta(doc, where, ['Pod']);
-  return defaultAndValidate(doc, ctx, where);
+  return defaultAndValidate(doc, ctx, where, exact);
 }
 
 /**
@@ -71,15 +92,16 @@ export function decodePodManifest(body: string, ctx: ManifestContext): Pod {
  */
 export function decodePodsManifest(body: string, ctx: ManifestContext): Pod[] {
   const where = ctx.manifestSource;
-  const doc = parseDocument(body, where);
+  const { doc, exact } = parseManifest(body, where);
   const kind = checkTypeMeta(doc, where, ['Pod', 'PodList', 'List']);
-  if (kind === 'Pod') return [defaultAndValidate(doc, ctx, where)];
+  if (kind === 'Pod') return [defaultAndValidate(doc, ctx, where, exact)];
+  const exactItems = (exact['items'] as Record<string, unknown>[] | undefined) ?? [];
   const list = PodListSchema.safeParse(doc);
   if (!list.success) fail(where, `not a valid ${kind}: ${describeZod(list.error)}`, list.error);
   return list.data.items.map((item, i) => {
     const itemWhere = `${where} items[${i}]`;
     if (kind === 'List' || item.kind !== undefined) checkTypeMeta(item, itemWhere, ['Pod']);
-    return defaultAndValidate(item, ctx, itemWhere);
+    return defaultAndValidate(item, ctx, itemWhere, exactItems[i] ?? {});
   });
 }
 

@@ -52,7 +52,7 @@ export class UpdateQueue<T> implements AsyncIterable<T> {
 
   private take(): T | undefined {
     if (this.head >= this.items.length) return undefined;
-    const item = this.items[this.head++]!;
+    const item = this.items[this.head++];
     if (this.head > 1024 && this.head * 2 > this.items.length) {
       this.items = this.items.slice(this.head);
       this.head = 0;

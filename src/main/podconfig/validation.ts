@@ -7,8 +7,10 @@
  */
 import type { Container, Pod, Probe } from '../../api/pod.js';
 import { compareQuantities, isNegative, parseQuantity, type Quantity } from '../../api/quantity.js';
+import { validateVolumeMounts, validateVolumes } from './volume-validation.js';
 
-export type FieldErrorType = 'Required value' | 'Invalid value' | 'Duplicate value' | 'Unsupported value' | 'Forbidden' | 'Too long';
+export type FieldErrorType =
+  'Required value' | 'Invalid value' | 'Duplicate value' | 'Unsupported value' | 'Forbidden' | 'Too long' | 'Not found';
 
 export interface FieldError {
   type: FieldErrorType;
@@ -35,7 +37,7 @@ export function formatFieldError(e: FieldError): string {
 /** Upstream utilerrors aggregate formatting of a field error list. */
 export function formatFieldErrors(errs: readonly FieldError[]): string {
   const parts = errs.map(formatFieldError);
-  return parts.length === 1 ? parts[0]! : `[${parts.join(', ')}]`;
+  return parts.length === 1 ? parts[0] : `[${parts.join(', ')}]`;
 }
 
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
@@ -143,7 +145,7 @@ function unsupported(value: unknown, field: string, allowed: string[], errs: Fie
   });
 }
 
-function validateContainer(c: Container, field: string, isInit: boolean, errs: FieldError[]): void {
+function validateContainer(c: Container, field: string, isInit: boolean, volumes: ReadonlySet<string>, errs: FieldError[]): void {
   if (!c.name) errs.push({ type: 'Required value', field: `${field}.name` });
   else if (!DNS1123_LABEL.test(c.name) || c.name.length > 63)
     errs.push({ type: 'Invalid value', field: `${field}.name`, badValue: c.name, detail: LABEL_MSG });
@@ -185,6 +187,7 @@ function validateContainer(c: Container, field: string, isInit: boolean, errs: F
     }
   });
   validateResources(c, field, errs);
+  validateVolumeMounts(c, field, volumes, errs);
   if (isInit) {
     for (const k of ['livenessProbe', 'readinessProbe', 'startupProbe'] as const) {
       if (c[k] && c.restartPolicy !== 'Always')
@@ -206,10 +209,11 @@ export function validatePod(pod: Pod): FieldError[] {
   const containers = spec.containers ?? [];
   if (containers.length === 0) errs.push({ type: 'Required value', field: 'spec.containers' });
   const names = new Set<string>();
+  const volumes = validateVolumes(pod, errs);
   const check = (list: Container[], path: string, isInit: boolean) =>
     list.forEach((c, i) => {
       const f = `spec.${path}[${i}]`;
-      validateContainer(c, f, isInit, errs);
+      validateContainer(c, f, isInit, volumes, errs);
       if (c.name) {
         if (names.has(c.name)) errs.push({ type: 'Duplicate value', field: `${f}.name`, badValue: c.name });
         names.add(c.name);
@@ -231,11 +235,5 @@ export function validatePod(pod: Pod): FieldError[] {
   }
   if (spec.hostname) dnsLabel(spec.hostname, 'spec.hostname', errs);
   if (spec.subdomain) dnsLabel(spec.subdomain, 'spec.subdomain', errs);
-  const volumeNames = new Set<string>();
-  (spec.volumes ?? []).forEach((v, i) => {
-    if (!v.name) errs.push({ type: 'Required value', field: `spec.volumes[${i}].name` });
-    else if (volumeNames.has(v.name)) errs.push({ type: 'Duplicate value', field: `spec.volumes[${i}].name`, badValue: v.name });
-    volumeNames.add(v.name);
-  });
   return errs;
 }

@@ -97,10 +97,11 @@ export class ThreadProber implements ProberChannel {
     this.closed ??= new Promise<void>((resolve) => {
       const t = setTimeout(resolve, 5000);
       t.unref();
-      void this.worker.terminate().finally(() => {
+      const done = () => {
         clearTimeout(t);
         resolve();
-      });
+      };
+      this.worker.terminate().then(done, done);
     });
     return this.closed;
   }

@@ -205,7 +205,7 @@ export class ProberManager {
       }
       let r = this.results.get(ch.containerId);
       if (!r) {
-        this.results.set(ch.containerId, (r = new Map()));
+        this.results.set(ch.containerId, (r = new Map<ProbeType, ResultValue>()));
         let ids = this.idsByPod.get(ch.podUid);
         if (!ids) this.idsByPod.set(ch.podUid, (ids = new Set()));
         ids.add(ch.containerId);

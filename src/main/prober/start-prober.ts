@@ -29,7 +29,7 @@ export function startProber(o: StartProberOptions): ProberManager {
   return new ProberManager({
     queue: o.queue,
     recorder: o.recorder,
-    podOf: o.podOf,
+    podOf: (uid) => o.podOf(uid),
     logger: o.logger,
     channel: (onBatch) =>
       o.thread

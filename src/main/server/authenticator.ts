@@ -64,14 +64,14 @@ export class RequestAuthenticator {
       const cert = socket.getPeerCertificate();
       const cn = cert?.subject?.CN;
       if (cert && Object.keys(cert).length > 0 && cn) {
-        return { ok: true, method: 'x509', user: { name: asList(cn)[0]!, groups: asList(cert.subject.O) } };
+        return { ok: true, method: 'x509', user: { name: asList(cn)[0], groups: asList(cert.subject.O) } };
       }
     }
     const header = req.headers.authorization;
     if (this.o.tokens && header !== undefined) {
       const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
       if (!m) return { ok: false, reason: 'invalid bearer token' };
-      const token = m[1]!;
+      const token = m[1];
       const key = createHash('sha256').update(token).digest('hex');
       let r = this.cache.get(key);
       if (!r) {

@@ -26,7 +26,7 @@ import type { TLSSocket } from 'node:tls';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { v } from '../../common/logger.js';
-import { healthz, type HealthCheck } from '../http/server.js';
+import { routeHealthz, type HealthCheck, type HealthFailureLog } from '../http/server.js';
 import type { RequestAuthenticator } from './authenticator.js';
 import type { Authorizer } from './authorizer.js';
 import { serveContainerLogs, type ContainerLogsHost } from './container-logs.js';
@@ -37,6 +37,7 @@ import { nodeRequestAttributes } from './request-attributes.js';
 export interface ServerHandlers {
   registry: Registry;
   checks: HealthCheck[];
+  onHealthFailure?: HealthFailureLog;
   /** PodList of the pods the kubelet manages, with their statuses. */
   pods(): unknown;
   /** PodList of the pods with running containers, as the runtime reports them. */
@@ -97,13 +98,7 @@ async function route(
 ): Promise<boolean> {
   const h = o.handlers;
   const readOnly = !o.auth;
-  if (path === '/healthz' || path.startsWith('/healthz/')) {
-    const name = path.slice('/healthz/'.length);
-    const checks = name ? h.checks.filter((c) => c.name === name) : h.checks;
-    if (name && checks.length === 0) return false;
-    healthz(res, checks, query.has('verbose'));
-    return true;
-  }
+  if (routeHealthz(path, query, res, h.checks, h.onHealthFailure)) return true;
   if (method !== 'GET' && method !== 'HEAD') {
     send(res, 405, 'method not allowed\n');
     return true;
@@ -197,7 +192,7 @@ async function handle(o: KubeletServerOptions, req: IncomingMessage, res: Server
 export function startKubeletServer(o: KubeletServerOptions): Promise<Server> {
   const serverType = o.auth ? 'readwrite' : 'readonly';
   const listener = (req: IncomingMessage, res: ServerResponse) => {
-    const done = o.metrics.start(req.method ?? 'GET', (req.url ?? '/').split('?')[0]!, serverType);
+    const done = o.metrics.start(req.method ?? 'GET', (req.url ?? '/').split('?')[0], serverType);
     const ac = new AbortController();
     res.once('close', () => {
       ac.abort();

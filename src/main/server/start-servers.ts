@@ -18,7 +18,7 @@ import type { PodStatus as RuntimePodStatus } from '../../runtime/types.js';
 import type { TaskRunner } from '../../workers/task-runner.js';
 import type { RestClient } from '../apiserver/rest-client.js';
 import type { KubeletConfig } from '../config/kubelet-config.js';
-import type { HealthCheck } from '../http/server.js';
+import type { HealthCheck, HealthFailureLog } from '../http/server.js';
 import type { PodManager } from '../kubelet/pod-manager.js';
 import type { HostProbe } from '../node/host-probe.js';
 import type { StatusManager } from '../status/status-manager.js';
@@ -37,6 +37,8 @@ export interface ServerDeps {
   hostname: string;
   registry: Registry;
   checks: HealthCheck[];
+  /** Logs a failed /healthz check (the response withholds the reason). */
+  onHealthFailure?: HealthFailureLog;
   pods(): unknown;
   /** Runtime statuses of every pod the runtime has (the shared cache). */
   runtimeStatuses(): Iterable<RuntimePodStatus>;
@@ -80,9 +82,10 @@ export async function startKubeletServers(d: ServerDeps): Promise<KubeletServers
   const handlers: ServerHandlers = {
     registry: d.registry,
     checks: d.checks,
-    pods: d.pods,
+    ...(d.onHealthFailure && { onHealthFailure: d.onHealthFailure }),
+    pods: () => d.pods(),
     runningPods: () => runningPodList(d.runtimeStatuses()),
-    probeMetrics: d.probeMetrics,
+    probeMetrics: () => d.probeMetrics(),
     resourceMetrics: () => stats.resourceMetrics(),
     statsSummary: async (onlyCpuAndMemory) => stringifyWithBigints(await stats.summary(onlyCpuAndMemory)),
     configz: () => configz(config),

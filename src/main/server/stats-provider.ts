@@ -53,14 +53,14 @@ function defaultNodeCpuNs(): bigint | undefined {
   const v1 = readTrimmed('/sys/fs/cgroup/cpuacct/cpuacct.usage') || readTrimmed('/sys/fs/cgroup/cpu,cpuacct/cpuacct.usage');
   if (/^\d+$/.test(v1)) return BigInt(v1);
   const v2 = /^usage_usec (\d+)$/m.exec(readTrimmed('/sys/fs/cgroup/cpu.stat'));
-  if (v2) return BigInt(v2[1]!) * 1000n;
+  if (v2) return BigInt(v2[1]) * 1000n;
   const line = readTrimmed('/proc/stat').split('\n')[0] ?? '';
   const f = line
     .split(/\s+/)
     .slice(1)
     .map((x) => BigInt(x || '0'));
   if (f.length < 8) return undefined;
-  const busy = f[0]! + f[1]! + f[2]! + f[5]! + f[6]! + f[7]!;
+  const busy = f[0] + f[1] + f[2] + f[5] + f[6] + f[7];
   return busy * 10_000_000n; // USER_HZ 100
 }
 
@@ -196,7 +196,9 @@ export class StatsProvider {
     };
     const ms = (t: unknown) => Date.parse(String(t));
     const esc = (v: string) => v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
-    const secs = (ns: unknown) => (Number(ns as bigint) / 1e9).toString();
+    const secs = (ns: unknown) => (Number(ns) / 1e9).toString();
+    /** A uint64 (bigint) or number as decimal text. */
+    const int = (v: unknown) => (typeof v === 'bigint' || typeof v === 'number' ? v.toString() : 'NaN');
     const node = summary.node as Json;
     const cpu = node.cpu as Json | undefined;
     const mem = node.memory as Json | undefined;
@@ -210,7 +212,7 @@ export class StatsProvider {
       'node_memory_working_set_bytes',
       'gauge',
       'Current working set of the node in bytes',
-      mem?.workingSetBytes !== undefined ? [`node_memory_working_set_bytes ${String(mem.workingSetBytes)} ${ms(mem.time)}`] : [],
+      mem?.workingSetBytes !== undefined ? [`node_memory_working_set_bytes ${int(mem.workingSetBytes)} ${ms(mem.time)}`] : [],
     );
     const podSamples: { cpu: string[]; mem: string[]; ccpu: string[]; cmem: string[]; cstart: string[] } = {
       cpu: [],
@@ -226,14 +228,14 @@ export class StatsProvider {
       const pm = p.memory as Json | undefined;
       if (pc) podSamples.cpu.push(`pod_cpu_usage_seconds_total{${podLabels}} ${secs(pc.usageCoreNanoSeconds)} ${ms(pc.time)}`);
       if (pm?.workingSetBytes !== undefined)
-        podSamples.mem.push(`pod_memory_working_set_bytes{${podLabels}} ${String(pm.workingSetBytes)} ${ms(pm.time)}`);
+        podSamples.mem.push(`pod_memory_working_set_bytes{${podLabels}} ${int(pm.workingSetBytes)} ${ms(pm.time)}`);
       for (const c of p.containers as Json[]) {
         const labels = `container="${esc(String(c.name))}",${podLabels}`;
         const cc = c.cpu as Json | undefined;
         const cm = c.memory as Json | undefined;
         if (cc) podSamples.ccpu.push(`container_cpu_usage_seconds_total{${labels}} ${secs(cc.usageCoreNanoSeconds)} ${ms(cc.time)}`);
         if (cm?.workingSetBytes !== undefined)
-          podSamples.cmem.push(`container_memory_working_set_bytes{${labels}} ${String(cm.workingSetBytes)} ${ms(cm.time)}`);
+          podSamples.cmem.push(`container_memory_working_set_bytes{${labels}} ${int(cm.workingSetBytes)} ${ms(cm.time)}`);
         podSamples.cstart.push(`container_start_time_seconds{${labels}} ${ms(c.startTime) / 1000}`);
       }
     }

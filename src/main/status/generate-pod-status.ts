@@ -72,7 +72,7 @@ export interface GenerateStatusOptions {
 export { rfc3339 };
 
 const nsToRfc3339 = (ns: bigint): string | null => (ns > 0n ? rfc3339(Number(ns / 1_000_000n)) : null);
-const isTerminal = (phase: PodPhase | undefined) => phase === 'Failed' || phase === 'Succeeded';
+const isTerminal = (phase: string | undefined): phase is 'Failed' | 'Succeeded' => phase === 'Failed' || phase === 'Succeeded';
 
 export function generateAPIPodStatus(pod: Pod, runtime: RuntimePodStatus | undefined, opts: GenerateStatusOptions): ApiPodStatus {
   const old: ApiPodStatus = opts.previous ?? pod.status ?? {};
@@ -113,9 +113,9 @@ export function generateAPIPodStatus(pod: Pod, runtime: RuntimePodStatus | undef
   let phase = getPhase(pod, all, opts.podIsTerminal === true, hasAnyActiveRegularContainerStarted(pod, runtime));
   if (!isTerminal(phase)) {
     if (isTerminal(old.phase)) phase = old.phase!;
-    else if (isTerminal(pod.status?.phase)) phase = pod.status!.phase!;
+    else if (isTerminal(pod.status?.phase)) phase = pod.status.phase!;
   }
-  if (isTerminal(pod.status?.phase) && phase !== pod.status!.phase) phase = pod.status!.phase!;
+  if (isTerminal(pod.status?.phase) && phase !== pod.status.phase) phase = pod.status.phase!;
   s.phase = phase;
   if (phase === old.phase) {
     const reason = old.reason || pod.status?.reason;

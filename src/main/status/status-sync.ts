@@ -14,7 +14,8 @@
  *   base and retry.
  * - Every 10 s, pods whose version was not written, whose apiserver object was
  *   never written (a recreated mirror pod), or whose apiserver status differs
- *   from what was last written (someone else changed it), are queued.
+ *   from what was last written in a newer resourceVersion (someone else changed
+ *   it; a watch copy older than our write is not drift) are queued.
  * - After a write, a pod that is being deleted and whose containers are all
  *   gone is deleted with grace 0 and a UID precondition (upstream canBeDeleted).
  */
@@ -58,6 +59,18 @@ export function mergePodStatus(apiStatus: ApiPodStatus | undefined, ours: ApiPod
   return { ...ours, conditions };
 }
 
+/**
+ * True when the watch's copy is newer than the object our last write returned. resourceVersions are
+ * opaque to clients by contract, but etcd's are increasing integers; other strings count as newer when
+ * they differ. A copy without one cannot be placed and is not drift.
+ */
+function newer(watchRv: string | undefined, ourRv: string | undefined): boolean {
+  if (!watchRv) return false;
+  if (!ourRv) return true;
+  if (/^\d+$/.test(watchRv) && /^\d+$/.test(ourRv)) return BigInt(watchRv) > BigInt(ourRv);
+  return watchRv !== ourRv;
+}
+
 const kubeletView = (s: ApiPodStatus | undefined): unknown => {
   const plain = JSON.parse(JSON.stringify(s ?? {})) as ApiPodStatus;
   plain.conditions = (plain.conditions ?? []).filter((c) => KUBELET_OWNED_CONDITIONS.includes(c.type));
@@ -70,7 +83,7 @@ export class StatusSync {
   /** Version of each pod's status the apiserver has (by static/api pod UID). */
   private readonly written = new Map<string, number>();
   /** The status the apiserver returned after our last write, by target (api or mirror pod) UID. */
-  private readonly lastReturned = new Map<string, ApiPodStatus>();
+  private readonly lastReturned = new Map<string, { status: ApiPodStatus; resourceVersion?: string }>();
   private readonly deleted = new Set<string>();
   private readonly failures: FailureLog;
   private signal: AbortSignal | undefined;
@@ -88,7 +101,7 @@ export class StatusSync {
         if (!signal.aborted) this.syncBatch();
       }
     };
-    void loop();
+    loop().catch((err: unknown) => this.o.logger.error({ err }, 'Pod status sync loop stopped'));
     this.pump();
   }
 
@@ -120,8 +133,16 @@ export class StatusSync {
       const target = this.target(uid);
       if (!target) continue;
       const returned = this.lastReturned.get(target.metadata.uid ?? '');
-      // Never written to this object (e.g. a recreated mirror pod), or changed by someone else since.
-      if (!returned || !isDeepStrictEqual(kubeletView(target.status), kubeletView(returned))) this.queued.add(uid);
+      if (!returned) {
+        this.queued.add(uid); // never written to this object (e.g. a recreated mirror pod)
+      } else if (
+        newer(target.metadata.resourceVersion, returned.resourceVersion) &&
+        !isDeepStrictEqual(kubeletView(target.status), kubeletView(returned.status))
+      ) {
+        // Someone else changed it: write ours again, from what the apiserver has now (upstream needsReconcile).
+        this.lastReturned.delete(target.metadata.uid ?? '');
+        this.queued.add(uid);
+      }
     }
     for (const uid of this.lastReturned.keys()) if (!targets.has(uid)) this.lastReturned.delete(uid);
     this.pump();
@@ -163,7 +184,7 @@ export class StatusSync {
     const targetUid = target.metadata.uid ?? '';
     const ns = target.metadata.namespace ?? 'default';
     const path = `/api/v1/namespaces/${encodeURIComponent(ns)}/pods/${encodeURIComponent(target.metadata.name ?? '')}`;
-    const base = this.lastReturned.get(targetUid) ?? target.status ?? {};
+    const base = this.lastReturned.get(targetUid)?.status ?? target.status ?? {};
     const merged = mergePodStatus(base, v.status);
     const patch = twoWayMergePatch({ status: base }, { status: merged }, POD_STATUS_SCHEMA);
     if (patch) {
@@ -171,7 +192,7 @@ export class StatusSync {
         const res = await this.o.client.patch<Pod>(`${path}/status`, { metadata: { uid: targetUid }, ...patch }, 'strategic', {
           signal: this.signal,
         });
-        this.lastReturned.set(targetUid, res.status ?? {});
+        this.lastReturned.set(targetUid, { status: res.status ?? {}, resourceVersion: res.metadata.resourceVersion });
       } catch (err) {
         if (isNotFound(err)) {
           this.o.logger.info(
@@ -184,19 +205,24 @@ export class StatusSync {
         if (err instanceof ApiStatusError && isConflict(err) && /UID in precondition/.test(err.message)) {
           this.o.logger.info({ pod: `${ns}/${target.metadata.name}` }, 'Pod was deleted and then recreated; skipping its status update');
           this.written.set(uid, v.version);
+          // Not retried by the batch until the watch catches up.
+          this.lastReturned.set(targetUid, { status: target.status ?? {}, resourceVersion: target.metadata.resourceVersion });
           return;
         }
         if (isConflict(err)) {
           // Our base is stale: read the apiserver's status and write again.
           const fresh = await this.o.client.get<Pod>(path, { signal: this.signal });
-          this.lastReturned.set(targetUid, fresh.status ?? {});
+          this.lastReturned.set(targetUid, { status: fresh.status ?? {}, resourceVersion: fresh.metadata.resourceVersion });
           this.queued.add(uid);
           return;
         }
         throw err;
       }
     } else {
-      this.lastReturned.set(targetUid, base);
+      this.lastReturned.set(targetUid, {
+        status: base,
+        resourceVersion: this.lastReturned.get(targetUid)?.resourceVersion ?? target.metadata.resourceVersion,
+      });
     }
     this.written.set(uid, v.version);
     if (v.pendingSince !== undefined) this.o.syncDuration?.observe((this.o.clock.now() - v.pendingSince) / 1000);

@@ -7,8 +7,10 @@
  *   blocks and returns false when full, so the PLEG counts the drop;
  * - ticks (sync, housekeeping): at most one pending of each kind;
  * - probe results: coalesced per (pod, container, probe), latest wins.
- * Delivery order when several are pending: config, pleg, probe, sync,
- * housekeeping.
+ * When several kinds are pending, one is chosen uniformly at random, as Go's
+ * select chooses among ready channels, so a sustained stream of one kind
+ * (PLEG events during a mass restart) never starves the sync tick or
+ * housekeeping. Within a kind, order is kept.
  */
 import type { PodUpdate } from '../podconfig/types.js';
 import type { PlegEvent } from '../../runtime/pleg-event.js';
@@ -35,7 +37,11 @@ export class SyncLoopQueue {
   private housekeepingPending = false;
   private wake: (() => void) | undefined;
 
-  constructor(readonly plegCapacity = 1000) {}
+  /** `random` picks among ready kinds (default Math.random); tests pass a deterministic one. */
+  constructor(
+    readonly plegCapacity = 1000,
+    private readonly random: () => number = Math.random,
+  ) {}
 
   pushConfig(update: PodUpdate): void {
     this.config.push(update);
@@ -72,23 +78,31 @@ export class SyncLoopQueue {
   }
 
   private next(): SyncLoopEvent | undefined {
-    const update = this.config.shift();
-    if (update) return { kind: 'config', update };
-    const event = this.pleg.shift();
-    if (event) return { kind: 'pleg', event };
-    for (const [key, result] of this.probes) {
-      this.probes.delete(key);
-      return { kind: 'probe', result };
+    const ready: (() => SyncLoopEvent)[] = [];
+    if (this.config.length) ready.push(() => ({ kind: 'config', update: this.config.shift()! }));
+    if (this.pleg.length) ready.push(() => ({ kind: 'pleg', event: this.pleg.shift()! }));
+    if (this.probes.size) {
+      ready.push(() => {
+        const [key, result] = this.probes.entries().next().value as [string, ProbeResult];
+        this.probes.delete(key);
+        return { kind: 'probe', result };
+      });
     }
     if (this.syncPending) {
-      this.syncPending = false;
-      return { kind: 'sync' };
+      ready.push(() => {
+        this.syncPending = false;
+        return { kind: 'sync' };
+      });
     }
     if (this.housekeepingPending) {
-      this.housekeepingPending = false;
-      return { kind: 'housekeeping' };
+      ready.push(() => {
+        this.housekeepingPending = false;
+        return { kind: 'housekeeping' };
+      });
     }
-    return undefined;
+    if (ready.length === 0) return undefined;
+    const pick = ready.length === 1 ? 0 : Math.min(ready.length - 1, Math.floor(this.random() * ready.length));
+    return ready[pick]();
   }
 
   /** The single consumer's next event, waiting for one; undefined once the signal aborts. */

@@ -22,6 +22,8 @@ export const SYNC_TICK_MS = 1000;
 export const HOUSEKEEPING_PERIOD_MS = 2000;
 export const RUNTIME_BACKOFF_MIN_MS = 100;
 export const RUNTIME_BACKOFF_MAX_MS = 5000;
+/** The syncLoop health threshold never goes below this (upstream syncLoopHealthCheck). */
+export const MIN_SYNC_LOOP_HEALTH_THRESHOLD_MS = 5 * 60 * 1000;
 
 export interface SyncLoopOptions {
   podConfig: PodConfig;
@@ -33,6 +35,8 @@ export interface SyncLoopOptions {
   clock: Clock;
   logger: Logger;
   queue?: SyncLoopQueue;
+  /** syncFrequency (ms): the health threshold is max(2 × this, 5 min). Default 1 min. */
+  syncFrequencyMs?: number;
 }
 
 function podNames(pods: Pod[]): string[] {
@@ -41,12 +45,12 @@ function podNames(pods: Pod[]): string[] {
 
 export class SyncLoop {
   readonly queue: SyncLoopQueue;
-  private lastIteration: number;
+  /** When the loop last entered or left an iteration (upstream syncLoopMonitor); undefined before the first. */
+  private lastIteration: number | undefined;
   private running: Promise<void> | undefined;
 
   constructor(private readonly o: SyncLoopOptions) {
     this.queue = o.queue ?? new SyncLoopQueue();
-    this.lastIteration = o.clock.now();
   }
 
   start(signal: AbortSignal): void {
@@ -72,7 +76,6 @@ export class SyncLoop {
     this.running = (async () => {
       let backoff = RUNTIME_BACKOFF_MIN_MS;
       while (!signal.aborted) {
-        this.lastIteration = clock.now();
         const errs = this.o.runtimeState.runtimeErrors();
         if (errs.length > 0) {
           // upstream: while the runtime is unhealthy, skip iterations (nothing is consumed) with backoff.
@@ -82,6 +85,8 @@ export class SyncLoop {
           continue;
         }
         backoff = RUNTIME_BACKOFF_MIN_MS;
+        // Only iterations that run count for health: skipping for runtime errors is not progress.
+        this.lastIteration = clock.now();
         const event = await this.queue.take(signal);
         if (!event) break;
         try {
@@ -89,6 +94,7 @@ export class SyncLoop {
         } catch (err) {
           this.o.logger.error({ err: String(err), event: event.kind }, 'syncLoop iteration failed');
         }
+        this.lastIteration = clock.now();
       }
       await pump.catch(() => undefined);
     })();
@@ -98,12 +104,15 @@ export class SyncLoop {
     await this.running;
   }
 
-  /** upstream syncLoop health: the loop iterated recently. */
+  /**
+   * Upstream syncLoopHealthCheck: unhealthy once the last iteration is older
+   * than max(2 × syncFrequency, 5 min); healthy before the first iteration.
+   */
   healthy(): { ok: boolean; message: string } {
+    if (this.lastIteration === undefined) return { ok: true, message: 'ok' };
+    const threshold = Math.max(2 * (this.o.syncFrequencyMs ?? 60_000), MIN_SYNC_LOOP_HEALTH_THRESHOLD_MS);
     const idle = this.o.clock.now() - this.lastIteration;
-    return idle > 2 * 60 * 1000
-      ? { ok: false, message: `sync loop has not iterated for ${Math.round(idle / 1000)}s` }
-      : { ok: true, message: 'ok' };
+    return idle > threshold ? { ok: false, message: 'sync Loop took longer than expected' } : { ok: true, message: 'ok' };
   }
 
   /** PodList of the pods this node runs, with the status the kubelet computed (for /pods). */

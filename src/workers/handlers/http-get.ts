@@ -79,7 +79,7 @@ export function newRequestForHttpGetAction(
   for (const h of action.httpHeaders ?? []) (headers[canonicalHeaderName(h.name)] ??= []).push(h.value);
   if (!('User-Agent' in headers)) headers['User-Agent'] = [`kube-${purpose}/${UPSTREAM_MAJOR_MINOR}`];
   if (!('Accept' in headers)) headers.Accept = ['*/*'];
-  else if (headers.Accept![0] === '') delete headers.Accept;
+  else if (headers.Accept[0] === '') delete headers.Accept;
   return { url, headers };
 }
 
@@ -119,7 +119,7 @@ interface Exchange {
 function once(url: URL, headers: Record<string, string[]>, signal: AbortSignal): Promise<Exchange> {
   const mod = url.protocol === 'https:' ? https : http;
   const outgoing: Record<string, string | string[]> = {};
-  for (const [k, v] of Object.entries(headers)) outgoing[k] = v.length === 1 ? v[0]! : v;
+  for (const [k, v] of Object.entries(headers)) outgoing[k] = v.length === 1 ? v[0] : v;
   return new Promise((resolve, reject) => {
     const req = mod.request(url, { method: 'GET', headers: outgoing, agent: false, rejectUnauthorized: false, signal });
     req.once('response', (res) => resolve({ res, socket: res.socket }));
@@ -172,7 +172,6 @@ export async function httpGet(request: HttpGetRequest, opts: HttpGetOptions): Pr
   let socket: Socket | undefined;
   try {
     for (let redirects = 0; ; redirects++) {
-      headersIn = false;
       let ex: Exchange;
       try {
         ex = await once(url, headers, controller.signal);

@@ -91,7 +91,7 @@ async function rotateOne(cri: CriApi, id: string, log: string, input: RotateLogs
     await cri.reopenContainerLog({ containerId: id });
   } catch (err) {
     await rename(rotated, log).catch(() => undefined);
-    throw new Error(`failed to reopen container log "${id}": ${(err as Error).message}`);
+    throw new Error(`failed to reopen container log "${id}": ${(err as Error).message}`, { cause: err });
   }
 }
 

@@ -9,7 +9,7 @@
  * protobuf wire helpers instead of generated code.
  */
 import * as grpc from '@grpc/grpc-js';
-import { BinaryReader, BinaryWriter } from '@bufbuild/protobuf/wire';
+import { BinaryReader, BinaryWriter, WireType } from '@bufbuild/protobuf/wire';
 import type { Clock } from '../../common/clock.js';
 import { UPSTREAM_MAJOR_MINOR } from '../../common/upstream-version.js';
 import { joinHostPort } from '../handlers/container-port.js';
@@ -52,7 +52,7 @@ export function decodeHealthCheckResponse(bytes: Uint8Array): number {
   let status = 0;
   while (r.pos < r.len) {
     const [field, wireType] = r.tag();
-    if (field === 1 && wireType === 0) status = r.int32();
+    if (field === 1 && wireType === WireType.Varint) status = r.int32();
     else r.skip(wireType);
   }
   return status;

@@ -8,7 +8,6 @@
 import type { Container, EnvVar, Probe } from '../../api/pod.js';
 
 export type ProbeType = 'Liveness' | 'Readiness' | 'Startup';
-export const PROBE_TYPES: readonly ProbeType[] = ['Startup', 'Readiness', 'Liveness'];
 
 /** upstream pkg/probe Result */
 export type ProbeOutcome = 'success' | 'warning' | 'failure' | 'unknown';

@@ -114,20 +114,21 @@ export class ProbeWorker {
     this.cancelTimer?.();
     this.cancelTimer = this.host.clock.setTimer(ms, () => {
       this.cancelTimer = undefined;
-      void this.tick();
+      this.tick();
     });
   }
 
-  private async tick(): Promise<void> {
+  private tick(): void {
     if (this.stopped || this.done || this.probing) return;
     this.probing = true;
     const started = this.host.clock.now();
-    let keepGoing = true;
-    try {
-      keepGoing = await this.doProbe();
-    } catch {
-      keepGoing = true; // upstream HandleCrash: keep going
-    }
+    this.doProbe().then(
+      (keepGoing) => this.afterProbe(started, keepGoing),
+      () => this.afterProbe(started, true), // upstream HandleCrash: keep going
+    );
+  }
+
+  private afterProbe(started: number, keepGoing: boolean): void {
     this.probing = false;
     if (this.stopped || !keepGoing) return this.finish();
     const now = this.host.clock.now();

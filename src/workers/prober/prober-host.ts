@@ -96,7 +96,7 @@ export class ProberHost implements WorkerHost {
         const w = new ProbeWorker(this, pod, c, type, spec);
         this.workers.set(key, w);
         let mine = this.byPod.get(pod.uid);
-        if (!mine) this.byPod.set(pod.uid, (mine = new Map()));
+        if (!mine) this.byPod.set(pod.uid, (mine = new Map<string, ProbeWorker>()));
         mine.set(key, w);
         this.pods.set(pod.uid, pod);
         w.start();
@@ -153,7 +153,7 @@ export class ProberHost implements WorkerHost {
 
   setResult(w: ProbeWorker, containerId: string, result: ResultValue): void {
     let byType = this.results.get(containerId);
-    if (!byType) this.results.set(containerId, (byType = new Map()));
+    if (!byType) this.results.set(containerId, (byType = new Map<ProbeType, ResultValue>()));
     if (byType.get(w.type) === result) return;
     byType.set(w.type, result);
     this.push({ podUid: w.pod.uid, container: w.container.name, containerId, probeType: w.type, result });
@@ -175,7 +175,7 @@ export class ProberHost implements WorkerHost {
     const result = attempt.result ?? 'Unknown';
     this.probeTotal.inc({
       probe_type: type,
-      result: RESULT_LABEL[result]!,
+      result: RESULT_LABEL[result],
       container: container.name,
       pod: pod.name,
       namespace: pod.namespace,

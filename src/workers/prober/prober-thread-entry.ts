@@ -39,7 +39,10 @@ port.on('message', (cmd: ProberCommand) => {
     case 'trigger':
       return host.trigger(cmd.uid, cmd.container, cmd.probeType);
     case 'metrics':
-      void host.registry.metrics().then((text) => send({ type: 'metrics', id: cmd.id, text }));
+      host.registry
+        .metrics()
+        .then((text) => send({ type: 'metrics', id: cmd.id, text }))
+        .catch((err: unknown) => send({ type: 'metrics', id: cmd.id, text: `# metrics failed: ${String(err)}\n` }));
       return;
     default: {
       const never: never = cmd;

@@ -31,8 +31,11 @@ const CONTAINER_STATES: readonly ContainerState[] = ['created', 'running', 'exit
 const SANDBOX_STATES: readonly SandboxState[] = ['ready', 'notready'];
 
 /** Thrown internally when the region is too small; converted to CapacityError by `encodePodStatus`. */
-class Overflow {
-  constructor(readonly field: string) {}
+/** Thrown inside the encoder when a field does not fit; caught and turned into CapacityError. */
+class Overflow extends Error {
+  constructor(readonly field: string) {
+    super(field);
+  }
 }
 const TOO_LONG = 'too-long';
 

@@ -43,6 +43,12 @@ function expired(entry: BackoffEntry, eventTime: number, policy: BackoffPolicy):
   return eventTime - entry.lastUpdate > policy.resetAfterMs;
 }
 
+/** The key's entry unless absent or expired as judged at `eventTime`. */
+function liveEntry(state: BackoffState, key: string, eventTime: number, policy: BackoffPolicy): BackoffEntry | undefined {
+  const entry = state[key];
+  return entry && !expired(entry, eventTime, policy) ? entry : undefined;
+}
+
 /** The current delay for key (0 when there is no entry). */
 export function getBackoff(state: BackoffState, key: string): number {
   return state[key]?.backoffMs ?? 0;
@@ -59,9 +65,8 @@ export function isInBackOffSince(
   now: number,
   policy: BackoffPolicy = CRASH_LOOP_BACKOFF,
 ): boolean {
-  const entry = state[key];
-  if (!entry || expired(entry, eventTime, policy)) return false;
-  return now - eventTime < entry.backoffMs;
+  const entry = liveEntry(state, key, eventTime, policy);
+  return entry !== undefined && now - eventTime < entry.backoffMs;
 }
 
 /**
@@ -76,9 +81,8 @@ export function isInBackOffSinceUpdate(
   eventTime: number,
   policy: BackoffPolicy = IMAGE_PULL_BACKOFF,
 ): boolean {
-  const entry = state[key];
-  if (!entry || expired(entry, eventTime, policy)) return false;
-  return eventTime - entry.lastUpdate < entry.backoffMs;
+  const entry = liveEntry(state, key, eventTime, policy);
+  return entry !== undefined && eventTime - entry.lastUpdate < entry.backoffMs;
 }
 
 /**

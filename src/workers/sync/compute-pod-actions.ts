@@ -19,8 +19,8 @@
  * Regular containers start once initialization is done. See the end of the
  * file for what is not modelled.
  */
-import type { Container, Pod } from '../../api/pod.js';
-import type { ContainerStatus, PodStatus } from '../../runtime/types.js';
+import type { Pod } from '../../api/pod.js';
+import type { PodStatus } from '../../runtime/types.js';
 import { hashChanged, hashContainer } from './container-hash.js';
 import { computeInitContainerActions, hasAnyRegularContainerCreated, type InitProbeResults } from './init-containers.js';
 import {
@@ -96,7 +96,7 @@ export interface SandboxChange {
 export function podSandboxChanged(pod: Pod, status: PodStatus): SandboxChange {
   const sandboxes = status.sandboxStatuses;
   if (sandboxes.length === 0) return { changed: true, attempt: 0, sandboxId: '' };
-  const newest = sandboxes[0]!;
+  const newest = sandboxes[0];
   const ready = sandboxes.filter((s) => s.state === 'ready').length;
   if (ready > 1 || newest.state !== 'ready') return { changed: true, attempt: newest.attempt + 1, sandboxId: newest.id };
   const hostNetwork = pod.spec.hostNetwork === true;
@@ -224,14 +224,6 @@ export function describePodActions(a: PodActions): string {
     `killPod=${a.killPod} createSandbox=${a.createSandbox} attempt=${a.attempt} sandbox=${a.sandboxId ? a.sandboxId.slice(0, 12) : '-'} ` +
     `init=[${a.initContainersToStart.join(',')}] start=[${a.containersToStart.join(',')}] kill=[${kills.join(',')}]`
   );
-}
-
-/** The spec of the init container or container an index in a PodActions list refers to. */
-export function containerAt(pod: Pod, kind: 'init' | 'regular', index: number): Container {
-  const list = kind === 'init' ? pod.spec.initContainers : pod.spec.containers;
-  const c = list?.[index];
-  if (!c) throw new RangeError(`pod ${pod.metadata.namespace}/${pod.metadata.name}: no ${kind} container at index ${index}`);
-  return c;
 }
 
 /*

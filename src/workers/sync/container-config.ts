@@ -8,8 +8,8 @@
  * Pure: node facts (IPs, node name, memory capacity, allocatable) come in via
  * `opts`; workers have no apiserver, so env sources that need one
  * (secretKeyRef, configMapKeyRef, envFrom) throw a KubeletTsError that names
- * the container and variable. Mounts and devices are left empty for the
- * volume/device layers to fill.
+ * the container and variable. Mounts come in via `opts.mounts`
+ * (make-mounts.ts); devices are left empty.
  */
 import type { Container, EnvVar, Pod } from '../../api/pod.js';
 import { milliValue, parseQuantity, value } from '../../api/quantity.js';
@@ -18,6 +18,8 @@ import {
   ANNOTATION_CONTAINER_HASH,
   ANNOTATION_RESTART_COUNT,
   ANNOTATION_TERMINATION_GRACE,
+  ANNOTATION_TERMINATION_MESSAGE_PATH,
+  ANNOTATION_TERMINATION_MESSAGE_POLICY,
   LABEL_CONTAINER_NAME,
   LABEL_POD_NAME,
   LABEL_POD_NAMESPACE,
@@ -28,14 +30,13 @@ import {
   type ContainerConfig,
   type DeepPartial,
   type LinuxContainerConfig,
+  type Mount,
 } from '../../gen/runtime/v1/api.js';
 import { goJSONString, hashContainer } from './container-hash.js';
 import { containerOOMScoreAdjust } from './qos.js';
 import { namespacesForPod, podSupplementalGroups } from './sandbox-config.js';
 
 export const ANNOTATION_DELETION_GRACE = 'io.kubernetes.pod.deletionGracePeriod';
-export const ANNOTATION_TERMINATION_MESSAGE_PATH = 'io.kubernetes.container.terminationMessagePath';
-export const ANNOTATION_TERMINATION_MESSAGE_POLICY = 'io.kubernetes.container.terminationMessagePolicy';
 export const ANNOTATION_PRESTOP_HANDLER = 'io.kubernetes.container.preStopHandler';
 export const ANNOTATION_CONTAINER_PORTS = 'io.kubernetes.container.ports';
 export const ANNOTATION_CONTAINER_TYPE = 'io.kubernetes.container.type';
@@ -85,6 +86,8 @@ export interface ContainerConfigOptions {
   seccompProfileRoot?: string;
   /** KubeletConfiguration seccompDefault: RuntimeDefault instead of Unconfined when nothing is set. */
   seccompDefault?: boolean;
+  /** The container's mounts (make-mounts.ts). */
+  mounts?: DeepPartial<Mount>[];
 }
 
 // --- $(VAR) expansion ----------------------------------------------------------
@@ -123,8 +126,12 @@ function envError(pod: Pod, container: Container, what: string): KubeletTsError 
   return new KubeletTsError(`pod ${pod.metadata.namespace}/${pod.metadata.name} container ${container.name}: ${what}`);
 }
 
-/** fieldRef paths as upstream podFieldSelectorRuntimeValue + fieldpath.ExtractFieldPathAsString. */
-function fieldRefValue(pod: Pod, fieldPath: string, opts: ContainerConfigOptions): string | undefined {
+/** fieldRef paths as upstream podFieldSelectorRuntimeValue + fieldpath.ExtractFieldPathAsString (env and downwardAPI volumes). */
+export function fieldRefValue(
+  pod: Pod,
+  fieldPath: string,
+  opts: Pick<ContainerConfigOptions, 'nodeName' | 'hostIP' | 'hostIPs' | 'podIP' | 'podIPs'>,
+): string | undefined {
   const m = pod.metadata;
   switch (fieldPath) {
     case 'metadata.name':
@@ -151,7 +158,7 @@ function fieldRefValue(pod: Pod, fieldPath: string, opts: ContainerConfigOptions
       return formatMap(m.annotations ?? {});
   }
   const sub = /^metadata\.(labels|annotations)\['(.*)'\]$/.exec(fieldPath);
-  if (sub) return (sub[1] === 'labels' ? m.labels : m.annotations)?.[sub[2]!] ?? '';
+  if (sub) return (sub[1] === 'labels' ? m.labels : m.annotations)?.[sub[2]] ?? '';
   return undefined;
 }
 
@@ -163,12 +170,12 @@ function formatMap(map: Record<string, string>): string {
     .join('\n');
 }
 
-/** Upstream ExtractContainerResourceValue for cpu/memory/ephemeral-storage with divisor (rounded up). */
-function resourceFieldValue(
+/** Upstream ExtractContainerResourceValue for cpu/memory/ephemeral-storage with divisor (rounded up) (env and downwardAPI volumes). */
+export function resourceFieldValue(
   pod: Pod,
   container: Container,
   ref: NonNullable<NonNullable<EnvVar['valueFrom']>['resourceFieldRef']>,
-  opts: ContainerConfigOptions,
+  opts: Pick<ContainerConfigOptions, 'nodeAllocatable'>,
 ): string {
   const target = ref.containerName
     ? [...(pod.spec.containers ?? []), ...(pod.spec.initContainers ?? [])].find((c) => c.name === ref.containerName)
@@ -365,7 +372,9 @@ export function containerLogPath(containerName: string, restartCount: number): s
 export function generateContainerConfig(pod: Pod, target: number | Container, opts: ContainerConfigOptions): DeepPartial<ContainerConfig> {
   const container = typeof target === 'number' ? (opts.kind === 'init' ? pod.spec.initContainers : pod.spec.containers)?.[target] : target;
   if (!container)
-    throw new RangeError(`pod ${pod.metadata.namespace}/${pod.metadata.name}: no ${opts.kind} container at index ${String(target)}`);
+    throw new RangeError(
+      `pod ${pod.metadata.namespace}/${pod.metadata.name}: no ${opts.kind} container at index ${typeof target === 'number' ? target : target.name}`,
+    );
   const env = makeEnvironmentVariables(pod, container, opts);
   const all = new Map(env.map((e) => [e.name, e.value]));
   const lookup = (n: string): string | undefined => all.get(n);
@@ -376,6 +385,7 @@ export function generateContainerConfig(pod: Pod, target: number | Container, op
     args: (container.args ?? []).map((a) => expand(a, lookup)),
     workingDir: container.workingDir ?? '',
     envs: env.map((e) => ({ key: e.name, value: Buffer.from(e.value, 'utf8') })),
+    mounts: opts.mounts ?? [],
     labels: containerLabels(pod, container),
     annotations: containerAnnotations(pod, container, opts.restartCount, opts.kind),
     logPath: containerLogPath(container.name, opts.restartCount),

@@ -91,12 +91,12 @@ export function selectContainers(containers: GcContainer[], input: GcInput): str
   const out: string[] = [];
   const removeOldest = (list: GcContainer[], n: number): GcContainer[] => {
     const keep = list.length - n;
-    for (let i = list.length - 1; i >= keep; i--) out.push(list[i]!.id);
+    for (let i = list.length - 1; i >= keep; i--) out.push(list[i].id);
     return list.slice(0, keep);
   };
   if (input.allSourcesReady) {
     for (const [key, list] of units) {
-      if (!removable(list[0]!.uid)) continue;
+      if (!removable(list[0].uid)) continue;
       removeOldest(list, list.length);
       units.delete(key);
     }
@@ -146,7 +146,7 @@ export async function gcList(cri: CriApi): Promise<{ containers: GcContainer[]; 
       .filter((c) => c.labels[LABEL_POD_UID])
       .map((c) => ({
         id: c.id,
-        uid: c.labels[LABEL_POD_UID]!,
+        uid: c.labels[LABEL_POD_UID],
         name: c.metadata?.name ?? '',
         sandboxId: c.podSandboxId,
         running: c.state === ContainerState.CONTAINER_RUNNING,
@@ -156,7 +156,7 @@ export async function gcList(cri: CriApi): Promise<{ containers: GcContainer[]; 
       .filter((s) => s.metadata?.uid || s.labels[LABEL_POD_UID])
       .map((s) => ({
         id: s.id,
-        uid: s.metadata?.uid || s.labels[LABEL_POD_UID]!,
+        uid: s.metadata?.uid || s.labels[LABEL_POD_UID],
         ready: s.state === PodSandboxState.SANDBOX_READY,
         createdAt: BigInt(s.createdAt),
       })),

@@ -28,7 +28,7 @@ export function hashContainer(container: Pick<Container, 'name' | 'image'>): str
   const json = `{"image":${goJSONString(container.image ?? '')},"name":${goJSONString(container.name)}}`;
   const bytes = Buffer.from(json, 'utf8');
   let text = '([]uint8)[';
-  for (let i = 0; i < bytes.length; i++) text += (i === 0 ? '' : ' ') + bytes[i]!;
+  for (let i = 0; i < bytes.length; i++) text += (i === 0 ? '' : ' ') + bytes[i];
   text += ']';
   return fnv1a32(Buffer.from(text, 'utf8')).toString(16);
 }
@@ -51,7 +51,7 @@ function normalizeHex(h: string): string {
 function fnv1a32(data: Uint8Array): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < data.length; i++) {
-    h ^= data[i]!;
+    h ^= data[i];
     h = Math.imul(h, 0x01000193) >>> 0;
   }
   return h >>> 0;

@@ -1,21 +1,54 @@
 /**
  * Makes the image of a container present according to its imagePullPolicy
- * (upstream images.imageManager.EnsureImageExists): Never → must be present
- * (ErrImageNeverPull); IfNotPresent → pull when absent; Always → pull.
- * Failed pulls are backed off per (pod, image): within the backoff window the
- * result is ImagePullBackOff without calling the runtime.
+ * (upstream images.imageManager.EnsureImageExists), in upstream's order:
+ *  1. the reference gets the default tag `:latest` when it has neither tag
+ *     nor digest (a reference that does not parse: InvalidImageName);
+ *  2. ImageStatus (a failure: ImageInspectError);
+ *  3. present and not `Always`: done ("already present on machine");
+ *     absent and `Never`: ErrImageNeverPull;
+ *  4. within the pull backoff of (pod UID, image): ImagePullBackOff, without
+ *     calling the runtime (10 s, doubling to 300 s, measured from the last
+ *     failed pull);
+ *  5. a pull slot (serialized or maxParallelImagePulls, node-wide), the
+ *     registry QPS bucket ("pull QPS exceeded." counts as a failed pull),
+ *     PullImage; a failure is ErrImagePull and advances the backoff.
+ * Every failure also yields upstream's `Failed` / `Error: <reason>` event.
  */
 import type { Container, Pod } from '../../api/pod.js';
+import { applyDefaultImageTag } from '../../api/image-reference.js';
+import type { Clock } from '../../common/clock.js';
 import type { CriApi } from '../../cri/client.js';
-import { IMAGE_PULL_BACKOFF, getBackoff, isInBackOffSinceUpdate, next, formatGoDuration, type BackoffState } from './backoff.js';
+import { CriError } from '../../common/errors.js';
+import { ImagePullQPSExceededError, type ImagePullGate } from '../shared/image-pull-gate.js';
+import { IMAGE_PULL_BACKOFF, isInBackOffSinceUpdate, next, formatGoDuration, type BackoffState } from './backoff.js';
 import type { PodEvent, SyncReason } from './sync-types.js';
 
 export type EnsureImageResult =
   | { ok: true; imageRef: string; backoff: BackoffState; events: PodEvent[] }
   | { ok: false; reason: SyncReason; backoff: BackoffState; events: PodEvent[] };
 
-function imageBackoffKey(pod: Pod, image: string): string {
-  return `image_${pod.metadata.uid ?? ''}_${image}`;
+export interface EnsureImageOptions {
+  /** Node-wide pull limits; absent: no limit. */
+  gate?: ImagePullGate;
+  /** For pull durations and the QPS bucket; absent: `now` throughout. */
+  clock?: Clock;
+}
+
+/** Upstream's image pull backoff key: `<pod UID>_<image as written>`. */
+export function imageBackoffKey(pod: Pod, image: string): string {
+  return `${pod.metadata.uid ?? ''}_${image}`;
+}
+
+/** The error text upstream shows for a failed CRI call (`rpc error: code = … desc = …`, without our operation prefix). */
+function errorText(err: unknown): string {
+  if (err instanceof CriError) return err.message.replace(/^[A-Za-z_]+: (?=rpc error:)/, '');
+  return err instanceof Error ? err.message : String(err);
+}
+
+function failure(reason: string, message: string, backoff: BackoffState, events: PodEvent[]): EnsureImageResult {
+  // upstream startContainer: the event carries only the error's name.
+  events.push({ type: 'Warning', reason: 'Failed', message: `Error: ${reason}` });
+  return { ok: false, reason: { reason, message }, backoff, events };
 }
 
 export async function ensureImage(
@@ -24,47 +57,66 @@ export async function ensureImage(
   container: Container,
   backoff: BackoffState,
   now: number,
+  opts: EnsureImageOptions = {},
 ): Promise<EnsureImageResult> {
-  const image = container.image ?? '';
+  const imgRef = container.image ?? '';
   const policy = container.imagePullPolicy ?? 'IfNotPresent';
-  const present = (await cri.imageStatus({ image: { image } })).image;
-  if (present && policy !== 'Always') {
-    return { ok: true, imageRef: present.id, backoff, events: [] };
+  const events: PodEvent[] = [];
+  const clockNow = () => opts.clock?.now() ?? now;
+
+  let image: string;
+  try {
+    image = applyDefaultImageTag(imgRef);
+  } catch (err) {
+    const message = `Failed to apply default image tag ${JSON.stringify(imgRef)}: ${(err as Error).message}`;
+    events.push({ type: 'Warning', reason: 'InspectFailed', message });
+    return failure('InvalidImageName', message, backoff, events);
+  }
+
+  let present: { id: string } | undefined;
+  try {
+    present = (await cri.imageStatus({ image: { image } })).image;
+  } catch (err) {
+    const message = `Failed to inspect image ${JSON.stringify(imgRef)}: ${errorText(err)}`;
+    events.push({ type: 'Warning', reason: 'InspectFailed', message });
+    return failure('ImageInspectError', message, backoff, events);
+  }
+  if (policy !== 'Always' && present) {
+    events.push({ type: 'Normal', reason: 'Pulled', message: `Container image ${JSON.stringify(imgRef)} already present on machine` });
+    return { ok: true, imageRef: present.id, backoff, events };
   }
   if (policy === 'Never') {
-    const message = `Container image "${image}" is not present with pull policy of Never`;
-    return {
-      ok: false,
-      reason: { reason: 'ErrImageNeverPull', message },
-      backoff,
-      events: [{ type: 'Warning', reason: 'ErrImageNeverPull', message }],
-    };
+    const message = `Container image ${JSON.stringify(imgRef)} is not present with pull policy of Never`;
+    events.push({ type: 'Warning', reason: 'ErrImageNeverPull', message });
+    return failure('ErrImageNeverPull', message, backoff, events);
   }
-  const key = imageBackoffKey(pod, image);
+
+  const key = imageBackoffKey(pod, imgRef);
   if (isInBackOffSinceUpdate(backoff, key, now, IMAGE_PULL_BACKOFF)) {
-    const message = `Back-off pulling image "${image}"`;
-    return {
-      ok: false,
-      reason: { reason: 'ImagePullBackOff', message },
-      backoff,
-      events: [{ type: 'Normal', reason: 'BackOff', message }],
-    };
+    const message = `Back-off pulling image ${JSON.stringify(imgRef)}`;
+    events.push({ type: 'Normal', reason: 'BackOff', message });
+    return failure('ImagePullBackOff', message, backoff, events);
   }
-  const events: PodEvent[] = [{ type: 'Normal', reason: 'Pulling', message: `Pulling image "${image}"` }];
-  const start = now;
+
+  events.push({ type: 'Normal', reason: 'Pulling', message: `Pulling image ${JSON.stringify(imgRef)}` });
+  const queued = clockNow();
+  const release = opts.gate ? await opts.gate.acquire() : () => {};
+  const started = clockNow();
   try {
+    if (opts.gate && !opts.gate.tryAccept(started)) throw new ImagePullQPSExceededError();
     const pulled = await cri.pullImage({ image: { image } });
-    events.push({ type: 'Normal', reason: 'Pulled', message: `Successfully pulled image "${image}"` });
+    const done = clockNow();
+    events.push({
+      type: 'Normal',
+      reason: 'Pulled',
+      message: `Successfully pulled image ${JSON.stringify(imgRef)} in ${formatGoDuration(done - started)} (${formatGoDuration(done - queued)} including waiting)`,
+    });
     return { ok: true, imageRef: pulled.imageRef, backoff, events };
   } catch (err) {
-    const next_ = next(backoff, key, start, { policy: IMAGE_PULL_BACKOFF });
-    const message = `Failed to pull image "${image}": ${err instanceof Error ? err.message : String(err)}`;
-    events.push({ type: 'Warning', reason: 'Failed', message });
-    events.push({
-      type: 'Warning',
-      reason: 'Failed',
-      message: `Error: ErrImagePull (next attempt in ${formatGoDuration(getBackoff(next_, key))})`,
-    });
-    return { ok: false, reason: { reason: 'ErrImagePull', message }, backoff: next_, events };
+    const failedAt = clockNow();
+    events.push({ type: 'Warning', reason: 'Failed', message: `Failed to pull image ${JSON.stringify(imgRef)}: ${errorText(err)}` });
+    return failure('ErrImagePull', errorText(err), next(backoff, key, failedAt, { policy: IMAGE_PULL_BACKOFF }), events);
+  } finally {
+    release();
   }
 }

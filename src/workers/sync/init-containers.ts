@@ -91,7 +91,7 @@ export function computeInitContainerActions(pod: Pod, status: PodStatus, probes:
     out.toKill.push({ id: s.id, name: c.name, reason, message });
 
   for (let i = inits.length - 1; i >= 0; i--) {
-    const c = inits[i]!;
+    const c = inits[i];
     const sidecar = isRestartableInitContainer(c);
     const s = findLatestContainerStatus(status, c.name);
     if (!s) {

@@ -69,14 +69,14 @@ export interface KillContainerRequest {
 async function restoreSpecs(cri: CriApi, req: KillContainerRequest): Promise<{ pod: Pod; container: Container }> {
   const s = (await cri.containerStatus({ containerId: req.id })).status;
   const a = s?.annotations ?? {};
-  const num = (k: string) => (a[k] !== undefined && /^-?\d+$/.test(a[k]!) ? Number(a[k]) : undefined);
+  const num = (k: string) => (a[k] !== undefined && /^-?\d+$/.test(a[k]) ? Number(a[k]) : undefined);
   const pod: Pod = {
     metadata: { ...req.pod.metadata, deletionGracePeriodSeconds: num(ANNOTATION_DELETION_GRACE) },
     spec: { terminationGracePeriodSeconds: num(ANNOTATION_TERMINATION_GRACE), containers: [] },
   };
   let preStop: NonNullable<Container['lifecycle']>['preStop'];
   try {
-    if (a[ANNOTATION_PRESTOP_HANDLER]) preStop = JSON.parse(a[ANNOTATION_PRESTOP_HANDLER]!) as typeof preStop;
+    if (a[ANNOTATION_PRESTOP_HANDLER]) preStop = JSON.parse(a[ANNOTATION_PRESTOP_HANDLER]) as typeof preStop;
   } catch {
     preStop = undefined;
   }
@@ -159,7 +159,7 @@ export async function killPod(ctx: HookContext, pod: Pod, status: PodStatus, gra
  * retry. A container already gone is not an error.
  */
 export async function removeContainer(cri: CriApi, id: string): Promise<void> {
-  let logPath = '';
+  let logPath: string;
   try {
     logPath = (await cri.containerStatus({ containerId: id })).status?.logPath ?? '';
   } catch (err) {

@@ -67,8 +67,8 @@ export function allContainers(pod: Pod): Container[] {
   return [...(pod.spec.initContainers ?? []), ...(pod.spec.containers ?? [])];
 }
 
-/** Upstream GeneratePodHostNameAndDomain + GetNodenameForKernel: the UTS hostname. */
-export function podHostname(pod: Pod, clusterDomain = ''): string {
+/** Upstream GeneratePodHostNameAndDomain: the pod's hostname and, with a subdomain, its DNS domain. */
+export function podHostNameAndDomain(pod: Pod, clusterDomain = ''): { hostname: string; domain: string } {
   const name = pod.metadata.name ?? '';
   let hostname = name;
   if (pod.spec.hostname) {
@@ -87,13 +87,20 @@ export function podHostname(pod: Pod, clusterDomain = ''): string {
       );
   }
   const sub = pod.spec.subdomain;
-  if (sub && pod.spec['setHostnameAsFQDN'] === true) {
-    if (!DNS1123_LABEL.test(sub))
-      throw new KubeletTsError(`pod ${pod.metadata.namespace}/${name}: spec.subdomain ${JSON.stringify(sub)} is not a valid DNS label`);
-    const fqdn = `${hostname}.${sub}.${pod.metadata.namespace ?? ''}.svc.${clusterDomain}`;
+  if (!sub) return { hostname, domain: '' };
+  if (!DNS1123_LABEL.test(sub))
+    throw new KubeletTsError(`pod ${pod.metadata.namespace}/${name}: spec.subdomain ${JSON.stringify(sub)} is not a valid DNS label`);
+  return { hostname, domain: `${sub}.${pod.metadata.namespace ?? ''}.svc.${clusterDomain}` };
+}
+
+/** Upstream GeneratePodHostNameAndDomain + GetNodenameForKernel: the UTS hostname. */
+export function podHostname(pod: Pod, clusterDomain = ''): string {
+  const { hostname, domain } = podHostNameAndDomain(pod, clusterDomain);
+  if (domain && pod.spec['setHostnameAsFQDN'] === true) {
+    const fqdn = `${hostname}.${domain}`;
     if (fqdn.length > 64)
       throw new KubeletTsError(
-        `pod ${pod.metadata.namespace}/${name}: FQDN ${fqdn} is longer than 64 characters; shorten the hostname or subdomain`,
+        `pod ${pod.metadata.namespace}/${pod.metadata.name ?? ''}: FQDN ${fqdn} is longer than 64 characters; shorten the hostname or subdomain`,
       );
     return fqdn;
   }

@@ -12,20 +12,23 @@
 import { mkdirSync } from 'node:fs';
 import type { Container, Pod } from '../../api/pod.js';
 import type { Clock } from '../../common/clock.js';
+import type { Mounter } from '../../common/mounter.js';
 import { criStatusMessage, type CriApi } from '../../cri/client.js';
 import type { Runtime } from '../../runtime/runtime.js';
 import type { PodStatus } from '../../runtime/types.js';
+import type { ImagePullGate } from '../shared/image-pull-gate.js';
 import type { PodStatusCache } from '../shared/pod-status-cache.js';
 import { doBackOff, type BackoffState } from './backoff.js';
 import { computePodActions, describePodActions } from './compute-pod-actions.js';
-import { generateContainerConfig } from './container-config.js';
+import { generateContainerConfig, makeEnvironmentVariables, type ContainerConfigOptions } from './container-config.js';
 import { ensureImage } from './image-puller.js';
 import { initContainersToPrune, initContainersToPurge, isRestartableInitContainer } from './init-containers.js';
 import { killContainer, killPod, removeContainers, removePod } from './kill-pod.js';
 import { runHandler, type HookContext } from './lifecycle-hooks.js';
 import { containerLogsDirectory, restartCountFromLogDir } from './log-restart-count.js';
+import { makeMounts } from './make-mounts.js';
 import { findLatestContainerStatus } from './restart-policy.js';
-import { buildPodLogsDirectory, generatePodSandboxConfig } from './sandbox-config.js';
+import { buildPodLogsDirectory, generatePodSandboxConfig, podHostNameAndDomain } from './sandbox-config.js';
 import type { NodeInfo, PodEvent, SyncPodInput, SyncPodResult, SyncReason, TerminatePodInput, TerminatePodResult } from './sync-types.js';
 
 export interface SyncContext extends HookContext {
@@ -33,6 +36,10 @@ export interface SyncContext extends HookContext {
   runtime: Runtime;
   cache: PodStatusCache;
   clock: Clock;
+  /** For subPath bind mounts. */
+  mounter: Mounter;
+  /** Node-wide image pull limits; absent: none. */
+  pullGate?: ImagePullGate;
 }
 
 /**
@@ -68,6 +75,29 @@ export async function currentStatus(
   return ctx.runtime.getPodStatus(uid, name, namespace);
 }
 
+/** The container's mounts; a host-network pod's hosts file lists the node's IPs (upstream podIPs for host network). */
+function containerMounts(
+  ctx: SyncContext,
+  pod: Pod,
+  container: Container,
+  opts: ContainerConfigOptions,
+  sandboxIPs: string[],
+  node: NodeInfo,
+  volumes: Pick<SyncPodInput, 'volumes' | 'podDir'>,
+) {
+  if (!volumes.podDir && !container.volumeMounts?.length) return Promise.resolve([]);
+  const { hostname, domain } = podHostNameAndDomain(pod, node.clusterDomain);
+  return makeMounts(pod, container, {
+    podDir: volumes.podDir,
+    volumes: volumes.volumes ?? {},
+    podIPs: pod.spec.hostNetwork ? (node.ip ? [node.ip] : []) : sandboxIPs,
+    hostname,
+    domain,
+    env: container.volumeMounts?.some((m) => m['subPathExpr']) ? makeEnvironmentVariables(pod, container, opts) : [],
+    mounter: ctx.mounter,
+  });
+}
+
 interface StartOutcome {
   reason?: SyncReason;
   backoff: BackoffState;
@@ -90,6 +120,7 @@ async function startContainer(
   node: NodeInfo,
   backoff: BackoffState,
   events: PodEvent[],
+  volumes: Pick<SyncPodInput, 'volumes' | 'podDir'>,
 ): Promise<StartOutcome> {
   const now = ctx.clock.now();
   const back = doBackOff(backoff, pod, container, status, now);
@@ -98,7 +129,7 @@ async function startContainer(
     return { reason: { reason: back.reason, message: back.message }, backoff: back.state };
   }
   backoff = back.state;
-  const image = await ensureImage(ctx.cri, pod, container, backoff, now);
+  const image = await ensureImage(ctx.cri, pod, container, backoff, now, { gate: ctx.pullGate, clock: ctx.clock });
   events.push(...image.events);
   backoff = image.backoff;
   if (!image.ok) return { reason: image.reason, backoff };
@@ -110,7 +141,7 @@ async function startContainer(
   const restartCount = nextRestartCount(pod, container, status, node);
   let config: ReturnType<typeof generateContainerConfig>;
   try {
-    config = generateContainerConfig(pod, container, {
+    const opts: ContainerConfigOptions = {
       kind,
       restartCount,
       podIP: sandbox.ips[0] ?? '',
@@ -120,8 +151,11 @@ async function startContainer(
       hostIPs: node.ip ? [node.ip] : [],
       imageRef: image.imageRef,
       memoryCapacityBytes: node.memoryCapacityBytes,
-    });
+    };
+    opts.mounts = await containerMounts(ctx, pod, container, opts, sandbox.ips, node, volumes);
+    config = generateContainerConfig(pod, container, opts);
   } catch (err) {
+    // upstream: errors generating the config (env, mounts) are CreateContainerConfigError.
     return failed('CreateContainerConfigError', err);
   }
   let containerId: string;
@@ -243,8 +277,8 @@ export async function syncPod(ctx: SyncContext, input: SyncPodInput): Promise<Sy
   // Step 4: init containers and sidecars, in spec order. A sidecar that fails to start does not stop the
   // others; an ordinary init container that fails ends this sync.
   for (const i of actions.initContainersToStart) {
-    const c = pod.spec.initContainers![i]!;
-    const out = await startContainer(ctx, pod, c, 'init', status, sandbox, node, backoff, events);
+    const c = pod.spec.initContainers![i];
+    const out = await startContainer(ctx, pod, c, 'init', status, sandbox, node, backoff, events, input);
     backoff = out.backoff;
     if (out.reason) {
       reasons[c.name] = out.reason;
@@ -257,7 +291,7 @@ export async function syncPod(ctx: SyncContext, input: SyncPodInput): Promise<Sy
   // Step 5: the containers, in spec order as upstream starts them; one failure does not stop the others.
   for (const i of actions.containersToStart) {
     const c = (pod.spec.containers ?? [])[i];
-    const out = await startContainer(ctx, pod, c, 'regular', status, sandbox, node, backoff, events);
+    const out = await startContainer(ctx, pod, c, 'regular', status, sandbox, node, backoff, events, input);
     backoff = out.backoff;
     if (out.reason) {
       reasons[c.name] = out.reason;

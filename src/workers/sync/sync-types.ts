@@ -20,6 +20,14 @@ export interface NodeInfo {
   memoryCapacityBytes: number;
 }
 
+/** A set-up volume of the pod (the volume manager's VolumeMap entry). */
+export interface PodVolume {
+  /** The host path containers bind. */
+  path: string;
+  /** The plugin makes every mount of it read-only (configMap, secret, downwardAPI, projected). */
+  readOnly: boolean;
+}
+
 export interface SyncPodInput {
   pod: Pod;
   /** Pod status cache slot of this pod (allocated by the main thread). */
@@ -40,6 +48,10 @@ export interface SyncPodInput {
   startupFailed?: string[];
   /** Container ids whose startup probe succeeded (a sidecar with a startupProbe is started only then). */
   startupSucceeded?: string[];
+  /** The pod's set-up volumes by pod.spec.volumes[].name (absent: the pod has none). */
+  volumes?: Record<string, PodVolume>;
+  /** The pod's directory under --root-dir: managed /etc/hosts, termination-log files, subPath binds. */
+  podDir?: string;
 }
 
 /** A container's waiting reason from the last sync (upstream reasonCache). */

@@ -1,0 +1,230 @@
+/**
+ * Pod start-up SLI through the apiserver: one Deployment of N pods (default
+ * 100) scheduled by the real scheduler onto one node at a time — kubelet-ts,
+ * then the Go kubelet v1.20.2 from the same build (or the other order with
+ * `--order go-first`) — on the same control plane and the same kind of private
+ * containerd, in one run.
+ *
+ * Per agent: the time from the Deployment's creation to all N pods Ready, and
+ * p50/p99 of each pod's (Ready lastTransitionTime − creationTimestamp), from
+ * the statuses the kubelet reported (second resolution, as the API stores them).
+ *
+ * `npm run bench -- pod-startup-sli [--pods 100] [--order ts-first|go-first]
+ * [--automount true|false]` (default false: no service-account token volume, so
+ * both kubelets do the same work even where volumes differ).
+ */
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { AgentProcess } from '../test/e2e/agent-harness.js';
+import { pollUntil } from '../test/helpers/poll.js';
+import { PrivateContainerd } from '../test/helpers/private-containerd.js';
+import { writeStartupCdf } from './lib/charts.js';
+import { GoKubelet } from './lib/go-kubelet.js';
+import { arg, machine, percentile, round, RESULTS_DIR, writeResults } from './lib/report.js';
+
+const run = promisify(execFile);
+const CP = join(RESULTS_DIR, '../../scripts/control-plane.sh');
+
+interface PodView {
+  metadata: { name: string; creationTimestamp: string };
+  status?: { conditions?: { type: string; status: string; lastTransitionTime?: string }[] };
+}
+
+async function kubectl(admin: string, ...args: string[]): Promise<string> {
+  return (await run('kubectl', ['--kubeconfig', admin, ...args], { maxBuffer: 256 * 1024 * 1024 })).stdout;
+}
+
+async function kubectlStdin(admin: string, doc: object, ...args: string[]): Promise<void> {
+  const child = execFile('kubectl', ['--kubeconfig', admin, ...args, '-f', '-']);
+  const done = new Promise<void>((res, rej) =>
+    child.on('exit', (c) => (c === 0 ? res() : rej(new Error(`kubectl ${args.join(' ')} exited ${c}`)))),
+  );
+  child.stdin!.end(JSON.stringify(doc));
+  await done;
+}
+
+interface AgentRun {
+  agent: 'kubelet-ts' | 'go-kubelet';
+  pods: number;
+  allReadyMs: number;
+  perPodMs: number[];
+  p50Ms: number;
+  p99Ms: number;
+  /** Ready − PodScheduled per pod: the kubelet's share (the rest is the controllers' and the scheduler's). */
+  kubeletP50Ms: number;
+  kubeletP99Ms: number;
+}
+
+async function measure(
+  admin: string,
+  ns: string,
+  node: string,
+  pods: number,
+  automount: boolean,
+  agent: AgentRun['agent'],
+): Promise<AgentRun> {
+  const deployment = {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: 'sli', namespace: ns },
+    spec: {
+      replicas: pods,
+      selector: { matchLabels: { app: 'sli' } },
+      template: {
+        metadata: { labels: { app: 'sli' } },
+        spec: {
+          nodeSelector: { 'kubernetes.io/hostname': node },
+          automountServiceAccountToken: automount,
+          terminationGracePeriodSeconds: 1,
+          containers: [{ name: 'c', image: 'docker.io/kubelet-ts/busybox:1.0', command: ['sleep', '3600'] }],
+        },
+      },
+    },
+  };
+  const t0 = Date.now();
+  await kubectlStdin(admin, deployment, 'apply');
+  const items = await pollUntil(
+    `${pods} pods Ready on ${node}`,
+    async () => {
+      const list = JSON.parse(await kubectl(admin, '-n', ns, 'get', 'pods', '-l', 'app=sli', '-o', 'json')) as { items: PodView[] };
+      const ready = list.items.filter((p) => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
+      return ready.length >= pods ? ready : undefined;
+    },
+    { timeoutMs: 15 * 60_000, intervalMs: 500 },
+  );
+  const allReadyMs = Date.now() - t0;
+  const at = (p: PodView, type: string) => Date.parse(p.status!.conditions!.find((c) => c.type === type)?.lastTransitionTime ?? '');
+  const perPodMs = items.map((p) => at(p, 'Ready') - Date.parse(p.metadata.creationTimestamp));
+  const kubeletMs = items.map((p) => at(p, 'Ready') - at(p, 'PodScheduled')).filter((x) => Number.isFinite(x));
+  await kubectl(admin, '-n', ns, 'delete', 'deployment', 'sli', '--wait=false');
+  await pollUntil(
+    'the pods to be gone',
+    async () => (JSON.parse(await kubectl(admin, '-n', ns, 'get', 'pods', '-o', 'json')) as { items: unknown[] }).items.length === 0,
+    { timeoutMs: 15 * 60_000, intervalMs: 1000 },
+  );
+  return {
+    agent,
+    pods,
+    allReadyMs,
+    perPodMs,
+    p50Ms: percentile(perPodMs, 50),
+    p99Ms: percentile(perPodMs, 99),
+    kubeletP50Ms: percentile(kubeletMs, 50),
+    kubeletP99Ms: percentile(kubeletMs, 99),
+  };
+}
+
+async function main(): Promise<void> {
+  const pods = Number(arg('pods', '100'));
+  const order = arg('order', 'ts-first');
+  const automount = arg('automount', 'false') === 'true';
+  const env = Object.fromEntries(
+    (await run('bash', [CP, 'env'])).stdout
+      .trim()
+      .split('\n')
+      .map((l) => l.split('=', 2) as [string, string]),
+  );
+  const admin = env.KTS_KUBECONFIG;
+  const id = randomUUID().slice(0, 5);
+  const ns = `sli-${id}`;
+  await kubectl(admin, 'create', 'namespace', ns);
+  await pollUntil(
+    'the default service account',
+    async () => (await kubectl(admin, '-n', ns, 'get', 'sa', 'default').catch(() => '')) !== '',
+    {
+      timeoutMs: 60_000,
+      intervalMs: 500,
+    },
+  );
+  const runs: AgentRun[] = [];
+  const agents: AgentRun['agent'][] = order === 'go-first' ? ['go-kubelet', 'kubelet-ts'] : ['kubelet-ts', 'go-kubelet'];
+  try {
+    for (const which of agents) {
+      const node = `sli-${which === 'kubelet-ts' ? 'ts' : 'go'}-${id}`;
+      const ns = node;
+      await kubectl(admin, 'create', 'namespace', ns);
+      await pollUntil(
+        'the default service account',
+        async () => (await kubectl(admin, '-n', ns, 'get', 'sa', 'default').catch(() => '')) !== '',
+        {
+          timeoutMs: 60_000,
+          intervalMs: 500,
+        },
+      );
+      const cd = new PrivateContainerd(`s${which === 'kubelet-ts' ? 't' : 'g'}${id.slice(0, 4)}`, which === 'kubelet-ts' ? 142 : 143);
+      await cd.up();
+      const kubeconfig = `/tmp/${node}.kubeconfig`;
+      await run('bash', [CP, 'kubeconfig', node, kubeconfig]);
+      let stop: () => Promise<void>;
+      if (which === 'kubelet-ts') {
+        const a = new AgentProcess(cd.endpoint, node, ns, [`--kubeconfig=${kubeconfig}`, `--max-pods=${Math.max(110, pods + 10)}`]);
+        await a.start();
+        stop = () => a.cleanup();
+      } else {
+        const g = new GoKubelet({
+          endpoint: cd.endpoint,
+          nodeName: node,
+          namespace: ns,
+          maxPods: Math.max(110, pods + 10),
+          extraArgs: [`--kubeconfig=${kubeconfig}`],
+        });
+        await g.start();
+        stop = () => g.cleanup();
+      }
+      try {
+        await pollUntil(
+          `${node} Ready`,
+          async () =>
+            (await kubectl(admin, 'get', 'node', node, '-o', 'jsonpath={.status.conditions[?(@.type=="Ready")].status}').catch(
+              () => '',
+            )) === 'True',
+          {
+            timeoutMs: 120_000,
+            intervalMs: 500,
+          },
+        );
+        const r = await measure(admin, ns, node, pods, automount, which);
+        console.log(`${which}: all ${pods} Ready after ${r.allReadyMs} ms; per pod p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms`);
+        runs.push(r);
+      } finally {
+        await stop().catch(() => undefined);
+        await cd.down().catch(() => undefined);
+        await kubectl(admin, 'delete', 'node', node, '--ignore-not-found', '--wait=false').catch(() => undefined);
+        await kubectl(admin, 'delete', 'namespace', ns, '--wait=false').catch(() => undefined);
+      }
+    }
+  } finally {
+    // Nodes and namespaces are deleted per agent above.
+  }
+  const ts = runs.find((r) => r.agent === 'kubelet-ts')!;
+  const go = runs.find((r) => r.agent === 'go-kubelet')!;
+  const result = { machine: machine(), pods, order, automountServiceAccountToken: automount, runs };
+  const chart = writeStartupCdf(
+    `pod-startup-sli-${order}-cdf.svg`,
+    `Pod start-up through the apiserver, ${pods} pods of one Deployment`,
+    `Ready − creationTimestamp per pod; ${order}; same control plane and containerd build`,
+    runs.map((r) => ({ name: r.agent, values: r.perPodMs })),
+  );
+  const md = [
+    `# Pod start-up SLI: ${pods} pods of one Deployment (${order})`,
+    '',
+    `Measured ${result.machine.date as string}; \`npm run bench -- pod-startup-sli --pods ${pods} --order ${order}\`; automountServiceAccountToken: ${automount}.`,
+    '',
+    '| figure | kubelet-ts | Go kubelet 1.20.2 | ratio |',
+    '|---|---:|---:|---:|',
+    `| creation → all Ready (s) | ${round(ts.allReadyMs / 1000, 1)} | ${round(go.allReadyMs / 1000, 1)} | ${round(ts.allReadyMs / go.allReadyMs, 2)} |`,
+    `| per pod p50 (s) | ${round(ts.p50Ms / 1000, 1)} | ${round(go.p50Ms / 1000, 1)} | ${round(ts.p50Ms / Math.max(go.p50Ms, 1), 2)} |`,
+    `| per pod p99 (s) | ${round(ts.p99Ms / 1000, 1)} | ${round(go.p99Ms / 1000, 1)} | ${round(ts.p99Ms / Math.max(go.p99Ms, 1), 2)} |`,
+    `| per pod, scheduled → Ready, p50 (s) | ${round(ts.kubeletP50Ms / 1000, 1)} | ${round(go.kubeletP50Ms / 1000, 1)} | ${round(ts.kubeletP50Ms / Math.max(go.kubeletP50Ms, 1), 2)} |`,
+    `| per pod, scheduled → Ready, p99 (s) | ${round(ts.kubeletP99Ms / 1000, 1)} | ${round(go.kubeletP99Ms / 1000, 1)} | ${round(ts.kubeletP99Ms / Math.max(go.kubeletP99Ms, 1), 2)} |`,
+    '',
+    `![start-up CDF](${chart.split('/').pop()!})`,
+    '',
+  ].join('\n');
+  writeResults(`pod-startup-sli-${order}`, result, md);
+  console.log(md);
+}
+
+await main();

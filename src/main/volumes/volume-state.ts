@@ -1,0 +1,62 @@
+/**
+ * The volume manager's per-pod state (upstream desired and actual state of
+ * the world, kept together per pod): which volumes are wanted, which are set
+ * up, what is in flight and when a failed operation may be retried.
+ */
+import type { Pod } from '../../api/pod.js';
+import type { MountedVolume, ObjectRef, VolumePlugin } from './volume-plugin.js';
+
+/** upstream exponentialbackoff initialDurationBeforeRetry / maxDurationBeforeRetry. */
+export const RETRY_INITIAL_MS = 500;
+export const RETRY_MAX_MS = 122_000;
+
+export interface VolumeEntry {
+  name: string;
+  plugin: VolumePlugin;
+  /** Wanted by the pod (desired state). */
+  desired: boolean;
+  /** Set up by this process (actual state); the path containers bind. */
+  mounted?: MountedVolume;
+  /** Left on disk by an earlier process; torn down unless a pod claims it. */
+  onDisk: boolean;
+  remountRequired: boolean;
+  inFlight: boolean;
+  failures: number;
+  retryAt: number;
+  /** A timer is armed to retry at retryAt. */
+  retryArmed: boolean;
+}
+
+export interface Waiter {
+  kind: 'mount' | 'unmount';
+  resolve(): void;
+  reject(err: Error): void;
+}
+
+export interface PodEntry {
+  uid: string;
+  pod?: Pod;
+  desired: boolean;
+  /** Reconstructed from disk and not claimed: may be torn down once housekeeping releases it. */
+  released: boolean;
+  volumes: Map<string, VolumeEntry>;
+  /** Problems no retry fixes, reported to the next waiter (upstream PopPodErrors). */
+  errors: string[];
+  refs: ObjectRef[];
+  waiters: Set<Waiter>;
+}
+
+export function backoffMs(failures: number): number {
+  return Math.min(RETRY_INITIAL_MS * 2 ** Math.max(0, failures - 1), RETRY_MAX_MS);
+}
+
+/** A container mounts a volume with HostToContainer or Bidirectional propagation. */
+export function needsPropagation(pod: Pod): boolean {
+  return [...(pod.spec.initContainers ?? []), ...(pod.spec.containers ?? [])].some((c) =>
+    (c.volumeMounts ?? []).some((m) => m.mountPropagation === 'HostToContainer' || m.mountPropagation === 'Bidirectional'),
+  );
+}
+
+export function newVolume(name: string, plugin: VolumePlugin, init: { desired: boolean; onDisk: boolean }): VolumeEntry {
+  return { name, plugin, ...init, remountRequired: false, inFlight: false, failures: 0, retryAt: 0, retryArmed: false };
+}

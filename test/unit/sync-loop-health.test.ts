@@ -1,0 +1,177 @@
+import { createServer } from 'node:net';
+import { pino } from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { PodHandlers } from '../../src/main/kubelet/handlers.js';
+import type { PodManager } from '../../src/main/kubelet/pod-manager.js';
+import type { RuntimeState } from '../../src/main/kubelet/runtime-state.js';
+import { LogHealth } from '../../src/main/http/log-health.js';
+import { startHealthzServer, type HealthCheck } from '../../src/main/http/server.js';
+import type { PodWorkers } from '../../src/main/pod-workers/pod-workers.js';
+import type { PodConfig } from '../../src/main/podconfig/pod-config.js';
+import type { StatusManager } from '../../src/main/status/status-manager.js';
+import { SyncLoop } from '../../src/main/sync-loop/sync-loop.js';
+import { SyncLoopQueue, type SyncLoopEvent } from '../../src/main/sync-loop/sync-loop-queue.js';
+import type { PlegEvent } from '../../src/runtime/pleg-event.js';
+import { FakeClock } from '../fakes/fake-clock.js';
+
+const plegEvent = (i: number): PlegEvent => ({ id: `pod-${i}`, type: 'ContainerStarted', data: `c-${i}` });
+
+describe('syncLoop channel choice (Go select: random among ready channels)', () => {
+  it('a sustained PLEG stream does not starve the sync tick or housekeeping', async () => {
+    let seed = 1;
+    const random = () => (seed = (seed * 48271) % 2147483647) / 2147483647;
+    const q = new SyncLoopQueue(1000, random);
+    const signal = new AbortController().signal;
+    for (let i = 0; i < 1000; i++) q.offerPleg(plegEvent(i));
+    q.tick('sync');
+    q.tick('housekeeping');
+    const kinds: SyncLoopEvent['kind'][] = [];
+    for (let i = 0; i < 30; i++) {
+      const e = (await q.take(signal))!;
+      kinds.push(e.kind);
+      if (e.kind === 'pleg') q.offerPleg(plegEvent(1000 + i)); // the stream keeps coming
+    }
+    expect(kinds).toContain('sync');
+    expect(kinds).toContain('housekeeping');
+  });
+
+  it('keeps order within a kind', async () => {
+    const q = new SyncLoopQueue(1000, () => 0);
+    const signal = new AbortController().signal;
+    for (let i = 0; i < 3; i++) q.offerPleg(plegEvent(i));
+    const ids = [];
+    for (let i = 0; i < 3; i++) ids.push(((await q.take(signal)) as { event: PlegEvent }).event.id);
+    expect(ids).toEqual(['pod-0', 'pod-1', 'pod-2']);
+  });
+});
+
+describe('syncLoop health (upstream syncLoopHealthCheck)', () => {
+  function loop(clock: FakeClock, runtimeDown: { value: boolean }, syncFrequencyMs = 60_000) {
+    const queue = new SyncLoopQueue();
+    const sl = new SyncLoop({
+      podConfig: { updates: { iterate: async function* () {} }, seenAllSources: () => true } as unknown as PodConfig,
+      handlers: { handlePodSyncs: () => {}, podsToSync: () => [], handlePodCleanups: () => {} } as unknown as PodHandlers,
+      podWorkers: { dueForResync: () => [] } as unknown as PodWorkers,
+      podManager: { pods: () => [] } as unknown as PodManager,
+      statusManager: {} as StatusManager,
+      runtimeState: { runtimeErrors: () => (runtimeDown.value ? ['container runtime is down'] : []) } as unknown as RuntimeState,
+      clock,
+      logger: pino({ level: 'silent' }),
+      queue,
+      syncFrequencyMs,
+    });
+    return sl;
+  }
+  const settle = () => new Promise((r) => setImmediate(r));
+
+  it('a loop that only skips for runtime errors stops being healthy after max(2 × syncFrequency, 5 min)', async () => {
+    const clock = new FakeClock();
+    const down = { value: false };
+    const ac = new AbortController();
+    const sl = loop(clock, down);
+    sl.start(ac.signal);
+    await settle();
+    clock.step(1000); // one sync tick: an iteration
+    await settle();
+    expect(sl.healthy().ok).toBe(true);
+    down.value = true;
+    for (let t = 0; t < 5 * 60; t++) {
+      clock.step(1000);
+      await settle();
+    }
+    expect(sl.healthy().ok).toBe(true); // 5 min: exactly at the threshold
+    for (let t = 0; t < 3; t++) {
+      clock.step(1000);
+      await settle();
+    }
+    expect(sl.healthy()).toEqual({ ok: false, message: 'sync Loop took longer than expected' });
+    ac.abort();
+    clock.step(10_000);
+    await sl.stopped();
+  });
+
+  it('the threshold follows syncFrequency when it is longer than 2.5 min', async () => {
+    const clock = new FakeClock();
+    const ac = new AbortController();
+    const sl = loop(clock, { value: false }, 10 * 60_000);
+    expect(sl.healthy().ok).toBe(true); // never iterated yet: healthy, as upstream's zero time
+    sl.start(ac.signal);
+    await settle();
+    clock.step(1000);
+    await settle();
+    ac.abort();
+    await sl.stopped();
+    clock.step(19 * 60_000);
+    expect(sl.healthy().ok).toBe(true);
+    clock.step(60_000 + 1);
+    expect(sl.healthy().ok).toBe(false);
+  });
+});
+
+describe('/healthz as upstream serves it', () => {
+  let close: (() => Promise<void>) | undefined;
+  afterEach(async () => {
+    await close?.();
+    close = undefined;
+  });
+  const port = () =>
+    new Promise<number>((resolve) => {
+      const s = createServer().listen(0, '127.0.0.1', () => {
+        const p = (s.address() as { port: number }).port;
+        s.close(() => resolve(p));
+      });
+    });
+
+  it('checks ping, log and syncloop; a failure is a 500 that withholds the reason, which is logged', async () => {
+    const failures: string[] = [];
+    let syncOk = true;
+    const checks: HealthCheck[] = [
+      { name: 'ping', check: () => ({ ok: true, message: 'ok' }) },
+      { name: 'log', check: () => ({ ok: true, message: 'ok' }) },
+      {
+        name: 'syncloop',
+        check: () => (syncOk ? { ok: true, message: 'ok' } : { ok: false, message: 'sync Loop took longer than expected' }),
+      },
+    ];
+    const p = await port();
+    const server = await startHealthzServer('127.0.0.1', p, checks, (name, reason) => failures.push(`${name}: ${reason}`));
+    close = () => new Promise((r) => server.close(() => r()));
+    const get = async (path: string) => {
+      const r = await fetch(`http://127.0.0.1:${p}${path}`);
+      return [r.status, await r.text()] as const;
+    };
+    expect(await get('/healthz')).toEqual([200, 'ok']);
+    expect(await get('/healthz?verbose')).toEqual([200, '[+]ping ok\n[+]log ok\n[+]syncloop ok\nhealthz check passed\n']);
+    expect(await get('/healthz/log')).toEqual([200, 'ok']);
+    syncOk = false;
+    expect(await get('/healthz')).toEqual([500, '[+]ping ok\n[+]log ok\n[-]syncloop failed: reason withheld\nhealthz check failed\n']);
+    expect(await get('/healthz/syncloop')).toEqual([500, 'internal server error: sync Loop took longer than expected\n']);
+    expect(failures).toEqual(['syncloop: sync Loop took longer than expected']);
+    expect((await get('/healthz/pleg'))[0]).toBe(404);
+  });
+
+  it('the log check fails once no flush completed for 2 minutes', () => {
+    const clock = new FakeClock();
+    let flushes = 0;
+    let blocked = false;
+    const h = new LogHealth(
+      {
+        flush: (cb?: (err?: Error) => void) => {
+          flushes++;
+          if (!blocked) cb?.();
+        },
+      },
+      clock,
+    );
+    const ac = new AbortController();
+    h.start(ac.signal);
+    clock.step(0);
+    expect(flushes).toBe(1);
+    blocked = true;
+    clock.step(119_000);
+    expect(h.check().ok).toBe(true);
+    clock.step(2_000);
+    expect(h.check()).toEqual({ ok: false, message: 'logging blocked' });
+    ac.abort();
+  });
+});
