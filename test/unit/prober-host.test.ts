@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Probe } from '../../src/api/pod.js';
+import type { Clock } from '../../src/common/clock.js';
 import type { ContainerStatus, PodStatus } from '../../src/runtime/types.js';
 import { ProberHost, type ProberBatch } from '../../src/workers/prober/prober-host.js';
 import type { ProbeContainer, ProbePod, ProbeType } from '../../src/workers/prober/probe-types.js';
@@ -48,20 +49,31 @@ interface Setup {
   results(): string[];
 }
 
-/** A host that started long ago (no random start offset) unless `freshHost`. */
-function setup(opts: { freshHost?: boolean; random?: number } = {}): Setup {
+/**
+ * A host that started long ago (no random start offset) unless `freshHost`.
+ * `earlyTimersMs`: the host's timers fire that much before their due time (Node's do, by the clock);
+ * `probeMs`: each probe takes that long.
+ */
+function setup(opts: { freshHost?: boolean; random?: number; earlyTimersMs?: number; probeMs?: number } = {}): Setup {
   const clock = new FakeClock();
+  const early = opts.earlyTimersMs ?? 0;
+  const hostClock: Clock = {
+    now: () => clock.now(),
+    setTimer: (ms, fn) => clock.setTimer(Math.max(0, ms - early), fn),
+    sleep: (ms, signal) => clock.sleep(ms, signal),
+  };
   const batches: ProberBatch[] = [];
   const statuses = new Map<string, PodStatus>();
   const answer: Setup['answer'] = {};
   const probes: Setup['probes'] = [];
   const host = new ProberHost({
-    clock,
+    clock: hostClock,
     random: () => opts.random ?? 0.5,
     nodeIP: '192.0.2.1',
     statusOf: (uid) => statuses.get(uid),
     probe: async (type, _spec, target) => {
       probes.push({ type, target, at: clock.now() });
+      if (opts.probeMs) await clock.sleep(opts.probeMs);
       const a = answer[type] ?? 'Success';
       if (a === 'error')
         return { outcome: 'unknown', output: '', error: 'boom', event: { reason: 'Unhealthy', message: `${type} probe errored` } };
@@ -140,6 +152,15 @@ describe('ProberHost: readiness', () => {
     // The ticker keeps its period from the worker start.
     await advance(s, 7000);
     expect(s.probes.map((p) => p.at - s.probes[0].at)).toEqual([0, 3000, 10_000]);
+  });
+
+  it('one probe per period when the timer fires a little early and the probe runs across the due time', async () => {
+    const s = setup({ earlyTimersMs: 1, probeMs: 3 });
+    s.statuses.set('u1', status(ctr('c1', 'running', s.clock.now())));
+    s.host.addPod(pod([{ readinessProbe: probe({ periodSeconds: 1 }) }]));
+    for (let ms = 0; ms < 10_000; ms++) await advance(s, 1);
+    // Without consuming the tick at the early timer: a second probe 3 ms after each (0, 999, 1002, 1999, 2002, …).
+    expect(s.probes.map((p) => p.at - s.probes[0].at)).toEqual([0, ...Array.from({ length: 10 }, (_, i) => i * 1000 + 999)]);
   });
 
   it('a probe that errored leaves the result as it was', async () => {

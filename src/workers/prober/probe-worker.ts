@@ -91,7 +91,7 @@ export class ProbeWorker {
     const now = clock.now();
     const delay = this.periodMs > now - this.host.startedAt ? Math.floor(this.host.random() * this.periodMs) : 0;
     this.nextTick = now + delay + this.periodMs;
-    this.schedule(delay);
+    this.schedule(delay, false);
   }
 
   /** Upstream manualTriggerCh: probe now, or right after the probe in progress. */
@@ -101,7 +101,7 @@ export class ProbeWorker {
       this.triggered = true;
       return;
     }
-    this.schedule(0);
+    this.schedule(0, false);
   }
 
   stop(): void {
@@ -110,18 +110,27 @@ export class ProbeWorker {
     if (!this.probing) this.finish();
   }
 
-  private schedule(ms: number): void {
+  /**
+   * Runs tick() in `ms`. `forTick`: the timer stands for the ticker's next
+   * tick (nextTick), which the probe then consumes even when the timer fires
+   * a little before it (Node timers run on the loop's cached time, so they
+   * can fire a few ms early by the clock); otherwise the probe would run
+   * across nextTick and count it as a tick that passed during the probe,
+   * probing twice in that period.
+   */
+  private schedule(ms: number, forTick: boolean): void {
     this.cancelTimer?.();
     this.cancelTimer = this.host.clock.setTimer(ms, () => {
       this.cancelTimer = undefined;
-      this.tick();
+      this.tick(forTick);
     });
   }
 
-  private tick(): void {
+  private tick(forTick: boolean): void {
     if (this.stopped || this.done || this.probing) return;
     this.probing = true;
     const started = this.host.clock.now();
+    if (forTick && this.nextTick > started) this.nextTick += this.periodMs;
     this.doProbe().then(
       (keepGoing) => this.afterProbe(started, keepGoing),
       () => this.afterProbe(started, true), // upstream HandleCrash: keep going
@@ -140,9 +149,9 @@ export class ProbeWorker {
     }
     if (this.triggered || tickPassed) {
       this.triggered = false;
-      this.schedule(0);
+      this.schedule(0, false);
     } else {
-      this.schedule(this.nextTick - now);
+      this.schedule(this.nextTick - now, true);
     }
   }
 
