@@ -32,7 +32,7 @@ const TLS_HINTS: Record<string, string> = {
   UNABLE_TO_VERIFY_LEAF_SIGNATURE: 'the server certificate is signed by an unknown CA: pass --cacert FILE or --insecure',
   ERR_TLS_CERT_ALTNAME_INVALID: 'the server certificate is not valid for this host name: use the name it was issued for, or --insecure',
   ECONNREFUSED: 'nothing listens there: check the host and port (a kubelet serves /metrics on --port, 10250 by default)',
-  EPROTO: 'TLS handshake failed: is it https? (kubelet-ts serves plain http; the Go kubelet serves https on 10250)',
+  EPROTO: 'TLS handshake failed: is it https? (a kubelet serves https on its port, 10250, and plain http on its read-only port, 10255)',
 };
 
 function hintFor(err: NodeJS.ErrnoException): string {

@@ -248,7 +248,7 @@ describeCluster('volumes from the apiserver on a kubelet-ts node', () => {
     });
     expect(agent.mounts().filter((m) => m.includes(p.metadata.uid))).toEqual([]);
 
-    const metrics = await (await fetch(`http://127.0.0.1:${agent.port}/metrics`)).text();
+    const metrics = await (await fetch(agent.metricsUrl)).text();
     const count = (plugin: string, op: string) =>
       Number(
         new RegExp(
