@@ -5,7 +5,7 @@
  * certificates against the cluster CA, TokenReview and SubjectAccessReview
  * through the apiserver with the node's credentials; /logs/ traversal.
  */
-import { execFile, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { request } from 'node:https';
@@ -14,7 +14,15 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { makePki } from '../helpers/pki.js';
 import { pollUntil } from '../helpers/poll.js';
 import { AgentProcess } from './agent-harness.js';
-import { ADMIN_KUBECONFIG, condition, deleteNodeObjects, describeCluster, getOrUndefined, kubectl, nodeKubeconfig } from './cluster-env.js';
+import {
+  ADMIN_KUBECONFIG,
+  deleteNodeObjects,
+  describeCluster,
+  getOrUndefined,
+  kubectl,
+  kubectlApply,
+  startClusterAgent,
+} from './cluster-env.js';
 import { CONTAINERD_ENDPOINT } from './e2e-env.js';
 
 const IMAGE = 'docker.io/kubelet-ts/busybox:1.0';
@@ -33,14 +41,6 @@ describeCluster('the kubelet server with the real control plane', () => {
   let agent: AgentProcess;
   let saToken = '';
 
-  const apply = async (doc: object) => {
-    const child = execFile('kubectl', ['--kubeconfig', ADMIN_KUBECONFIG, '-n', ns, 'apply', '-f', '-']);
-    const done = new Promise<void>((res, rej) =>
-      child.on('exit', (code) => (code === 0 ? res() : rej(new Error(`kubectl apply exited ${code}`)))),
-    );
-    child.stdin!.end(JSON.stringify(doc));
-    await done;
-  };
   const podDoc = (name: string, command: string[]) => ({
     apiVersion: 'v1',
     kind: 'Pod',
@@ -80,7 +80,6 @@ describeCluster('the kubelet server with the real control plane', () => {
     await kubectl('-n', ns, 'create', 'serviceaccount', 'reader');
     agent = new AgentProcess(CONTAINERD_ENDPOINT, nodeName, ns, []);
     agent.extraArgs.push(
-      `--kubeconfig=${await nodeKubeconfig(nodeName, join(agent.dir, 'kubeconfig'))}`,
       // Reachable at the node's InternalIP, as the apiserver needs; authn/authz as a --config file would default them.
       '--address=0.0.0.0',
       `--client-ca-file=${join(CP_DIR, 'pki/ca.crt')}`,
@@ -88,11 +87,7 @@ describeCluster('the kubelet server with the real control plane', () => {
       '--authentication-token-webhook=true',
       '--authorization-mode=Webhook',
     );
-    await agent.start();
-    await pollUntil('the node to be Ready', async () => condition(await getOrUndefined('node', nodeName), 'Ready')?.status === 'True', {
-      timeoutMs: 60_000,
-      intervalMs: 500,
-    });
+    await startClusterAgent(agent);
     // The token controller gives the service account a token secret.
     saToken = await pollUntil(
       'the service account token',
@@ -119,8 +114,11 @@ describeCluster('the kubelet server with the real control plane', () => {
   });
 
   it('kubectl logs, logs -f and logs --previous for a pod on the kubelet-ts node', async () => {
-    await apply(podDoc('talker', ['sh', '-c', 'echo hello from talker; i=0; while true; do i=$((i+1)); echo tick $i; sleep 1; done']));
-    await apply(podDoc('crasher', ['sh', '-c', 'echo attempt at $(date +%s); sleep 2; exit 3']));
+    await kubectlApply(
+      ns,
+      podDoc('talker', ['sh', '-c', 'echo hello from talker; i=0; while true; do i=$((i+1)); echo tick $i; sleep 1; done']),
+    );
+    await kubectlApply(ns, podDoc('crasher', ['sh', '-c', 'echo attempt at $(date +%s); sleep 2; exit 3']));
     await kubectl('-n', ns, 'wait', '--for=condition=Ready', 'pod/talker', '--timeout=120s');
     await pollUntil('talker logs', async () => (await kubectl('-n', ns, 'logs', 'talker')).startsWith('hello from talker\ntick 1\n'), {
       timeoutMs: 30_000,
