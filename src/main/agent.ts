@@ -14,8 +14,11 @@ import { collectDefaultMetrics, Registry } from 'prom-client';
 import { realClock, type Clock } from '../common/clock.js';
 import { CriClient } from '../cri/client.js';
 import type { KubeletConfig } from './config/kubelet-config.js';
+import type { ConfigSources } from './config/load-config.js';
+import { configSummary } from './cli.js';
 import { startEmbeddedSim, type EmbeddedSim } from './embedded-sim.js';
 import { unsupportedSettings, warnIgnoredSettings } from './unsupported.js';
+import { applyOomScoreAdj, swapProblem } from './node/process-setup.js';
 import { boundPort, startHealthzServer, type HealthCheck } from './http/server.js';
 import { LogHealth } from './http/log-health.js';
 import { startKubeletServers } from './server/start-servers.js';
@@ -75,6 +78,8 @@ export interface AgentHandle {
 
 export interface AgentOptions {
   clock?: Clock;
+  /** Where each setting came from, for the start line. */
+  sources?: ConfigSources;
 }
 
 const HELP = {
@@ -149,7 +154,17 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
       config.workerThreads,
     );
     stops.push(() => runner.close());
-    logger.info({ workerThreads: runner.threads, relistMode: config.relistMode }, 'Started the worker pool');
+    logger.info(
+      {
+        version: packageVersion(),
+        runtime: `${runtimeVersion.runtimeName} ${runtimeVersion.runtimeVersion}`,
+        runtimeEndpoint: config.containerRuntimeEndpoint,
+        workerThreads: runner.threads,
+        mode: config.kubeconfig ? 'cluster' : 'standalone',
+        ...configSummary(config, options.sources ?? {}),
+      },
+      'Starting kubelet-ts',
+    );
 
     const queue = new SyncLoopQueue();
     const plegMetricSet = plegMetrics(registry);
@@ -433,14 +448,20 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
 }
 
 /** The bin's `run`: starts the agent and stops it on SIGINT/SIGTERM. */
-export async function runAgent(config: KubeletConfig, logger: Logger): Promise<number> {
+export async function runAgent(config: KubeletConfig, logger: Logger, sources?: ConfigSources): Promise<number> {
   const problems = unsupportedSettings(config);
   if (problems.length) {
     for (const p of problems) logger.error(p);
     return 1;
   }
+  const swap = swapProblem(config.failSwapOn);
+  if (swap) {
+    logger.error(swap);
+    return 1;
+  }
+  applyOomScoreAdj(config.oomScoreAdj, logger);
   warnIgnoredSettings(config, logger);
-  const agent = await startAgent(config, logger);
+  const agent = await startAgent(config, logger, { sources });
   await new Promise<void>((resolveSignal) => {
     process.once('SIGINT', resolveSignal);
     process.once('SIGTERM', resolveSignal);

@@ -8,7 +8,7 @@ import { ConfigError } from '../common/errors.js';
 import { createLogger, type Logger } from '../common/logger.js';
 import type { DestinationStream } from 'pino';
 import { formatDuration } from './config/duration.js';
-import { parseFlags } from './config/flags.js';
+import { parseFlags } from './config/flag-parser.js';
 import type { KubeletConfig } from './config/kubelet-config.js';
 import { resolveFromFlags, type ConfigSources, type ResolveEnv, type ResolvedConfig } from './config/load-config.js';
 import { packageVersion } from './version.js';
@@ -24,7 +24,16 @@ export function parseCommandLine(argv: readonly string[], env: ResolveEnv = {}):
   return { kind: 'run', ...resolveFromFlags(parsed.flags, env) };
 }
 
-/** The startup summary logged by main: the settings an operator checks first. */
+/** The pod sources of a config, as the start line names them. */
+export function podSources(config: KubeletConfig): string[] {
+  return [
+    ...(config.staticPodPath ? [`file:${config.staticPodPath}`] : []),
+    ...(config.staticPodURL ? [`http:${config.staticPodURL}`] : []),
+    ...(config.kubeconfig ? ['api'] : []),
+  ];
+}
+
+/** The settings an operator checks first, for the agent's start line. */
 export function configSummary(config: KubeletConfig, sources: ConfigSources): Record<string, unknown> {
   const from = (source: string) =>
     Object.entries(sources)
@@ -32,20 +41,11 @@ export function configSummary(config: KubeletConfig, sources: ConfigSources): Re
       .map(([k]) => k);
   return {
     nodeName: config.nodeName,
-    mode: config.kubeconfig === '' ? 'standalone' : 'api-server',
     configFile: config.configFile || undefined,
-    containerRuntimeEndpoint: config.containerRuntimeEndpoint,
-    staticPodPath: config.staticPodPath || undefined,
-    staticPodURL: config.staticPodURL || undefined,
-    rootDir: config.rootDir,
+    sources: podSources(config),
     maxPods: config.maxPods,
     syncFrequency: formatDuration(config.syncFrequency),
-    workerThreads: config.workerThreads,
     relistMode: config.relistMode,
-    pleg: config.pleg,
-    port: config.port,
-    readOnlyPort: config.readOnlyPort,
-    healthz: config.healthzPort === 0 ? 'disabled' : `${config.healthzBindAddress}:${config.healthzPort}`,
     fromFile: from('file'),
     fromFlags: from('flag'),
   };
@@ -63,7 +63,7 @@ export interface MainOptions {
   logDestination?: DestinationStream;
   /**
    * Runs the agent with the resolved config; its result is the exit code.
-   * Default: log the summary only and return 0.
+   * Default: return 0 (only the explained settings are logged).
    */
   run?: (resolved: ResolvedConfig, logger: Logger) => Promise<number>;
 }
@@ -86,13 +86,13 @@ export async function main(argv: readonly string[], options: MainOptions = {}): 
     stdout.write(commandLine.text);
     return 0;
   }
-  const { config, sources } = commandLine;
+  const { config, sources, explained } = commandLine;
   const logger = createLogger({
     format: config.logging.format,
     verbosity: config.logging.verbosity,
     ...(options.logDestination ? { destination: options.logDestination } : {}),
   }).child({ component: 'cli' });
-  logger.info({ version: packageVersion(), ...configSummary(config, sources) }, 'Starting kubelet-ts');
+  for (const e of explained) logger.info({ setting: e.name, value: e.value, reason: e.message }, 'Setting has no effect in kubelet-ts');
   if (logger.isLevelEnabled('debug')) logger.debug({ config }, 'Resolved configuration');
-  return options.run ? options.run({ config, sources }, logger) : 0;
+  return options.run ? options.run({ config, sources, explained }, logger) : 0;
 }

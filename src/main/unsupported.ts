@@ -1,8 +1,8 @@
 /**
- * Settings that are accepted (they are upstream flags) but whose feature is
- * not built yet, or whose upstream effect does not apply here. Asking for an
- * unbuilt feature is an error with a clear message; a setting that cannot
- * apply gets one startup line saying so.
+ * Start-time checks of setting combinations that config resolution cannot
+ * make (they depend on the mode the agent starts in). Single settings are
+ * honoured, explained or refused by the settings catalog
+ * (config/settings-catalog.ts).
  */
 import type { Logger } from 'pino';
 import type { KubeletConfig } from './config/kubelet-config.js';
@@ -10,7 +10,6 @@ import { webhookClientProblems } from './config/server-config.js';
 
 export function unsupportedSettings(config: KubeletConfig): string[] {
   const problems: string[] = [];
-  if (config.runonce) problems.push('--runonce: run-once mode is not implemented yet');
   if (config.pleg === 'evented') problems.push('--pleg=evented: the evented PLEG is not implemented yet; use --pleg=generic');
   problems.push(...webhookClientProblems(config));
   if (config.bootstrapKubeconfig && !config.kubeconfig) {
@@ -25,8 +24,4 @@ export function warnIgnoredSettings(config: KubeletConfig, logger: Logger): void
       '--node-labels and --register-with-taints apply when the node registers with an apiserver (--kubeconfig); standalone, they have no effect',
     );
   }
-  logger.info(
-    { evictionHard: config.evictionHard, evictionSoft: config.evictionSoft },
-    'Eviction thresholds set the MemoryPressure, DiskPressure and PIDPressure node conditions; no pods are evicted (the eviction manager is not built)',
-  );
 }

@@ -2,7 +2,9 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/common/errors.js';
 import { main, parseCommandLine } from '../../src/main/cli.js';
-import { FLAG_SPECS, parseColonMultimap, parseFlags } from '../../src/main/config/flags.js';
+import { FLAG_SPECS } from '../../src/main/config/flags.js';
+import { parseFlags } from '../../src/main/config/flag-parser.js';
+import { parseColonMultimap } from '../../src/main/config/parse-values.js';
 import { DEFAULT_EVICTION_HARD, defaultWorkerThreads, type KubeletConfig } from '../../src/main/config/kubelet-config.js';
 import { resolveConfig, type ResolveEnv } from '../../src/main/config/load-config.js';
 
@@ -266,8 +268,6 @@ describe('flag forms', () => {
     [['--register-node=true'], { registerNode: true }],
     [['--register-node', 'false'], { registerNode: false }],
     [['--register-node=0'], { registerNode: false }],
-    [['--runonce'], { runonce: true }],
-    [['--runonce=true'], { runonce: true }],
     [['--runonce=F'], { runonce: false }],
     [['--fail-swap-on=false', '--serialize-image-pulls=False'], { failSwapOn: false, serializeImagePulls: false }],
     [['-v', '3'], { logging: { format: 'text', verbosity: 3 } }],
@@ -347,10 +347,10 @@ describe('cli', () => {
     expect(stderr.text).toMatch(/^kubelet-ts: unknown flag: --bogus/);
   });
 
-  it('a valid command line logs a summary and hands the config to run()', async () => {
+  it('a valid command line logs one line per explained setting and hands the config to run()', async () => {
     const log = capture();
     let seen: KubeletConfig | undefined;
-    const code = await main(['--container-runtime-endpoint=sim', '--logging-format=json'], {
+    const code = await main(['--container-runtime-endpoint=sim', '--logging-format=json', '--cgroup-driver=systemd'], {
       env: env(),
       logDestination: log,
       run: async ({ config }) => {
@@ -360,12 +360,12 @@ describe('cli', () => {
     });
     expect(code).toBe(7);
     expect(seen?.containerRuntimeEndpoint).toBe('sim');
-    const line = JSON.parse(log.text.split('\n')[0]) as Record<string, unknown>;
-    expect(line).toMatchObject({
-      msg: 'Starting kubelet-ts',
-      containerRuntimeEndpoint: 'sim',
-      nodeName: 'node-a',
-      fromFlags: ['containerRuntimeEndpoint', 'logging.format'],
+    const lines = log.text.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0]) as Record<string, unknown>).toMatchObject({
+      msg: 'Setting has no effect in kubelet-ts',
+      setting: 'flag --cgroup-driver',
+      value: 'systemd',
     });
   });
 

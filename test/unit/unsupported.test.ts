@@ -17,11 +17,13 @@ describe('unsupportedSettings', () => {
   });
   it.each([
     [['--bootstrap-kubeconfig=/etc/kubernetes/bootstrap.conf'], /--bootstrap-kubeconfig needs --kubeconfig/],
-    [['--runonce'], /run-once mode is not implemented/],
     [['--pleg=evented'], /evented PLEG is not implemented/],
   ])('refuses %j with a clear message', (argv, message) => {
     const problems = unsupportedSettings(configOf(argv));
     expect(problems).toHaveLength(1);
     expect(problems[0]).toMatch(message);
+  });
+  it('--runonce is refused by the settings catalog at config resolution', () => {
+    expect(() => configOf(['--runonce'])).toThrow(/flag --runonce: not supported by kubelet-ts: run-once mode is not built/);
   });
 });

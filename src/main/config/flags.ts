@@ -6,34 +6,42 @@
  *   in --help are documentation, applied by load-config.ts, so that a default
  *   never overrides a --config file value (as upstream).
  * - Values are converted here (durations to ms, ints, Kubernetes-style bools,
- *   maps); a bad value is a ConfigError naming the flag.
+ *   maps); every bad value, unknown flag and stray argument is collected in
+ *   `errors` (reported together with the config file's problems).
+ * - Besides kubelet-ts's own flags (FLAG_SPECS), every upstream flag of the
+ *   settings catalog parses (catalogFlagSpecs); what it does is the catalog's.
  * - Repeatable map/list flags follow pflag: the first use replaces the
  *   default/file value, later uses add to it.
  * - The program is built fresh per call: commander keeps state between parses.
  */
-import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { ConfigError } from '../../common/errors.js';
-import { parseDuration } from './duration.js';
-import {
-  CGROUP_DRIVERS,
-  HAIRPIN_MODES,
-  LOGGING_FORMATS,
-  PLEG_MODES,
-  RELIST_MODES,
-  TAINT_EFFECTS,
-  type KubeletConfig,
-  type TaintSpec,
-} from './kubelet-config.js';
+import { CGROUP_DRIVERS, HAIRPIN_MODES, LOGGING_FORMATS, PLEG_MODES, RELIST_MODES, type KubeletConfig } from './kubelet-config.js';
 import { SERVER_FLAG_SPECS, type ServerNestedKey } from './server-config.js';
+import { UPSTREAM_SETTINGS, configKey, isOther, otherKey } from './settings-catalog.js';
+import type { ValueType } from './settings-types.js';
 
 /** A resolved-config key a flag writes; logging sub-fields are dotted. */
 export type FlagTarget =
   | Exclude<keyof KubeletConfig, 'logging' | 'nodeName' | 'authentication' | 'authorization'>
   | 'logging.format'
   | 'logging.verbosity'
-  | ServerNestedKey;
+  | ServerNestedKey
+  /** An upstream setting kubelet-ts does not model (KubeletConfig.otherSettings). */
+  | `other.${string}`;
 
-type FlagKind = 'string' | 'duration' | 'int' | 'bool' | 'enum' | 'colonMultimap' | 'list' | 'langleMap' | 'map' | 'taints';
+export type FlagKind =
+  | 'string'
+  | 'duration'
+  | 'int'
+  | 'float'
+  | 'bool'
+  | 'enum'
+  | 'colonMultimap'
+  | 'list'
+  | 'langleMap'
+  | 'map'
+  | 'taints'
+  | 'featureGates'
+  | 'gracePeriods';
 
 export interface FlagSpec {
   /** Long name without dashes, e.g. 'sync-frequency'. */
@@ -312,193 +320,39 @@ export const FLAG_SPECS: readonly FlagSpec[] = [
   }),
 ];
 
-// ---------------------------------------------------------------------------
-// Value parsers (exported for tests and reuse)
+const KIND_OF: Record<ValueType, FlagKind> = {
+  bool: 'bool',
+  int: 'int',
+  float: 'float',
+  string: 'string',
+  duration: 'duration',
+  strings: 'list',
+  ints: 'string',
+  map: 'map',
+  thresholds: 'langleMap',
+  gracePeriods: 'gracePeriods',
+  featureGates: 'featureGates',
+  object: 'string',
+  objects: 'string',
+};
 
-const TRUE = new Set(['1', 't', 'T', 'true', 'TRUE', 'True']);
-const FALSE = new Set(['0', 'f', 'F', 'false', 'FALSE', 'False']);
-
-/** Go strconv.ParseBool, as pflag uses it. Throws on anything else. */
-export function parseBool(value: string): boolean {
-  if (TRUE.has(value)) return true;
-  if (FALSE.has(value)) return false;
-  throw new Error(`invalid boolean ${JSON.stringify(value)} (use true or false)`);
-}
-
-/** A base-10 integer within the safe range. */
-export function parseInteger(value: string): number {
-  if (!/^[+-]?[0-9]+$/.test(value.trim())) throw new Error(`invalid integer ${JSON.stringify(value)}`);
-  const n = Number(value);
-  if (!Number.isSafeInteger(n)) throw new Error(`integer ${value} is out of range`);
-  return n;
-}
-
-/** Splits "k<sep>v,k<sep>v" pairs; empty pairs are skipped, a pair without sep is an error. */
-function pairs(value: string, sep: string, expect: string): [string, string][] {
-  const out: [string, string][] = [];
-  for (const pair of value.split(',')) {
-    if (pair.trim() === '') continue;
-    const at = pair.indexOf(sep);
-    if (at < 0) throw new Error(`malformed pair ${JSON.stringify(pair)}, expect ${expect}`);
-    out.push([pair.slice(0, at).trim(), pair.slice(at + 1).trim()]);
+/** The upstream flags of the settings catalog that kubelet-ts has no own spec for. */
+export function catalogFlagSpecs(): FlagSpec[] {
+  const own = new Set(FLAG_SPECS.map((s) => s.name));
+  const out: FlagSpec[] = [];
+  for (const s of UPSTREAM_SETTINGS) {
+    if (!s.flag || own.has(s.flag)) continue;
+    if (!s.type) throw new Error(`settings catalog: --${s.flag} needs a type`);
+    const kind = KIND_OF[s.type];
+    const target: FlagTarget = isOther(s) ? `other.${otherKey(s)}` : (configKey(s) as FlagTarget);
+    const defaultText = isOther(s) ? (JSON.stringify(s.neutral) ?? '""') : 'as the config file';
+    out.push(spec(s.flag, target, kind, kind === 'bool' ? 'bool' : 'value', defaultText, `Upstream flag, ${s.status}: ${s.note}`));
   }
   return out;
 }
 
-/** Upstream ColonSeparatedMultimapStringString: 'a:hello,b:again' appended into `into`. */
-export function parseColonMultimap(value: string, into: Record<string, string[]> = {}): Record<string, string[]> {
-  for (const [k, v] of pairs(value, ':', 'key:value')) (into[k] ??= []).push(v);
-  return into;
-}
-
-/** Upstream MapStringString: 'k=v,k2=v2' merged into `into`. */
-export function parseKeyValueMap(value: string, into: Record<string, string> = {}): Record<string, string> {
-  for (const [k, v] of pairs(value, '=', 'key=value')) into[k] = v;
-  return into;
-}
-
-/** Upstream LangleSeparatedMapStringString: 'memory.available<100Mi,...' merged into `into`. */
-export function parseLangleMap(value: string, into: Record<string, string> = {}): Record<string, string> {
-  for (const [k, v] of pairs(value, '<', 'signal<threshold')) into[k] = v;
-  return into;
-}
-
-/** Upstream ParseTaints: 'key=value:Effect' or 'key:Effect', comma-separated, appended. */
-export function parseTaints(value: string, into: TaintSpec[] = []): TaintSpec[] {
-  for (const item of value.split(',')) {
-    const text = item.trim();
-    if (text === '') continue;
-    const colon = text.lastIndexOf(':');
-    if (colon < 0) throw new Error(`invalid taint ${JSON.stringify(text)}: expect key=value:Effect or key:Effect`);
-    const effect = text.slice(colon + 1);
-    if (!(TAINT_EFFECTS as readonly string[]).includes(effect)) {
-      throw new Error(`invalid taint effect ${JSON.stringify(effect)} in ${JSON.stringify(text)} (valid: ${TAINT_EFFECTS.join(', ')})`);
-    }
-    const kv = text.slice(0, colon);
-    const eq = kv.indexOf('=');
-    const key = eq < 0 ? kv : kv.slice(0, eq);
-    if (key === '') throw new Error(`invalid taint ${JSON.stringify(text)}: empty key`);
-    const e = effect as TaintSpec['effect'];
-    into.push(eq < 0 ? { key, effect: e } : { key, value: kv.slice(eq + 1), effect: e });
-  }
-  return into;
-}
-
-/** Upstream StringSlice: comma-separated, appended. */
-export function parseList(value: string, into: string[] = []): string[] {
-  for (const item of value.split(',')) if (item.trim() !== '') into.push(item.trim());
-  return into;
-}
-
-function argParserFor(kind: FlagKind): ((value: string, previous: unknown) => unknown) | undefined {
-  const wrap =
-    <T>(fn: (value: string, previous: T | undefined) => T) =>
-    (value: string, previous: unknown): T => {
-      try {
-        return fn(value, previous as T | undefined);
-      } catch (err) {
-        throw new InvalidArgumentError((err as Error).message);
-      }
-    };
-  switch (kind) {
-    case 'string':
-    case 'enum':
-      return undefined;
-    case 'duration':
-      return wrap((v) => parseDuration(v));
-    case 'int':
-      return wrap((v) => parseInteger(v));
-    case 'bool':
-      return wrap((v) => parseBool(v));
-    case 'colonMultimap':
-      return wrap((v, prev: Record<string, string[]> | undefined) => parseColonMultimap(v, prev));
-    case 'map':
-      return wrap((v, prev: Record<string, string> | undefined) => parseKeyValueMap(v, prev));
-    case 'langleMap':
-      return wrap((v, prev: Record<string, string> | undefined) => parseLangleMap(v, prev));
-    case 'list':
-      return wrap((v, prev: string[] | undefined) => parseList(v, prev));
-    case 'taints':
-      return wrap((v, prev: TaintSpec[] | undefined) => parseTaints(v, prev));
-    default: {
-      const never: never = kind;
-      throw new Error(`unhandled flag kind ${String(never)}`);
-    }
-  }
-}
-
-/** Builds a fresh commander program for kubelet-ts. Output goes to the given writers. */
-export function buildProgram(versionText: string, out: { writeOut: (s: string) => void; writeErr: (s: string) => void }): Command {
-  const program = new Command('kubelet-ts')
-    .description('kubelet-ts: a Kubernetes node agent (kubelet) in TypeScript.')
-    .usage('[flags]')
-    .helpOption('-h, --help', 'Show this help and exit.')
-    .version(versionText, '--version', 'Print version information and exit.')
-    .allowExcessArguments(false)
-    .exitOverride()
-    .configureOutput({ writeOut: out.writeOut, writeErr: out.writeErr, outputError: () => {} });
-  for (const s of FLAG_SPECS) {
-    const flags = `${s.short ? `-${s.short}, ` : ''}--${s.name} ${s.kind === 'bool' ? `[${s.arg}]` : `<${s.arg}>`}`;
-    const opt = new Option(flags, `${s.help} (default: ${s.defaultText})`);
-    if (s.kind === 'bool') opt.preset('true');
-    if (s.choices) opt.choices(s.choices);
-    const parser = argParserFor(s.kind);
-    if (parser) opt.argParser(parser);
-    program.addOption(opt);
-  }
-  return program;
-}
-
-/** Flags the user explicitly set, converted to config values. */
-export interface ParsedFlags {
-  values: Partial<Record<FlagTarget, unknown>>;
-  /** target → '--flag-name', for every explicitly set flag. */
-  flagOf: Map<FlagTarget, string>;
-}
-
-export type FlagParseResult = { kind: 'help'; text: string } | { kind: 'version'; text: string } | { kind: 'flags'; flags: ParsedFlags };
-
-/**
- * Parses argv (without node and script). Returns help/version text instead of
- * printing it; throws ConfigError for unknown flags, bad values and stray arguments.
- */
-export function parseFlags(argv: readonly string[], versionText: string): FlagParseResult {
-  let stdout = '';
-  const program = buildProgram(versionText, { writeOut: (s) => (stdout += s), writeErr: () => {} });
-  try {
-    program.parse([...argv], { from: 'user' });
-  } catch (err) {
-    if (err instanceof CommanderError) {
-      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.help') return { kind: 'help', text: stdout };
-      if (err.code === 'commander.version') return { kind: 'version', text: stdout };
-      throw new ConfigError(`${describeCommanderError(err.message)} (see --help)`, { cause: err });
-    }
-    throw err;
-  }
-  const opts = program.opts<Record<string, unknown>>();
-  const values: Partial<Record<FlagTarget, unknown>> = {};
-  const flagOf = new Map<FlagTarget, string>();
-  for (const opt of program.options) {
-    const key = opt.attributeName();
-    const s = FLAG_SPECS.find((f) => f.name === opt.long?.slice(2));
-    if (!s || program.getOptionValueSource(key) !== 'cli') continue;
-    let value = opts[key];
-    if (s.kind === 'bool' && typeof value === 'string') value = parseBool(value); // the preset
-    values[s.target] = value;
-    flagOf.set(s.target, `--${s.name}`);
-  }
-  return { kind: 'flags', flags: { values, flagOf } };
-}
-
-/** Rewrites commander's wording into pflag-like messages that lead with the flag. */
-function describeCommanderError(message: string): string {
-  const text = message.replace(/^error: /, '');
-  const invalid = /^option '(-[^ ,']+(?:, )?)?(--[^ ']+)[^']*' argument '(.*)' is invalid\. ([\s\S]*)$/.exec(text);
-  if (invalid) return `flag ${invalid[2]}: invalid value ${JSON.stringify(invalid[3])}: ${invalid[4]}`;
-  const unknown = /^unknown option '([^']+)'([\s\S]*)$/.exec(text);
-  if (unknown) return `unknown flag: ${unknown[1].split('=')[0]}${unknown[2].replace(/\s+/g, ' ').trimEnd()}`;
-  if (/^too many arguments/.test(text)) return `unexpected positional arguments: kubelet-ts takes only flags`;
-  const missing = /^option '(-[^ ,']+(?:, )?)?(--[^ ']+)[^']*' argument missing$/.exec(text);
-  if (missing) return `flag needs an argument: ${missing[2]}`;
-  return text;
+let allSpecs: readonly FlagSpec[] | undefined;
+/** kubelet-ts's flags and the catalog's upstream flags. */
+export function allFlagSpecs(): readonly FlagSpec[] {
+  return (allSpecs ??= [...FLAG_SPECS, ...catalogFlagSpecs()]);
 }

@@ -16,6 +16,8 @@ import * as z from 'zod';
 import { isValidQuantity } from '../../api/quantity.js';
 import { durationString } from './duration-schema.js';
 import { ServerConfigFileFields, applyServerFile, defaultServerConfig, type ServerConfig } from './server-config.js';
+import { TAINT_EFFECTS, type TaintSpec } from './taints.js';
+import { collectOtherFields, otherFieldsShape, otherTopLevelKeys } from './settings-catalog.js';
 
 export const KUBELET_CONFIG_API_VERSION = 'kubelet.config.k8s.io/v1beta1';
 export const KUBELET_CONFIG_KIND = 'KubeletConfiguration';
@@ -58,15 +60,7 @@ export const LOGGING_FORMATS = ['text', 'json'] as const;
 export const RELIST_MODES = ['parallel', 'serial'] as const;
 export const PLEG_MODES = ['generic', 'evented'] as const;
 
-export const TAINT_EFFECTS = ['NoSchedule', 'PreferNoSchedule', 'NoExecute'] as const;
-
-/** A node taint as registered (core/v1 Taint without timeAdded). */
-export interface TaintSpec {
-  key: string;
-  value?: string;
-  effect: (typeof TAINT_EFFECTS)[number];
-}
-
+export type { TaintSpec } from './taints.js';
 export type LoggingFormat = (typeof LOGGING_FORMATS)[number];
 export type RelistMode = (typeof RELIST_MODES)[number];
 export type PlegMode = (typeof PLEG_MODES)[number];
@@ -196,13 +190,20 @@ export const KubeletConfigurationFileSchema = z.strictObject({
   shutdownGracePeriodCriticalPods: durationString.optional(),
 
   featureGates: z.record(str, bool).optional(),
+  enableDebuggingHandlers: bool.optional(),
+  enableSystemLogHandler: bool.optional(),
+  enableProfilingHandler: bool.optional(),
+  enableDebugFlagsHandler: bool.optional(),
   ...ServerConfigFileFields,
   logging: z
     .strictObject({
       format: z.enum(LOGGING_FORMATS).optional(),
       verbosity: int.optional(),
+      ...otherFieldsShape('logging'),
     })
     .optional(),
+  // The upstream fields kubelet-ts does not model (settings-catalog.ts): typed, then explained or refused.
+  ...otherFieldsShape('', ['logging']),
 });
 
 export type KubeletConfigurationFile = z.output<typeof KubeletConfigurationFileSchema>;
@@ -294,6 +295,19 @@ export interface KubeletConfig extends ServerConfig {
   shutdownGracePeriod: number;
   shutdownGracePeriodCriticalPods: number;
   featureGates: Record<string, boolean>;
+  /** Serve /containerLogs, /runningpods, /debug/flags/v and /debug/pprof (each also behind its own switch). */
+  enableDebuggingHandlers: boolean;
+  /** Serve /logs/. */
+  enableSystemLogHandler: boolean;
+  /** Serve /debug/pprof/ (with enableDebuggingHandlers). */
+  enableProfilingHandler: boolean;
+  /** Serve /debug/flags/v (with enableDebuggingHandlers). */
+  enableDebugFlagsHandler: boolean;
+  /**
+   * Upstream settings kubelet-ts does not model, by field path or flag name,
+   * as set in the file or on the command line (settings-catalog.ts).
+   */
+  otherSettings: Record<string, unknown>;
   /** `--v` and `--logging-format` override these. */
   logging: { format: LoggingFormat; verbosity: number };
 
@@ -405,6 +419,11 @@ export function defaultKubeletConfig(ctx: DefaultsContext): KubeletConfig {
     shutdownGracePeriod: 0,
     shutdownGracePeriodCriticalPods: 0,
     featureGates: {},
+    enableDebuggingHandlers: true,
+    enableSystemLogHandler: true,
+    enableProfilingHandler: true,
+    enableDebugFlagsHandler: true,
+    otherSettings: {},
     logging: { format: 'text', verbosity: 0 },
     ...defaultServerConfig(ctx.withConfigFile),
 
@@ -454,14 +473,16 @@ const ZERO_MEANS_DEFAULT = new Set<FileField>([
 export function applyConfigFile(base: KubeletConfig, file: KubeletConfigurationFile): Set<string> {
   const set = new Set<string>();
   const target = base as unknown as Record<string, unknown>;
+  const other = otherTopLevelKeys();
   for (const [key, value] of Object.entries(file) as [string, unknown][]) {
     if (key === 'apiVersion' || key === 'kind' || key === 'logging' || value === undefined) continue;
-    if (key in ServerConfigFileFields) continue;
+    if (key in ServerConfigFileFields || other.has(key)) continue;
     if (ZERO_MEANS_DEFAULT.has(key as FileField) && (value === 0 || value === '')) continue;
     target[key] = value;
     set.add(key);
   }
   for (const key of applyServerFile(base, file)) set.add(key);
+  for (const key of collectOtherFields(file, base.otherSettings)) set.add(`other.${key}`);
   if (file.logging?.format !== undefined) {
     base.logging.format = file.logging.format;
     set.add('logging.format');

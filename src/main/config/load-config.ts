@@ -18,7 +18,8 @@ import path from 'node:path';
 import { parseDocument } from 'yaml';
 import * as z from 'zod';
 import { ConfigError } from '../../common/errors.js';
-import { parseFlags, type FlagTarget, type ParsedFlags } from './flags.js';
+import { parseFlags, type ParsedFlags } from './flag-parser.js';
+import type { FlagTarget } from './flags.js';
 import {
   ENFORCE_NODE_ALLOCATABLE,
   EvictionThresholdsSchema,
@@ -34,6 +35,7 @@ import {
   type KubeletConfigurationFile,
 } from './kubelet-config.js';
 import { AUTHORIZATION_MODES, SERVER_NESTED_KEYS, setPath } from './server-config.js';
+import { assessSettings } from './settings-catalog.js';
 
 export type ConfigSource = 'default' | 'file' | 'flag';
 
@@ -45,11 +47,6 @@ const NESTED = new Set(['logging', 'authentication', 'authorization']);
  * settings by their dotted path ('logging.format', 'authentication.webhook.enabled').
  */
 export type ConfigSources = Record<string, ConfigSource>;
-
-export interface ResolvedConfig {
-  config: KubeletConfig;
-  sources: ConfigSources;
-}
 
 /** Host facts, injectable for tests. Not process.env: kubelet-ts reads no environment variables. */
 export interface ResolveEnv {
@@ -71,28 +68,47 @@ export function resolveConfig(argv: readonly string[], env: ResolveEnv = {}): Re
   return resolveFromFlags(parsed.flags, env);
 }
 
-/** Resolves defaults ← file ← explicitly set flags, then validates the result. */
+/** What resolution found that the agent logs at start (settings accepted without effect). */
+export interface ResolvedConfig {
+  config: KubeletConfig;
+  sources: ConfigSources;
+  /** One startup line each: explained settings set to a value upstream would act on. */
+  explained: { name: string; value: unknown; message: string }[];
+}
+
+/**
+ * Resolves defaults ← file ← explicitly set flags, then validates the result.
+ * Every problem (flags, file, ranges, refused settings) is reported in one ConfigError.
+ */
 export function resolveFromFlags(flags: ParsedFlags, env: ResolveEnv = {}): ResolvedConfig {
   const configFile = (flags.values.configFile as string | undefined) ?? '';
-  const config = defaultKubeletConfig({
+  const ctx = {
     withConfigFile: configFile !== '',
     availableParallelism: env.availableParallelism ?? os.availableParallelism(),
     hostname: env.hostname ?? os.hostname(),
-  });
+  };
+  const config = defaultKubeletConfig(ctx);
   const sources: ConfigSources = {};
   for (const key of Object.keys(config)) if (!NESTED.has(key)) sources[key] = 'default';
   for (const key of ['logging.format', 'logging.verbosity', ...SERVER_NESTED_KEYS]) sources[key] = 'default';
 
+  const problems: LocatedIssue[] = flags.errors.map((message) => ({ path: '', message, where: '' }));
   let displayFile = '';
   if (configFile !== '') {
     displayFile = path.resolve(env.cwd ?? process.cwd(), configFile);
-    const file = loadConfigFile(displayFile, env.readFile ?? ((p) => readFileSync(p, 'utf8')));
-    for (const key of applyConfigFile(config, file)) sources[key] = 'file';
+    try {
+      const file = loadConfigFile(displayFile, env.readFile ?? ((p) => readFileSync(p, 'utf8')));
+      for (const key of applyConfigFile(config, file)) sources[key] = 'file';
+    } catch (err) {
+      if (!(err instanceof ConfigFileError)) throw err;
+      problems.push(...err.issues);
+    }
   }
 
   const target = config as unknown as Record<string, unknown>;
   for (const [key, value] of Object.entries(flags.values) as [FlagTarget, unknown][]) {
-    if (key.includes('.')) setPath(config, key, value);
+    if (key.startsWith('other.')) config.otherSettings[key.slice('other.'.length)] = value;
+    else if (key.includes('.')) setPath(config, key, value);
     else target[key] = value;
     sources[key] = 'flag';
   }
@@ -105,40 +121,49 @@ export function resolveFromFlags(flags: ParsedFlags, env: ResolveEnv = {}): Reso
     sources.nodeName = sources.hostnameOverride!;
   }
 
-  const issues = validateKubeletConfig(config);
-  if (issues.length > 0) {
-    throw new ConfigError(
-      formatIssues(
-        issues.map((issue) => ({ ...issue, where: describeSource(issue, sources, flags, displayFile) })),
-        'invalid configuration',
-      ),
-    );
+  for (const issue of validateKubeletConfig(config)) {
+    problems.push({ ...issue, where: describeSource(issue, sources, flags, displayFile) });
   }
-  return { config, sources };
+  const assessment = assessSettings({
+    config,
+    defaults: defaultKubeletConfig(ctx),
+    sources,
+    flagOf: (key) => flags.flagOf.get(key as FlagTarget),
+  });
+  for (const r of assessment.refused) {
+    problems.push({ path: '', message: r.message, where: r.source === 'file' ? `${displayFile}: ${r.name}` : r.name });
+  }
+  if (problems.length > 0) throw new ConfigError(formatIssues(problems, 'invalid configuration'));
+  return { config, sources, explained: assessment.explained.map(({ name, value, message }) => ({ name, value, message })) };
+}
+
+/** A config file that cannot be used, with every problem found in it. */
+class ConfigFileError extends ConfigError {
+  constructor(readonly issues: LocatedIssue[]) {
+    super(formatIssues(issues, `invalid KubeletConfiguration in ${issues[0]?.where.split(':')[0] ?? 'the file'}`));
+  }
 }
 
 /** Reads, parses (YAML or JSON) and schema-checks a KubeletConfiguration file. Throws ConfigError. */
 export function loadConfigFile(file: string, readFile: (p: string) => string): KubeletConfigurationFile {
-  let text: string;
+  const fail = (message: string): never => {
+    throw new ConfigFileError([{ path: '', message, where: '' }]);
+  };
+  let text = '';
   try {
     text = readFile(file);
   } catch (err) {
-    throw new ConfigError(`cannot read --config file ${file}: ${(err as Error).message}`, { cause: err });
+    fail(`cannot read --config file ${file}: ${(err as Error).message}`);
   }
   const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
-  if (doc.errors.length > 0) {
-    throw new ConfigError(`${file}: invalid YAML: ${doc.errors[0].message}`, { cause: doc.errors[0] });
-  }
+  if (doc.errors.length > 0) fail(`${file}: invalid YAML: ${doc.errors[0].message}`);
   const raw: unknown = doc.toJS();
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
-    throw new ConfigError(
-      `${file}: expected a KubeletConfiguration object (apiVersion: kubelet.config.k8s.io/v1beta1, kind: KubeletConfiguration)`,
-    );
+    fail(`${file}: expected a KubeletConfiguration object (apiVersion: kubelet.config.k8s.io/v1beta1, kind: KubeletConfiguration)`);
   }
   const result = KubeletConfigurationFileSchema.safeParse(raw);
   if (!result.success) {
-    const issues = toConfigIssues(result.error.issues).map((i) => ({ ...i, where: `${file}: ${i.path || '(top level)'}` }));
-    throw new ConfigError(formatIssues(issues, `invalid KubeletConfiguration in ${file}`));
+    throw new ConfigFileError(toConfigIssues(result.error.issues).map((i) => ({ ...i, where: `${file}: ${i.path || '(top level)'}` })));
   }
   return result.data;
 }
@@ -159,8 +184,9 @@ function describeSource(issue: ConfigIssue, sources: ConfigSources, flags: Parse
 }
 
 function formatIssues(issues: LocatedIssue[], heading: string): string {
-  if (issues.length === 1) return `${issues[0].where}: ${issues[0].message}`;
-  return `${heading}: ${issues.length} problems:\n${issues.map((i) => `  - ${i.where}: ${i.message}`).join('\n')}`;
+  const line = (i: LocatedIssue) => (i.where ? `${i.where}: ${i.message}` : i.message);
+  if (issues.length === 1) return line(issues[0]);
+  return `${heading}: ${issues.length} problems:\n${issues.map((i) => `  - ${line(i)}`).join('\n')}`;
 }
 
 // ---------------------------------------------------------------------------

@@ -68,6 +68,29 @@ export interface KubeletServerOptions {
   tls?: { cert: string; key: string; clientCA?: string };
   /** Required for the main server; absent for the read-only server. */
   auth?: ServerAuth;
+  /** enableDebuggingHandlers and the switches under it (default: all on). */
+  debugging?: DebuggingSwitches;
+}
+
+/** KubeletConfiguration enableDebuggingHandlers, enableSystemLogHandler, enableProfilingHandler, enableDebugFlagsHandler. */
+export interface DebuggingSwitches {
+  handlers: boolean;
+  systemLogs: boolean;
+  profiling: boolean;
+  flags: boolean;
+}
+
+/** Paths upstream installs with InstallDebuggingHandlers. */
+function isDebuggingPath(path: string): boolean {
+  return (
+    path === '/runningpods' ||
+    path === '/runningpods/' ||
+    path === '/configz' ||
+    path === '/logs' ||
+    path.startsWith('/logs/') ||
+    path.startsWith('/containerLogs/') ||
+    path.startsWith('/debug/')
+  );
 }
 
 const PROM_TEXT = 'text/plain; version=0.0.4; charset=utf-8';
@@ -123,6 +146,12 @@ async function route(
       return true;
   }
   if (readOnly) return false;
+  const dbg = o.debugging ?? { handlers: true, systemLogs: true, profiling: true, flags: true };
+  if (isDebuggingPath(path) && !dbg.handlers) {
+    // Upstream InstallDebuggingDisabledHandlers.
+    send(res, 405, 'Debug endpoints are disabled.\n');
+    return true;
+  }
   if (path === '/runningpods/' || path === '/runningpods') {
     sendJson(res, h.runningPods());
     return true;
@@ -135,7 +164,7 @@ async function route(
     await serveContainerLogs(h.containerLogs, path.slice('/containerLogs/'.length).split('/'), query, res, signal);
     return true;
   }
-  if (path === '/logs' || path.startsWith('/logs/')) {
+  if ((path === '/logs' || path.startsWith('/logs/')) && dbg.systemLogs) {
     const rel = path.slice('/logs/'.length).replace(/\/$/, '');
     if (path === '/logs') {
       res.statusCode = 301;

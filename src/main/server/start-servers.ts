@@ -138,6 +138,12 @@ export async function startKubeletServers(d: ServerDeps): Promise<KubeletServers
       logger: logger.child({ server: 'readwrite' }),
       tls: { cert: cert.cert, key: cert.key, ...(clientCA && { clientCA }) },
       auth: { authenticator, authorizer, nodeName: config.nodeName },
+      debugging: {
+        handlers: config.enableDebuggingHandlers,
+        systemLogs: config.enableSystemLogHandler,
+        profiling: config.enableProfilingHandler,
+        flags: config.enableDebugFlagsHandler,
+      },
     });
     logger.info(
       {
