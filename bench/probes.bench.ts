@@ -159,6 +159,7 @@ async function run(s: Scenario, [readOnlyPort, port, healthzPort]: number[]): Pr
     `--pod-manifest-path=${manifests}`,
     `--root-dir=${join(dir, 'root')}`,
     `--pod-logs-dir=${join(dir, 'logs')}`,
+    `--container-logs-dir=${join(dir, 'containers')}`,
     '--hostname-override=bench-node',
     '--address=127.0.0.1',
     `--port=${port}`,

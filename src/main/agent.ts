@@ -48,6 +48,7 @@ import { PodManager } from './kubelet/pod-manager.js';
 import { PoolSyncer } from './kubelet/pool-syncer.js';
 import { kubeletMetrics } from './kubelet/kubelet-metrics.js';
 import { PodHandlers } from './kubelet/handlers.js';
+import { BootProgress } from './kubelet/boot-progress.js';
 import { ContainerDeletor } from './kubelet/container-deletor.js';
 import { ContainerGc } from './kubelet/container-gc.js';
 import { StatusManager } from './status/status-manager.js';
@@ -103,6 +104,7 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
     const rootDir = resolve(config.rootDir);
     mkdirSync(rootDir, { recursive: true });
     mkdirSync(config.podLogsDir, { recursive: true });
+    if (config.containerLogsDir) mkdirSync(config.containerLogsDir, { recursive: true });
 
     const registry = new Registry();
     collectDefaultMetrics({ register: registry });
@@ -322,7 +324,7 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
       },
       runtimeUids: () => shared.cache.uids(),
       cachedStatus: (uid) => syncer.cachedStatus(uid),
-      containerDeletor: new ContainerDeletor(runner, kubeletLogger),
+      containerDeletor: new ContainerDeletor(runner, kubeletLogger, config.containerLogsDir),
       allSourcesReady: () => podConfig.seenAllSources(),
       mirrorClient,
       startMetrics,
@@ -410,12 +412,31 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
     stops.push(() => pleg.stopped());
     syncLoop.start(signal);
     stops.push(() => syncLoop.stopped());
+    new BootProgress({
+      clock,
+      logger: kubeletLogger,
+      sourcesReady: () => podConfig.seenAllSources(),
+      counts: () => {
+        const counts = { desired: 0, admitted: 0, running: 0, completed: 0 };
+        for (const pod of podManager.pods()) {
+          const uid = pod.metadata.uid ?? '';
+          counts.desired++;
+          if (handlers.isRejected(uid)) continue;
+          counts.admitted++;
+          const phase = statusManager.getPodStatus(uid)?.phase;
+          if (phase === 'Running') counts.running++;
+          else if (phase === 'Succeeded' || phase === 'Failed') counts.completed++;
+        }
+        return counts;
+      },
+    }).start(signal);
     stops.push(() => podWorkers.idle());
     const containerGc = new ContainerGc({
       runner,
       clock,
       logger: kubeletLogger.child({ component: 'container-gc' }),
       podLogsDir: config.podLogsDir,
+      containerLogsDir: config.containerLogsDir,
       shouldPodContentBeRemoved: (uid) => podWorkers.shouldPodContentBeRemoved(uid),
       allSourcesReady: () => podConfig.seenAllSources(),
     });

@@ -43,7 +43,7 @@ export type TaskRequest =
   | { type: 'inspect'; pods: PodRef[] }
   | { type: 'syncPod'; input: SyncPodInput }
   | { type: 'terminatePod'; input: TerminatePodInput }
-  | { type: 'removeContainers'; ids: string[] }
+  | { type: 'removeContainers'; ids: string[]; containerLogsDir?: string }
   | { type: 'gcList' }
   | { type: 'gcRemove'; removal: GcRemoval }
   | { type: 'criStats' }

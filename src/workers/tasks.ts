@@ -89,7 +89,7 @@ export async function runTask(ctx: TaskContext, request: TaskRequest): Promise<T
       case 'terminatePod':
         return { ok: true, value: await terminatePod(syncContext(ctx), request.input) };
       case 'removeContainers':
-        return { ok: true, value: { removed: await removeContainers(syncContext(ctx).cri, request.ids) } };
+        return { ok: true, value: { removed: await removeContainers(syncContext(ctx).cri, request.ids, request.containerLogsDir) } };
       case 'gcList':
         return { ok: true, value: await gcList(syncContext(ctx).cri) };
       case 'gcRemove':

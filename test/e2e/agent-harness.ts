@@ -97,6 +97,7 @@ export class AgentProcess {
         `--pod-manifest-path=${this.manifests}`,
         `--root-dir=${join(this.dir, 'root')}`,
         `--pod-logs-dir=${join(this.dir, 'pod-logs')}`,
+        `--container-logs-dir=${join(this.dir, 'containers')}`,
         `--hostname-override=${this.nodeName}`,
         `--port=${this.port}`,
         `--healthz-port=${this.healthzPort}`,

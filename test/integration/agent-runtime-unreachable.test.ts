@@ -39,6 +39,7 @@ describe('agent start-up with an unreachable runtime', () => {
       `--pod-manifest-path=${manifests}`,
       `--root-dir=${join(dir, 'root')}`,
       `--pod-logs-dir=${join(dir, 'logs')}`,
+      `--container-logs-dir=${join(dir, 'containers')}`,
       '--hostname-override=n',
       '--address=127.0.0.1',
       `--port=${await freePort()}`,

@@ -53,6 +53,7 @@ describe('agent on the simulated runtime', () => {
       `--pod-manifest-path=${manifests}`,
       `--root-dir=${join(dir, 'root')}`,
       `--pod-logs-dir=${join(dir, 'logs')}`,
+      `--container-logs-dir=${join(dir, 'containers')}`,
       '--hostname-override=it-node',
       '--address=127.0.0.1',
       `--port=${await freePort()}`,

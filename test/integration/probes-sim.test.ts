@@ -84,6 +84,7 @@ describe('probes on the simulated runtime', () => {
       `--pod-manifest-path=${manifests}`,
       `--root-dir=${join(dir, 'root')}`,
       `--pod-logs-dir=${join(dir, 'logs')}`,
+      `--container-logs-dir=${join(dir, 'containers')}`,
       `--hostname-override=${NODE}`,
       '--address=127.0.0.1',
       `--port=${await freePort()}`,

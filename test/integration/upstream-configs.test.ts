@@ -62,6 +62,7 @@ describe('upstream default configurations start the agent', () => {
       `--pod-manifest-path=${manifests}`,
       `--root-dir=${join(dir, 'root')}`,
       `--pod-logs-dir=${join(dir, 'pods')}`,
+      `--container-logs-dir=${join(dir, 'containers')}`,
       `--client-ca-file=${pki.caCert}`,
       '--authentication-token-webhook=false',
       '--authorization-mode=AlwaysAllow',

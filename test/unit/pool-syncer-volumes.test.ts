@@ -41,6 +41,7 @@ function setup() {
       name: 'n',
       ip: '10.0.0.1',
       podLogsDir: '/logs',
+      containerLogsDir: '',
       clusterDNS: [],
       clusterDomain: 'cluster.local',
       resolvConf: '',

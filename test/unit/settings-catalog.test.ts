@@ -81,6 +81,7 @@ describe('the settings catalog covers upstream', () => {
       'relist-mode',
       'pleg',
       'pod-logs-dir',
+      'container-logs-dir',
     ]);
   });
 

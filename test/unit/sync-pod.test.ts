@@ -22,6 +22,7 @@ const node: NodeInfo = {
   name: 'n1',
   ip: '192.0.2.1',
   podLogsDir: logsRoot,
+  containerLogsDir: '',
   clusterDNS: [],
   clusterDomain: '',
   resolvConf: '',

@@ -191,6 +191,14 @@ export const FLAG_SPECS: readonly FlagSpec[] = [
   ),
   spec('pod-logs-dir', 'podLogsDir', 'string', 'path', '/var/log/pods', 'Directory for container logs (config field podLogsDir).'),
   spec(
+    'container-logs-dir',
+    'containerLogsDir',
+    'string',
+    'path',
+    '/var/log/containers',
+    "Directory of the <pod>_<namespace>_<container>-<id>.log links to container logs, for log shippers ('' = none; upstream's is fixed).",
+  ),
+  spec(
     'container-log-max-size',
     'containerLogMaxSize',
     'string',

@@ -321,6 +321,8 @@ export interface KubeletConfig extends ServerConfig {
   /** Directory of TLS certificates; '' = <rootDir>/pki. */
   certDir: string;
   rootDir: string;
+  /** Directory of the `<pod>_<ns>_<container>-<id>.log` links to container logs; '' = none. */
+  containerLogsDir: string;
   hostnameOverride: string;
   /** hostnameOverride, or the OS hostname, lower-cased (upstream nodeutil.GetHostname). */
   nodeName: string;
@@ -432,6 +434,7 @@ export function defaultKubeletConfig(ctx: DefaultsContext): KubeletConfig {
     bootstrapKubeconfig: '',
     certDir: '',
     rootDir: '/var/lib/kubelet',
+    containerLogsDir: '/var/log/containers',
     hostnameOverride: '',
     nodeName: ctx.hostname.trim().toLowerCase(),
     nodeIp: '',

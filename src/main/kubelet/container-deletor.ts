@@ -26,13 +26,15 @@ export class ContainerDeletor {
   constructor(
     private readonly runner: TaskRunner,
     private readonly logger: Logger,
+    /** Directory of the container log links ('' = none). */
+    private readonly containerLogsDir = '',
   ) {}
 
   /** Fire-and-forget: failures are logged; the next death or GC round retries. */
   deleteContainersInPod(exitedId: string, status: PodStatus, removeAll: boolean): void {
     const ids = containersToDeleteInPod(removeAll ? '' : exitedId, status, removeAll ? 0 : DEAD_CONTAINERS_TO_KEEP);
     if (ids.length === 0) return;
-    this.runner.run({ type: 'removeContainers', ids }).catch((err: unknown) => {
+    this.runner.run({ type: 'removeContainers', ids, containerLogsDir: this.containerLogsDir }).catch((err: unknown) => {
       this.logger.error({ podUID: status.uid, containers: ids, err: String(err) }, 'Failed to remove dead containers');
     });
   }

@@ -25,6 +25,8 @@ export interface ContainerGcOptions {
   clock: Clock;
   logger: Logger;
   podLogsDir: string;
+  /** Directory of the container log links ('' = none). */
+  containerLogsDir?: string;
   /** Upstream ShouldPodContentBeRemoved (the pod workers). */
   shouldPodContentBeRemoved(uid: string): boolean;
   /** All pod sources have delivered once (upstream sourcesReady.AllReady). */
@@ -78,13 +80,14 @@ export class ContainerGc {
     const first = await runner.run({ type: 'gcList' });
     const containers = selectContainers(first.containers, this.input());
     const removed: GcResult[] = [];
-    if (containers.length) removed.push(await runner.run({ type: 'gcRemove', removal: { containers } }));
+    const containerLogsDir = this.o.containerLogsDir || undefined;
+    if (containers.length) removed.push(await runner.run({ type: 'gcRemove', removal: { containers, containerLogsDir } }));
     const second = await runner.run({ type: 'gcList' });
     const input = this.input();
     const sandboxes = selectSandboxes(second.sandboxes, second.containers, input);
     const logDirectories = selectLogDirectories(this.o.podLogsDir, input);
-    if (sandboxes.length || logDirectories.length)
-      removed.push(await runner.run({ type: 'gcRemove', removal: { sandboxes, logDirectories } }));
+    if (sandboxes.length || logDirectories.length || containerLogsDir)
+      removed.push(await runner.run({ type: 'gcRemove', removal: { sandboxes, logDirectories, containerLogsDir } }));
     const sum = (k: 'containers' | 'sandboxes' | 'logDirectories') => removed.reduce((n, r) => n + r[k], 0);
     const errors = removed.flatMap((r) => r.errors);
     if (errors.length) logger.warn({ errors }, 'Container garbage collection left some items; the next run retries');

@@ -112,6 +112,11 @@ export class PodHandlers {
     }
   }
 
+  /** The pod was rejected by admission (it is not run). */
+  isRejected(uid: string): boolean {
+    return this.rejected.has(uid);
+  }
+
   handlePodUpdates(pods: Pod[]): void {
     for (const pod of pods) {
       this.d.podManager.addOrUpdate(pod);

@@ -73,6 +73,7 @@ export function nodeResources(
       name: config.nodeName,
       ip: addresses.find((a) => a.type === 'InternalIP')?.address ?? '',
       podLogsDir: config.podLogsDir,
+      containerLogsDir: config.containerLogsDir,
       clusterDNS: config.clusterDNS,
       clusterDomain: config.clusterDomain,
       resolvConf: readResolvConf(config.resolvConf),

@@ -21,8 +21,10 @@
  * the main thread, which asks the pod workers (GcPodState) right after each
  * list, as upstream asks its podStateProvider.
  */
+import { danglingLinks, unlinkContainerLog } from '../logs/legacy-log-link.js';
 import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { CriNotFoundError } from '../../common/errors.js';
 import type { CriApi } from '../../cri/client.js';
 import { ContainerState, PodSandboxState } from '../../gen/runtime/v1/api.js';
 import { LABEL_POD_UID } from '../../runtime/types.js';
@@ -168,6 +170,8 @@ export interface GcRemoval {
   sandboxes?: string[];
   /** Absolute paths of pod log directories. */
   logDirectories?: string[];
+  /** Links in this directory go with their containers, and dangling ones of gone containers are removed. */
+  containerLogsDir?: string;
 }
 
 /**
@@ -180,7 +184,7 @@ export async function gcRemove(cri: CriApi, r: GcRemoval): Promise<GcResult> {
   const note = (what: string, err: unknown) => result.errors.push(`${what}: ${err instanceof Error ? err.message : String(err)}`);
   for (const id of r.containers ?? []) {
     try {
-      await removeContainers(cri, [id]);
+      await removeContainers(cri, [id], r.containerLogsDir);
       result.containers++;
     } catch (err) {
       note(`remove container ${id}`, err);
@@ -203,7 +207,20 @@ export async function gcRemove(cri: CriApi, r: GcRemoval): Promise<GcResult> {
       note(`remove pod log directory ${dir}`, err);
     }
   }
+  if (r.containerLogsDir) await removeDeadLinks(cri, r.containerLogsDir, note);
   return result;
+}
+
+/** Upstream's clean-up of dead container log links: dangling links whose container the runtime no longer has. */
+async function removeDeadLinks(cri: CriApi, dir: string, note: (what: string, err: unknown) => void): Promise<void> {
+  for (const { path, containerId } of danglingLinks(dir)) {
+    try {
+      await cri.containerStatus({ containerId });
+    } catch (err) {
+      if (err instanceof CriNotFoundError) unlinkContainerLog(path);
+      else note(`check container of log link ${path}`, err);
+    }
+  }
 }
 
 /** Pod log directories (`<podLogsDir>/<ns>_<name>_<uid>`) of pods whose content may be removed. */

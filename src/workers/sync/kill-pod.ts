@@ -10,6 +10,7 @@
  * (so CNI is torn down for a sandbox that died on its own). Nothing here
  * removes anything: removal is container GC's job, always after the stop.
  */
+import { legacyLogLinkPath, unlinkContainerLog } from '../logs/legacy-log-link.js';
 import { readdirSync, rmSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import type { Container, Pod } from '../../api/pod.js';
@@ -155,16 +156,24 @@ export async function killPod(ctx: HookContext, pod: Pod, status: PodStatus, gra
 
 /**
  * Upstream removeContainer: the container's log files first (`<logPath>*`,
- * rotated ones included), then the container, so a failure leaves both for a
+ * rotated ones included, and its link in containerLogsDir), then the container, so a failure leaves both for a
  * retry. A container already gone is not an error.
  */
-export async function removeContainer(cri: CriApi, id: string): Promise<void> {
+export async function removeContainer(cri: CriApi, id: string, containerLogsDir = ''): Promise<void> {
   let logPath: string;
+  let labels: Record<string, string>;
   try {
-    logPath = (await cri.containerStatus({ containerId: id })).status?.logPath ?? '';
+    const status = (await cri.containerStatus({ containerId: id })).status;
+    logPath = status?.logPath ?? '';
+    labels = status?.labels ?? {};
   } catch (err) {
     if (err instanceof CriNotFoundError) return;
     throw err;
+  }
+  const pod = labels['io.kubernetes.pod.name'];
+  const container = labels['io.kubernetes.container.name'];
+  if (containerLogsDir && pod && container) {
+    unlinkContainerLog(legacyLogLinkPath(containerLogsDir, pod, labels['io.kubernetes.pod.namespace'] ?? '', container, id));
   }
   if (logPath) {
     const dir = dirname(logPath);
@@ -181,8 +190,8 @@ export async function removeContainer(cri: CriApi, id: string): Promise<void> {
 }
 
 /** Removes the given (dead) containers and their logs; ones already gone are not an error. */
-export async function removeContainers(cri: CriApi, ids: string[]): Promise<number> {
-  await Promise.all(ids.map((id) => removeContainer(cri, id)));
+export async function removeContainers(cri: CriApi, ids: string[], containerLogsDir = ''): Promise<number> {
+  await Promise.all(ids.map((id) => removeContainer(cri, id, containerLogsDir)));
   return ids.length;
 }
 

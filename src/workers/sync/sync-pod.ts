@@ -26,6 +26,8 @@ import { initContainersToPrune, initContainersToPurge, isRestartableInitContaine
 import { killContainer, killPod, removeContainers, removePod } from './kill-pod.js';
 import { runHandler, type HookContext } from './lifecycle-hooks.js';
 import { containerLogsDirectory, restartCountFromLogDir } from './log-restart-count.js';
+import { join } from 'node:path';
+import { legacyLogLinkPath, linkContainerLog } from '../logs/legacy-log-link.js';
 import { makeMounts } from './make-mounts.js';
 import { findLatestContainerStatus } from './restart-policy.js';
 import { buildPodLogsDirectory, generatePodSandboxConfig, podHostNameAndDomain } from './sandbox-config.js';
@@ -171,6 +173,21 @@ async function startContainer(
     return failed('RunContainerError', err);
   }
   events.push({ type: 'Normal', reason: 'Started', message: `Started container ${container.name}` });
+  if (node.containerLogsDir && sandbox.config.logDirectory && config.logPath) {
+    // Upstream links the log for log shippers; a failure is logged upstream and changes nothing else.
+    try {
+      const link = legacyLogLinkPath(
+        node.containerLogsDir,
+        pod.metadata.name ?? '',
+        pod.metadata.namespace ?? '',
+        container.name,
+        containerId,
+      );
+      linkContainerLog(link, join(sandbox.config.logDirectory, config.logPath), node.containerLogsDir);
+    } catch (err) {
+      events.push({ type: 'Warning', reason: 'Failed', message: `Failed to create the container log link: ${(err as Error).message}` });
+    }
+  }
 
   const postStart = container.lifecycle?.postStart;
   if (postStart) {
@@ -202,10 +219,10 @@ async function startContainer(
 }
 
 /** Removes dead containers; failures are reported as events and retried by a later sync or container GC. */
-async function removeQuietly(ctx: SyncContext, ids: string[], events: PodEvent[]): Promise<void> {
+async function removeQuietly(ctx: SyncContext, ids: string[], events: PodEvent[], containerLogsDir: string): Promise<void> {
   if (ids.length === 0) return;
   try {
-    await removeContainers(ctx.cri, ids);
+    await removeContainers(ctx.cri, ids, containerLogsDir);
   } catch (err) {
     events.push({
       type: 'Warning',
@@ -235,7 +252,7 @@ export async function syncPod(ctx: SyncContext, input: SyncPodInput): Promise<Sy
     events.push(...killed.events);
     if (killed.error) return { plan, reasons, backoff, events, error: `failed to "KillPodSandbox": ${killed.error}` };
     // A new sandbox starts initialization over: no init container of the old one may count.
-    if (actions.createSandbox) await removeQuietly(ctx, initContainersToPurge(pod, status), events);
+    if (actions.createSandbox) await removeQuietly(ctx, initContainersToPurge(pod, status), events, node.containerLogsDir);
   } else {
     for (const k of actions.containersToKill) {
       try {
@@ -248,7 +265,7 @@ export async function syncPod(ctx: SyncContext, input: SyncPodInput): Promise<Sy
     }
   }
   // Only the newest exited instance of each init container is kept.
-  await removeQuietly(ctx, initContainersToPrune(pod, status), events);
+  await removeQuietly(ctx, initContainersToPrune(pod, status), events, node.containerLogsDir);
 
   // Step 3: the sandbox.
   let sandboxId = actions.sandboxId;

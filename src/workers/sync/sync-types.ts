@@ -13,6 +13,8 @@ export interface NodeInfo {
   /** Primary node IP ('' when unknown). */
   ip: string;
   podLogsDir: string;
+  /** Directory of the `<pod>_<ns>_<container>-<id>.log` links ('' = none). */
+  containerLogsDir: string;
   clusterDNS: string[];
   clusterDomain: string;
   /** Contents of resolv.conf ('' = upstream --resolv-conf=""). */

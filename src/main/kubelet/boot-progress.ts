@@ -1,0 +1,129 @@
+/**
+ * Says how the node is doing while it brings its pods up: every few seconds
+ * a progress line (pods desired / admitted / running), and one summary line
+ * when every admitted pod is running or has completed. Progress lines are
+ * logged at info until the first convergence (the boot) and at V(2) after
+ * it; a boot that has not converged after `quietAfterMs` logs one line
+ * naming how many pods are not running and goes to V(2) too, so a pod that
+ * can never start does not fill the log.
+ *
+ * The decision is `progressStep`, a pure function of the state, the counts
+ * and the time; BootProgress ticks it on the injected clock.
+ */
+import type { Logger } from 'pino';
+import type { Clock } from '../../common/clock.js';
+import { v } from '../../common/logger.js';
+
+export interface PodCounts {
+  /** Pods the sources want on this node (mirror pods excluded). */
+  desired: number;
+  /** Desired pods that passed admission. */
+  admitted: number;
+  /** Admitted pods in phase Running. */
+  running: number;
+  /** Admitted pods in phase Succeeded or Failed. */
+  completed: number;
+}
+
+export interface ProgressState {
+  /** When the current unconverged period began; undefined while converged. */
+  since: number | undefined;
+  /** The node converged at least once (the boot is over). */
+  booted: boolean;
+  /** The stall line of the current period was logged. */
+  stallLogged: boolean;
+}
+
+export type ProgressLine =
+  | { kind: 'progress'; level: 'info' | 'v2' }
+  | { kind: 'converged'; elapsedMs: number; boot: boolean }
+  | { kind: 'stalled'; elapsedMs: number };
+
+export const INITIAL_PROGRESS: ProgressState = { since: undefined, booted: false, stallLogged: false };
+
+/** Converged: the sources have all delivered, and every admitted pod is running or done. */
+export function converged(c: PodCounts, sourcesReady: boolean): boolean {
+  return sourcesReady && c.running + c.completed === c.admitted;
+}
+
+export function progressStep(
+  state: ProgressState,
+  counts: PodCounts,
+  sourcesReady: boolean,
+  now: number,
+  quietAfterMs: number,
+): { state: ProgressState; line?: ProgressLine } {
+  if (converged(counts, sourcesReady)) {
+    if (state.since === undefined) return { state };
+    return {
+      state: { since: undefined, booted: true, stallLogged: false },
+      line: { kind: 'converged', elapsedMs: now - state.since, boot: !state.booted },
+    };
+  }
+  const since = state.since ?? now;
+  const next = { ...state, since };
+  if (state.booted || state.stallLogged) return { state: next, line: { kind: 'progress', level: 'v2' } };
+  if (now - since >= quietAfterMs) return { state: { ...next, stallLogged: true }, line: { kind: 'stalled', elapsedMs: now - since } };
+  return { state: next, line: { kind: 'progress', level: 'info' } };
+}
+
+export interface BootProgressOptions {
+  clock: Clock;
+  logger: Logger;
+  counts(): PodCounts;
+  sourcesReady(): boolean;
+  /** Default 5 s. */
+  periodMs?: number;
+  /** The first look, default 1 s (a boot longer than that says so early). */
+  firstMs?: number;
+  /** Default 5 min. */
+  quietAfterMs?: number;
+}
+
+export class BootProgress {
+  private state: ProgressState;
+
+  constructor(private readonly o: BootProgressOptions) {
+    this.state = { ...INITIAL_PROGRESS, since: o.clock.now() };
+  }
+
+  start(signal: AbortSignal): void {
+    let cancel = () => {};
+    const tick = () => {
+      if (signal.aborted) return;
+      this.tick();
+      cancel = this.o.clock.setTimer(this.o.periodMs ?? 5_000, tick);
+    };
+    cancel = this.o.clock.setTimer(this.o.firstMs ?? 1_000, tick);
+    signal.addEventListener('abort', () => cancel(), { once: true });
+  }
+
+  tick(): void {
+    const counts = this.o.counts();
+    const { state, line } = progressStep(this.state, counts, this.o.sourcesReady(), this.o.clock.now(), this.o.quietAfterMs ?? 300_000);
+    this.state = state;
+    if (!line) return;
+    const { logger } = this.o;
+    switch (line.kind) {
+      case 'progress':
+        (line.level === 'info' ? logger : v(logger, 2)).info(counts, 'Pods starting');
+        return;
+      case 'converged':
+        logger.info(
+          { ...counts, seconds: Math.round(line.elapsedMs / 100) / 10 },
+          line.boot ? 'All pods started' : 'All pods running again',
+        );
+        return;
+      case 'stalled':
+        logger.warn(
+          { ...counts, notRunning: counts.admitted - counts.running - counts.completed, seconds: Math.round(line.elapsedMs / 1000) },
+          'Pods still not running; further progress lines at --v=2',
+        );
+        return;
+      default: {
+        const never: never = line;
+        throw new Error(`unhandled progress line ${String(never)}`);
+      }
+    }
+  }
+}
