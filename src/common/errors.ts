@@ -104,6 +104,11 @@ export class VolumeError extends KubeletTsError {
   override readonly code = 'KTS_ERR_VOLUME';
 }
 
+/** A server could not listen on its address (typically a port in use); the message names the setting. */
+export class ListenError extends KubeletTsError {
+  override readonly code = 'KTS_ERR_LISTEN';
+}
+
 export const ERROR_CODES = {
   KubeletTsError: 'KTS_ERR',
   CriError: 'KTS_ERR_CRI',
@@ -120,4 +125,5 @@ export const ERROR_CODES = {
   ApiUnreachableError: 'KTS_ERR_API_UNREACHABLE',
   MountError: 'KTS_ERR_MOUNT',
   VolumeError: 'KTS_ERR_VOLUME',
+  ListenError: 'KTS_ERR_LISTEN',
 } as const;

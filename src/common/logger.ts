@@ -2,7 +2,11 @@
  * Structured logging on pino, with klog-style verbosity.
  *
  * Formats:
- * - 'json': plain pino JSON lines ({"level":30,"time":…,"pid":…,"msg":…, …}).
+ * - 'json': upstream's JSON shape (component-base logs/json), one object per
+ *   line: {"ts":<epoch seconds>,"msg":…,"v":<verbosity>, …key/values}; error
+ *   lines have no "v" (upstream's ErrorS), and an error value is its message.
+ *   Re-serialised from pino's line in-process, so a key set twice (a child's
+ *   binding over its parent's) appears once, with the innermost value.
  * - 'text': klog-like single lines, formatted in-process and synchronously
  *   (a plain write() shim between pino and the destination; no pino.transport,
  *   so no extra thread and output order equals call order):
@@ -44,7 +48,10 @@ export interface LoggerOptions {
 }
 
 const VERBOSITY = Symbol('kubelet-ts.verbosity');
+const ROOT = Symbol('kubelet-ts.root');
+const CHILDREN = Symbol('kubelet-ts.children');
 type WithVerbosity = Logger & { [VERBOSITY]?: number };
+type WithRoot = WithVerbosity & { [ROOT]?: WithRoot; [CHILDREN]?: Set<WeakRef<Logger>> };
 
 /** The pino level for a klog verbosity. */
 export function levelForVerbosity(verbosity: number): Level {
@@ -62,17 +69,23 @@ export function createLogger(options: LoggerOptions): Logger {
   const verbosity = Math.max(0, Math.floor(options.verbosity));
   const destination = options.destination ?? pino.destination({ dest: 2, sync: true });
   const now = options.now ?? (options.format === 'text' ? preciseNow : undefined);
-  const stream = options.format === 'text' ? klogStream(destination, options.component ?? 'kubelet') : destination;
+  const stream = options.format === 'text' ? klogStream(destination, options.component ?? 'kubelet') : jsonStream(destination);
+  const children = new Set<WeakRef<Logger>>();
   const logger = pino(
     {
       level: levelForVerbosity(verbosity),
-      base: { pid: options.pid ?? process.pid },
+      // Registered so that setVerbosity reaches every child (pino copies the level into a child at creation).
+      onChild: (child: Logger) => void children.add(new WeakRef(child)),
+      base: options.format === 'text' ? { pid: options.pid ?? process.pid } : {},
       ...(now ? { timestamp: () => `,"time":${now().toFixed(3)}` } : {}),
     },
     stream,
   ) as WithVerbosity;
   // Children are created with Object.create(parent), so they inherit this.
   logger[VERBOSITY] = verbosity;
+  // Children inherit ROOT through their prototype chain.
+  (logger as WithRoot)[ROOT] = logger;
+  (logger as WithRoot)[CHILDREN] = children;
   return logger;
 }
 
@@ -91,16 +104,45 @@ export function vEnabled(logger: Logger, level: number): boolean {
   return level <= 3 ? logger.isLevelEnabled('info') : logger.isLevelEnabled(level >= 5 ? 'trace' : 'debug');
 }
 
-/** klog V(level): the logger when enabled, otherwise a silent logger. Log through it at info. */
+const vChildren = new WeakMap<Logger, Logger[]>();
+
+/**
+ * klog V(level): when enabled, a child of the logger whose lines carry
+ * `v: level` (cached per logger and level); otherwise a silent logger. Log
+ * through it at info.
+ */
 export function v(logger: Logger, level: number): Logger {
-  return vEnabled(logger, level) ? logger : silentLogger();
+  if (!vEnabled(logger, level)) return silentLogger();
+  if (level <= 0) return logger;
+  let children = vChildren.get(logger);
+  if (!children) vChildren.set(logger, (children = []));
+  return (children[level] ??= logger.child({ v: level }));
+}
+
+/** Changes the verbosity of a logger made by createLogger (and its children) at run time (/debug/flags/v). */
+export function setVerbosity(logger: Logger, verbosity: number): void {
+  const root: WithRoot = (logger as WithRoot)[ROOT] ?? logger;
+  const level = levelForVerbosity(Math.max(0, Math.floor(verbosity)));
+  root[VERBOSITY] = Math.max(0, Math.floor(verbosity));
+  root.level = level;
+  const children = root[CHILDREN];
+  for (const ref of children ?? []) {
+    const child = ref.deref();
+    if (child) child.level = level;
+    else children!.delete(ref);
+  }
+}
+
+/** The current verbosity of a logger made by createLogger. */
+export function verbosityOf(logger: Logger): number {
+  return (logger as WithVerbosity)[VERBOSITY] ?? 0;
 }
 
 // ---------------------------------------------------------------------------
 // Text format
 
-/** Record keys that the klog header already shows. */
-const HEADER_KEYS = new Set(['level', 'time', 'pid', 'hostname', 'msg', 'component', 'name']);
+/** Record keys that the klog header already shows (and the V level, which klog text does not print). */
+const HEADER_KEYS = new Set(['level', 'time', 'pid', 'hostname', 'msg', 'component', 'name', 'v']);
 
 function severity(level: number): string {
   if (level >= 60) return 'F';
@@ -157,6 +199,49 @@ function klogStream(destination: DestinationStream, defaultComponent: string): D
         return;
       }
       destination.write(formatKlogLine(record, defaultComponent));
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------
+// JSON format
+
+/** The V level of a pino record without an explicit `v`: info and warn are 0, debug 4, trace 5; errors have none. */
+function vOfLevel(level: number): number | undefined {
+  if (level >= 50) return undefined;
+  if (level >= 30) return 0;
+  return level >= 20 ? 4 : 5;
+}
+
+/** Formats one pino record (parsed JSON) in upstream's JSON shape, newline-terminated. */
+export function formatJsonLine(record: Record<string, unknown>): string {
+  const { level, time, msg, v: explicit, pid: _pid, hostname: _host, ...rest } = record;
+  const lvl = typeof level === 'number' ? level : 30;
+  const out: Record<string, unknown> = {
+    ts: typeof time === 'number' ? time / 1000 : Date.now() / 1000,
+    msg: typeof msg === 'string' ? msg : '',
+  };
+  const verbosity = lvl >= 50 ? undefined : typeof explicit === 'number' ? explicit : vOfLevel(lvl);
+  if (verbosity !== undefined) out.v = verbosity;
+  for (const [key, value] of Object.entries(rest)) {
+    const message = (value as { message?: unknown } | null)?.message;
+    out[key] = (key === 'err' || key === 'error') && typeof message === 'string' ? message : value;
+  }
+  return JSON.stringify(out) + '\n';
+}
+
+/** A synchronous pino destination that rewrites each line in upstream's JSON shape (duplicate keys collapse, the last wins). */
+function jsonStream(destination: DestinationStream): DestinationStream {
+  return {
+    write(chunk: string) {
+      let record: Record<string, unknown>;
+      try {
+        record = JSON.parse(chunk) as Record<string, unknown>;
+      } catch {
+        destination.write(chunk);
+        return;
+      }
+      destination.write(formatJsonLine(record));
     },
   };
 }

@@ -8,7 +8,6 @@ import { setMaxListeners } from 'node:events';
 import { mkdirSync } from 'node:fs';
 import os from 'node:os';
 import { join, resolve } from 'node:path';
-import type { Server } from 'node:http';
 import type { Logger } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { realClock, type Clock } from '../common/clock.js';
@@ -19,7 +18,7 @@ import { configSummary } from './cli.js';
 import { startEmbeddedSim, type EmbeddedSim } from './embedded-sim.js';
 import { unsupportedSettings, warnIgnoredSettings } from './unsupported.js';
 import { applyOomScoreAdj, swapProblem } from './node/process-setup.js';
-import { boundPort, startHealthzServer, type HealthCheck } from './http/server.js';
+import { boundPort, startHealthzServerRetrying, type HealthCheck } from './http/server.js';
 import { LogHealth } from './http/log-health.js';
 import { startKubeletServers } from './server/start-servers.js';
 import { ContainerLogManager } from './logs/container-log-manager.js';
@@ -357,8 +356,19 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
       { name: 'syncloop', check: () => syncLoop.healthy() },
     ];
     const onHealthFailure = (name: string, reason: string) => logger.warn({ check: name, reason }, 'healthz check failed');
-    const healthz: Server = await startHealthzServer(config.healthzBindAddress, config.healthzPort, checks, onHealthFailure);
-    stops.push(() => new Promise<void>((r) => healthz.close(() => r())));
+    const healthz =
+      config.healthzPort > 0
+        ? startHealthzServerRetrying({
+            host: config.healthzBindAddress,
+            port: config.healthzPort,
+            checks,
+            onFailure: onHealthFailure,
+            clock,
+            logger,
+            signal,
+          })
+        : undefined;
+    if (healthz) stops.push(() => healthz.close());
     // The kubelet server (HTTPS, authn/authz) and the read-only server (server/).
     const servers = await startKubeletServers({
       config,
@@ -446,7 +456,7 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
       {
         port: servers.main ? boundPort(servers.main) : 0,
         readOnlyPort: servers.readOnly ? boundPort(servers.readOnly) : 0,
-        healthzPort: boundPort(healthz),
+        healthzPort: config.healthzPort,
         rootDir,
         podLogsDir: join(config.podLogsDir),
         mode: cluster ? 'cluster' : 'standalone',
@@ -457,7 +467,7 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
     return {
       port: servers.main ? boundPort(servers.main) : 0,
       readOnlyPort: servers.readOnly ? boundPort(servers.readOnly) : 0,
-      healthzPort: boundPort(healthz),
+      healthzPort: config.healthzPort,
       runtimeEndpoint,
       registry,
       stop,
@@ -482,7 +492,15 @@ export async function runAgent(config: KubeletConfig, logger: Logger, sources?: 
   }
   applyOomScoreAdj(config.oomScoreAdj, logger);
   warnIgnoredSettings(config, logger);
-  const agent = await startAgent(config, logger, { sources });
+  let agent: AgentHandle;
+  try {
+    agent = await startAgent(config, logger, { sources });
+  } catch (err) {
+    // A clear line, not a stack trace (a port in use, an unreadable certificate, ...); the stack at --v=4.
+    logger.error({ err: (err as Error).message }, 'Failed to start kubelet-ts');
+    logger.debug({ stack: (err as Error).stack }, 'Start failure');
+    return 1;
+  }
   await new Promise<void>((resolveSignal) => {
     process.once('SIGINT', resolveSignal);
     process.once('SIGTERM', resolveSignal);

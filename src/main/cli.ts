@@ -68,6 +68,11 @@ export interface MainOptions {
   run?: (resolved: ResolvedConfig, logger: Logger) => Promise<number>;
 }
 
+/** --logging-format=json on the command line (read before the configuration is known to be valid). */
+function wantsJson(argv: readonly string[]): boolean {
+  return argv.some((a, i) => a === '--logging-format=json' || (a === '--logging-format' && argv[i + 1] === 'json'));
+}
+
 /** Entry point for the kubelet-ts bin. Returns the process exit code. */
 export async function main(argv: readonly string[], options: MainOptions = {}): Promise<number> {
   const stdout = options.stdout ?? process.stdout;
@@ -77,7 +82,10 @@ export async function main(argv: readonly string[], options: MainOptions = {}): 
     commandLine = parseCommandLine(argv, options.env);
   } catch (err) {
     if (err instanceof ConfigError) {
-      stderr.write(`kubelet-ts: ${err.message}\n`);
+      if (wantsJson(argv)) {
+        // Every line of the process in JSON when asked for, the configuration errors too.
+        createLogger({ format: 'json', verbosity: 0, destination: stderr }).error({ err: err.message }, 'Invalid configuration');
+      } else stderr.write(`kubelet-ts: ${err.message}\n`);
       return 1;
     }
     throw err;

@@ -347,6 +347,18 @@ describe('cli', () => {
     expect(stderr.text).toMatch(/^kubelet-ts: unknown flag: --bogus/);
   });
 
+  it('with --logging-format=json, a configuration error is one JSON line in upstream shape', async () => {
+    const stderr = capture();
+    expect(await main(['--logging-format=json', '--bogus', '--port=x'], { stderr })).toBe(1);
+    const lines = stderr.text.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    const record = JSON.parse(lines[0]) as Record<string, unknown>;
+    expect(record).toMatchObject({ msg: 'Invalid configuration' });
+    expect(record.err).toMatch(/unknown flag: --bogus[\s\S]*flag --port: invalid value "x"/);
+    expect(typeof record.ts).toBe('number');
+    expect(record).not.toHaveProperty('v');
+  });
+
   it('a valid command line logs one line per explained setting and hands the config to run()', async () => {
     const log = capture();
     let seen: KubeletConfig | undefined;

@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { createLogger, formatKlogLine, levelForVerbosity, v, vEnabled, type LoggerOptions } from '../../src/common/logger.js';
+import {
+  createLogger,
+  formatKlogLine,
+  levelForVerbosity,
+  setVerbosity,
+  v,
+  vEnabled,
+  verbosityOf,
+  type LoggerOptions,
+} from '../../src/common/logger.js';
 
 /** 2026-11-21 23:28:32.123456 local time. */
 const T = new Date(2026, 10, 21, 23, 28, 32, 123).getTime() + 0.456;
@@ -62,20 +71,51 @@ describe('text format', () => {
 });
 
 describe('json format', () => {
-  it('writes plain pino JSON lines', () => {
-    const { logger, lines } = capture({ format: 'json' });
-    logger.child({ component: 'pleg' }).warn({ pods: 3 }, 'Relist slow');
-    const record = JSON.parse(lines[0]) as Record<string, unknown>;
-    expect(record).toEqual({ level: 40, time: T, pid: 12345, component: 'pleg', pods: 3, msg: 'Relist slow' });
+  it.each<[string, (l: ReturnType<typeof createLogger>) => void, Record<string, unknown>]>([
+    [
+      'info: v 0',
+      (l) => l.child({ component: 'pleg' }).info({ pods: 3 }, 'Relist done'),
+      { ts: T / 1000, msg: 'Relist done', v: 0, component: 'pleg', pods: 3 },
+    ],
+    ['warn: v 0', (l) => l.warn({ pods: 3 }, 'Relist slow'), { ts: T / 1000, msg: 'Relist slow', v: 0, pods: 3 }],
+    ['V(3) line: v 3', (l) => v(l, 3).info({ pod: 'a' }, 'Event'), { ts: T / 1000, msg: 'Event', v: 3, pod: 'a' }],
+    ['debug: v 4', (l) => l.debug('d'), { ts: T / 1000, msg: 'd', v: 4 }],
+    ['error: no v, err as its message', (l) => l.error({ err: new Error('boom') }, 'Failed'), { ts: T / 1000, msg: 'Failed', err: 'boom' }],
+    [
+      'a key bound twice appears once, the innermost value',
+      (l) => l.child({ component: 'kubelet' }).child({ component: 'pod-workers' }).info('x'),
+      { ts: T / 1000, msg: 'x', v: 0, component: 'pod-workers' },
+    ],
+  ])('%s (upstream shape)', (_name, log, expected) => {
+    const { logger, lines } = capture({ format: 'json', verbosity: 4 });
+    log(logger);
+    expect(lines).toHaveLength(1);
+    expect(lines[0].match(/"component"/g)?.length ?? 0).toBeLessThanOrEqual(1);
+    expect(JSON.parse(lines[0])).toEqual(expected);
   });
 
-  it('uses epoch-millisecond time by default', () => {
+  it('uses epoch seconds with sub-second precision by default', () => {
     const lines: string[] = [];
     const logger = createLogger({ format: 'json', verbosity: 0, destination: { write: (s: string) => void lines.push(s) } });
     logger.info('x');
-    const record = JSON.parse(lines[0]) as { time: number; pid: number };
-    expect(Number.isInteger(record.time)).toBe(true);
-    expect(record.pid).toBe(process.pid);
+    const record = JSON.parse(lines[0]) as { ts: number };
+    expect(Math.abs(record.ts - Date.now() / 1000)).toBeLessThan(60);
+  });
+});
+
+describe('setVerbosity', () => {
+  it('changes the verbosity of the logger and of children made before', () => {
+    const { logger, lines } = capture({ verbosity: 0 });
+    const child = logger.child({ component: 'c' });
+    child.debug('hidden');
+    v(child, 2).info('hidden');
+    setVerbosity(logger, 4);
+    expect(verbosityOf(child)).toBe(4);
+    child.debug('shown');
+    v(child, 2).info('shown too');
+    setVerbosity(child, 0);
+    child.debug('hidden again');
+    expect(lines.map((l) => l.match(/"([^"]*)"/)?.[1])).toEqual(['shown', 'shown too']);
   });
 });
 

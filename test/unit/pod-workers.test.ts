@@ -1,3 +1,5 @@
+import type { Logger } from 'pino';
+import { createLogger } from '../../src/common/logger.js';
 import { describe, expect, it } from 'vitest';
 import type { Pod } from '../../src/api/pod.js';
 import {
@@ -89,10 +91,10 @@ function pod(uid = 'u1', mutate: (p: Pod) => void = () => {}): Pod {
   return p;
 }
 
-function setup() {
+function setup(logger?: Logger) {
   const clock = new FakeClock();
   const syncer = new ManualSyncer();
-  const workers = new PodWorkers({ syncer, clock, resyncIntervalMs: 60_000, random: () => 0 });
+  const workers = new PodWorkers({ syncer, clock, resyncIntervalMs: 60_000, random: () => 0, ...(logger && { logger }) });
   return { clock, syncer, workers };
 }
 
@@ -326,8 +328,9 @@ describe('PodWorkers', () => {
     expect(workers.stateOf('rt')).toBeUndefined();
   });
 
-  it('static pods with the same full name start one at a time', async () => {
-    const { syncer, workers } = setup();
+  it('static pods with the same full name start one at a time; the wait is logged at V(4) with its reason', async () => {
+    const lines: string[] = [];
+    const { syncer, workers } = setup(createLogger({ format: 'json', verbosity: 4, destination: { write: (s: string) => lines.push(s) } }));
     syncer.autoResolve = true;
     const staticPod = (uid: string) =>
       pod(uid, (p) => {
@@ -342,6 +345,13 @@ describe('PodWorkers', () => {
     await flush();
     expect(syncer.kinds('new')).toEqual([]);
     expect(workers.isPodForMirrorPodTerminatingByFullName('web_default')).toBe(true);
+    const gated = lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((r) => r.msg === 'Pod cannot start yet');
+    expect(gated[0]).toMatchObject({
+      v: 4,
+      pod: 'web_default',
+      podUID: 'new',
+      reason: 'the static pod old with the same full name has not finished terminating',
+    });
     syncer.autoResolve = true;
     syncer.last().resolve();
     await workers.idle();

@@ -7,6 +7,9 @@
  * line per check; a failure is a 500 whose body withholds the reason (it is
  * logged); /healthz/<name> runs one check.
  */
+import type { Logger } from 'pino';
+import type { Clock } from '../../common/clock.js';
+import { ListenError } from '../../common/errors.js';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -92,6 +95,67 @@ export async function startHealthzServer(host: string, port: number, checks: Hea
   });
 }
 
+export interface RetryingServer {
+  /** The server once it listens; undefined before. */
+  current(): Server | undefined;
+  close(): Promise<void>;
+}
+
+/**
+ * Upstream's healthz server: a failure to listen (a port in use) is logged
+ * and retried every `retryMs` until it works or `signal` aborts; it never
+ * stops the agent.
+ */
+export function startHealthzServerRetrying(o: {
+  host: string;
+  port: number;
+  checks: HealthCheck[];
+  onFailure?: HealthFailureLog;
+  clock: Clock;
+  logger: Logger;
+  signal: AbortSignal;
+  retryMs?: number;
+}): RetryingServer {
+  let server: Server | undefined;
+  let cancel = () => {};
+  const attempt = () => {
+    if (o.signal.aborted) return;
+    startHealthzServer(o.host, o.port, o.checks, o.onFailure).then(
+      (s) => {
+        if (o.signal.aborted) s.close();
+        else server = s;
+      },
+      (err: NodeJS.ErrnoException) => {
+        const e = listenError('healthz server', o.host, o.port, '--healthz-port / healthzPort', err);
+        o.logger.error({ err: e.message, retryInMs: o.retryMs ?? 5_000 }, 'Failed to start healthz server');
+        cancel = o.clock.setTimer(o.retryMs ?? 5_000, attempt);
+      },
+    );
+  };
+  attempt();
+  return {
+    current: () => server,
+    close: () => {
+      cancel();
+      const s = server;
+      return s ? new Promise<void>((r) => s.close(() => r())) : Promise.resolve();
+    },
+  };
+}
+
 export function boundPort(server: Server): number {
   return (server.address() as AddressInfo).port;
+}
+
+/** A listen failure as an operator reads it: what, where, which setting, and the likely cause. */
+export function listenError(what: string, host: string, port: number, setting: string, err: NodeJS.ErrnoException): ListenError {
+  const hint =
+    err.code === 'EADDRINUSE'
+      ? 'the port is already in use (another kubelet running?): stop it or choose another port'
+      : err.code === 'EACCES'
+        ? 'permission denied (ports below 1024 need root)'
+        : err.code === 'EADDRNOTAVAIL'
+          ? 'the address is not one of this host'
+          : err.message;
+  return new ListenError(`cannot serve the ${what} on ${host}:${port} (${setting}): ${hint}`, { cause: err });
 }

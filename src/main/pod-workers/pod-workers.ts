@@ -27,6 +27,7 @@
  * microtask, so updates made in one synchronous burst coalesce.
  */
 import { podFullName, type Pod } from '../../api/pod.js';
+import { vEnabled } from '../../common/logger.js';
 import {
   effectiveGracePeriod,
   isRuntimeStatusTerminal,
@@ -397,6 +398,19 @@ export class PodWorkers {
         return !ws || isTerminationRequested(ws);
       };
       if (!this.staticOrder.allow(status.fullname, uid, skip)) {
+        if (this.o.logger && vEnabled(this.o.logger, 4)) {
+          const blocker = this.staticOrder.startedUid(status.fullname);
+          this.o.logger.debug(
+            {
+              pod: status.fullname,
+              podUID: uid,
+              reason: blocker
+                ? `the static pod ${blocker} with the same full name has not finished terminating`
+                : 'an earlier static pod with the same full name is waiting to start',
+            },
+            'Pod cannot start yet',
+          );
+        }
         status.pendingUpdate = update;
         status.working = false;
         this.enqueue(uid, jitter(this.backOffMs, JITTER_FACTOR, this.random));

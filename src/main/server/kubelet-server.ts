@@ -26,7 +26,7 @@ import type { TLSSocket } from 'node:tls';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { v } from '../../common/logger.js';
-import { routeHealthz, type HealthCheck, type HealthFailureLog } from '../http/server.js';
+import { listenError, routeHealthz, type HealthCheck, type HealthFailureLog } from '../http/server.js';
 import type { RequestAuthenticator } from './authenticator.js';
 import type { Authorizer } from './authorizer.js';
 import { serveContainerLogs, type ContainerLogsHost } from './container-logs.js';
@@ -258,9 +258,15 @@ export function startKubeletServer(o: KubeletServerOptions): Promise<Server> {
     server = createHttpServer(listener);
   }
   return new Promise((resolve, reject) => {
-    server.once('error', reject);
+    const failed = (err: NodeJS.ErrnoException) =>
+      reject(
+        o.auth
+          ? listenError('kubelet server', o.host, o.port, '--port / port', err)
+          : listenError('read-only server', o.host, o.port, '--read-only-port / readOnlyPort', err),
+      );
+    server.once('error', failed);
     server.listen(o.port, o.host, () => {
-      server.off('error', reject);
+      server.off('error', failed);
       resolve(server);
     });
   });
