@@ -18,6 +18,7 @@ import { configSummary } from './cli.js';
 import { startEmbeddedSim, type EmbeddedSim } from './embedded-sim.js';
 import { unsupportedSettings, warnIgnoredSettings } from './unsupported.js';
 import { applyOomScoreAdj, swapProblem } from './node/process-setup.js';
+import { sdNotify } from './sd-notify.js';
 import { boundPort, startHealthzServerRetrying, type HealthCheck } from './http/server.js';
 import { LogHealth } from './http/log-health.js';
 import { startKubeletServers } from './server/start-servers.js';
@@ -31,7 +32,8 @@ import { PodConfig } from './podconfig/pod-config.js';
 import { waitForRuntime } from './runtime-readiness.js';
 import { createSharedState } from '../workers/shared-state.js';
 import { imagePullLimits } from '../workers/shared/image-pull-gate.js';
-import { createTaskRunner } from '../workers/task-runner.js';
+import { createTaskRunner, PoolRunner } from '../workers/task-runner.js';
+import { setVerbosity, verbosityOf } from '../common/logger.js';
 import { RUNTIME_OPS_DURATION, RUNTIME_OPS_ERRORS, RUNTIME_OPS_TOTAL, sharedRuntimeObserver } from '../workers/worker-metrics.js';
 import { SyncLoop } from './sync-loop/sync-loop.js';
 import { SyncLoopQueue } from './sync-loop/sync-loop-queue.js';
@@ -387,6 +389,16 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
       apiserver: cluster?.clients.main,
       clock,
       logger: logger.child({ component: 'server' }),
+      debug: {
+        verbosity: () => verbosityOf(logger),
+        setVerbosity: (level) => {
+          setVerbosity(logger, level);
+          logger.info({ verbosity: level }, 'Changed the log verbosity');
+        },
+        workerCount: () => (runner instanceof PoolRunner ? runner.workers().length : 0),
+        workerHeapSnapshot: (i) => (runner instanceof PoolRunner ? runner.workers()[i]?.getHeapSnapshot() : undefined),
+        sleep: (ms, s) => clock.sleep(ms, s),
+      },
     });
     for (const server of [servers.main, servers.readOnly]) {
       if (!server) continue;
@@ -501,11 +513,14 @@ export async function runAgent(config: KubeletConfig, logger: Logger, sources?: 
     logger.debug({ stack: (err as Error).stack }, 'Start failure');
     return 1;
   }
-  await new Promise<void>((resolveSignal) => {
+  const stopping = new Promise<void>((resolveSignal) => {
     process.once('SIGINT', resolveSignal);
     process.once('SIGTERM', resolveSignal);
   });
+  await sdNotify('READY=1', logger);
+  await stopping;
   logger.info('Shutting down');
+  await sdNotify('STOPPING=1', logger);
   await agent.stop();
   return 0;
 }

@@ -26,6 +26,7 @@ import type { TLSSocket } from 'node:tls';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { v } from '../../common/logger.js';
+import { routeDebug, type DebugHost } from './debug-handlers.js';
 import { listenError, routeHealthz, type HealthCheck, type HealthFailureLog } from '../http/server.js';
 import type { RequestAuthenticator } from './authenticator.js';
 import type { Authorizer } from './authorizer.js';
@@ -70,6 +71,8 @@ export interface KubeletServerOptions {
   auth?: ServerAuth;
   /** enableDebuggingHandlers and the switches under it (default: all on). */
   debugging?: DebuggingSwitches;
+  /** What /debug/flags/v and /debug/pprof act on; absent: no /debug routes. */
+  debug?: DebugHost;
 }
 
 /** KubeletConfiguration enableDebuggingHandlers, enableSystemLogHandler, enableProfilingHandler, enableDebugFlagsHandler. */
@@ -116,12 +119,18 @@ async function route(
   method: string,
   path: string,
   query: URLSearchParams,
+  req: IncomingMessage,
   res: ServerResponse,
   signal: AbortSignal,
 ): Promise<boolean> {
   const h = o.handlers;
   const readOnly = !o.auth;
   if (routeHealthz(path, query, res, h.checks, h.onHealthFailure)) return true;
+  const dbg = o.debugging ?? { handlers: true, systemLogs: true, profiling: true, flags: true };
+  if (!readOnly && path.startsWith('/debug/')) {
+    if (!dbg.handlers) return (send(res, 405, 'Debug endpoints are disabled.\n'), true);
+    return o.debug ? routeDebug(o.debug, dbg, method, path, query, req, res, signal) : false;
+  }
   if (method !== 'GET' && method !== 'HEAD') {
     send(res, 405, 'method not allowed\n');
     return true;
@@ -146,7 +155,6 @@ async function route(
       return true;
   }
   if (readOnly) return false;
-  const dbg = o.debugging ?? { handlers: true, systemLogs: true, profiling: true, flags: true };
   if (isDebuggingPath(path) && !dbg.handlers) {
     // Upstream InstallDebuggingDisabledHandlers.
     send(res, 405, 'Debug endpoints are disabled.\n');
@@ -215,7 +223,7 @@ async function handle(o: KubeletServerOptions, req: IncomingMessage, res: Server
       return send(res, 403, `Forbidden (${what})`);
     }
   }
-  if (!(await route(o, method, path, url.searchParams, res, signal))) send(res, 404, '404 page not found\n');
+  if (!(await route(o, method, path, url.searchParams, req, res, signal))) send(res, 404, '404 page not found\n');
 }
 
 export function startKubeletServer(o: KubeletServerOptions): Promise<Server> {

@@ -4,6 +4,7 @@
  * their handlers, TLS material, authentication and authorization, as upstream
  * startKubelet / ListenAndServe / ListenAndServeReadOnly.
  */
+import type { DebugHost } from './debug-handlers.js';
 import { readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { join } from 'node:path';
@@ -54,6 +55,8 @@ export interface ServerDeps {
   logger: Logger;
   /** Served under /logs/ (default /var/log). */
   nodeLogDir?: string;
+  /** /debug/flags/v and /debug/pprof. */
+  debug?: DebugHost;
 }
 
 export interface KubeletServers {
@@ -138,6 +141,7 @@ export async function startKubeletServers(d: ServerDeps): Promise<KubeletServers
       logger: logger.child({ server: 'readwrite' }),
       tls: { cert: cert.cert, key: cert.key, ...(clientCA && { clientCA }) },
       auth: { authenticator, authorizer, nodeName: config.nodeName },
+      ...(d.debug && { debug: d.debug }),
       debugging: {
         handlers: config.enableDebuggingHandlers,
         systemLogs: config.enableSystemLogHandler,
