@@ -191,6 +191,15 @@ export const ContainerSchema = decodes<Container>()(
     workingDir: str.optional(),
     ports: z.array(ContainerPortSchema).optional(),
     env: z.array(EnvVarSchema).optional(),
+    envFrom: z
+      .array(
+        z.looseObject({
+          prefix: str.optional(),
+          configMapRef: z.looseObject({ name: str.optional(), optional: z.boolean().optional() }).optional(),
+          secretRef: z.looseObject({ name: str.optional(), optional: z.boolean().optional() }).optional(),
+        }),
+      )
+      .optional(),
     resources: ResourceRequirementsSchema.optional(),
     volumeMounts: z.array(VolumeMountSchema).optional(),
     livenessProbe: ProbeSchema.optional(),

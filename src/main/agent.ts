@@ -62,6 +62,7 @@ import type { Pod } from '../api/pod.js';
 import { PodWorkers } from './pod-workers/pod-workers.js';
 import { startVolumeStack } from './volumes/volume-setup.js';
 import { startProber } from './prober/start-prober.js';
+import { PodObjectsResolver } from './kubelet/pod-objects.js';
 
 /** containerID prefix as upstream reports it: the runtime's name ("containerd", or ours). */
 function runtimeName(name: string): string {
@@ -304,6 +305,7 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
         syncMirrorPod: (pod: Pod) => mirrorClient.sync(pod, podManager.mirrorPodOf(pod), (m, p) => podManager.isMirrorPodOf(m, p)),
       }),
       volumes: volumes.manager,
+      ...(volumes.objects && { podObjects: new PodObjectsResolver({ objects: volumes.objects, recorder }) }),
     });
     const podWorkers = new PodWorkers({
       syncer,

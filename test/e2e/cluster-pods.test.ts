@@ -7,7 +7,7 @@
  */
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -15,6 +15,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { ContainerState } from '../../src/gen/runtime/v1/api.js';
 import { CriClient } from '../../src/cri/client.js';
 import { LABEL_POD_UID } from '../../src/runtime/types.js';
+import { startLocalRegistry } from '../helpers/local-registry.js';
 import { pollUntil } from '../helpers/poll.js';
 import { AgentProcess, podManifest } from './agent-harness.js';
 import {
@@ -52,7 +53,7 @@ interface PodObject {
       ready: boolean;
       restartCount: number;
       containerID?: string;
-      state?: { waiting?: { reason?: string }; running?: object; terminated?: { exitCode: number; reason?: string } };
+      state?: { waiting?: { reason?: string; message?: string }; running?: object; terminated?: { exitCode: number; reason?: string } };
     }[];
   };
 }
@@ -154,7 +155,19 @@ describeCluster('pods from the apiserver on a kubelet-ts node', () => {
       apiVersion: 'v1',
       kind: 'Pod',
       metadata: { name: 'graceful' },
-      spec: podSpec([{ name: 'c', image: IMAGE, command: ['sh', '-c', 'trap "echo got-TERM; exit 0" TERM; while :; do sleep 1; done'] }]),
+      // The trap writes to a hostPath: once the object is gone the container (and its log) may already have been
+      // garbage-collected, but the file outlives it.
+      spec: podSpec(
+        [
+          {
+            name: 'c',
+            image: IMAGE,
+            command: ['sh', '-c', 'trap "echo got-TERM > /out/term; exit 0" TERM; while :; do sleep 1; done'],
+            volumeMounts: [{ name: 'out', mountPath: '/out' }],
+          },
+        ],
+        { volumes: [{ name: 'out', hostPath: { path: join(agent.dir, 'graceful-out'), type: 'DirectoryOrCreate' } }] },
+      ),
     });
     const running = await pollUntil(
       'graceful running',
@@ -170,8 +183,92 @@ describeCluster('pods from the apiserver on a kubelet-ts node', () => {
       intervalMs: 500,
     });
     expect(await runningContainers(running.metadata.uid)).toEqual([]);
-    const logDir = readdirSync(join(agent.dir, 'pod-logs')).find((d) => d.includes(running.metadata.uid))!;
-    expect(readFileSync(join(agent.dir, 'pod-logs', logDir, 'c', '0.log'), 'utf8')).toContain('got-TERM');
+    expect(readFileSync(join(agent.dir, 'graceful-out', 'term'), 'utf8')).toContain('got-TERM');
+  });
+
+  it('takes env from a Secret and a ConfigMap, pulls with imagePullSecrets credentials, and reports a missing secret', async () => {
+    const registry = await startLocalRegistry({
+      containerdAddress: CONTAINERD_ENDPOINT.replace(/^unix:\/\//, ''),
+      image: IMAGE,
+      username: 'puller',
+      password: 's3cret',
+    });
+    const privateImage = `${registry.host}/private/busybox:1.0`;
+    try {
+      await kubectl('-n', ns, 'create', 'secret', 'generic', 'db', '--from-literal=password=pw-from-secret');
+      await kubectl('-n', ns, 'create', 'configmap', 'cfg', '--from-literal=MODE=prod', '--from-literal=1st=x');
+      await kubectl(
+        '-n',
+        ns,
+        'create',
+        'secret',
+        'docker-registry',
+        'regcred',
+        `--docker-server=${registry.host}`,
+        '--docker-username=puller',
+        '--docker-password=s3cret',
+      );
+      const container = (image: string) => ({
+        name: 'c',
+        image,
+        imagePullPolicy: 'Always',
+        command: ['sh', '-c', 'sleep 3600'],
+        env: [{ name: 'PW', valueFrom: { secretKeyRef: { name: 'db', key: 'password' } } }],
+        envFrom: [{ configMapRef: { name: 'cfg' } }],
+      });
+      const pods = [
+        { name: 'private', spec: podSpec([container(privateImage)], { imagePullSecrets: [{ name: 'regcred' }] }) },
+        { name: 'nocred', spec: podSpec([container(privateImage)]) },
+        {
+          name: 'nosecret',
+          spec: podSpec([{ name: 'c', image: IMAGE, env: [{ name: 'X', valueFrom: { secretKeyRef: { name: 'nope', key: 'k' } } }] }]),
+        },
+      ];
+      for (const p of pods) await apply({ apiVersion: 'v1', kind: 'Pod', metadata: { name: p.name }, spec: p.spec });
+      const waiting = (name: string, reason: RegExp) =>
+        pollUntil(
+          `${name} waiting with ${reason}`,
+          async () => {
+            const st = (await pod(name))?.status?.containerStatuses?.[0]?.state?.waiting;
+            return st && reason.test(st.reason ?? '') && st;
+          },
+          { timeoutMs: 90_000, intervalMs: 500 },
+        );
+      const running = await pollUntil(
+        'private running',
+        async () => {
+          const p = await pod('private');
+          return p?.status?.containerStatuses?.[0]?.state?.running ? p : undefined;
+        },
+        { timeoutMs: 90_000, intervalMs: 500 },
+      );
+      const [ctr] = await runningContainers(running.metadata.uid);
+      const out = await cri.execSync({ containerId: ctr.id, cmd: ['sh', '-c', 'echo "$PW $MODE"'], timeout: 10n });
+      expect(Buffer.from(out.stdout).toString().trim()).toBe('pw-from-secret prod');
+      expect(registry.pulls.some((r) => r.user === 'puller' && r.path.includes('/private/busybox/manifests/'))).toBe(true);
+      await waiting('nocred', /^(ErrImagePull|ImagePullBackOff)$/);
+      const missing = await waiting('nosecret', /^CreateContainerConfigError$/);
+      expect(missing.message).toContain('secrets "nope" not found');
+      const events = await kubectlJson<{ items: { reason: string; involvedObject: { name: string } }[] }>('-n', ns, 'get', 'events');
+      expect(events.items.some((e) => e.reason === 'InvalidEnvironmentVariableNames' && e.involvedObject.name === 'private')).toBe(true);
+    } finally {
+      for (const name of ['private', 'nocred', 'nosecret'])
+        await kubectl('-n', ns, 'delete', 'pod', name, '--grace-period=0', '--wait=false').catch(() => undefined);
+      await registry.close();
+      await pollUntil(
+        'private pod containers gone',
+        async () => (await runningContainers((await pod('private'))?.metadata.uid ?? 'gone')).length === 0,
+        {
+          timeoutMs: 60_000,
+          intervalMs: 500,
+        },
+      ).catch(() => undefined);
+      // Only the registry's names go (tag and digest): CRI RemoveImage would remove the image with all its names.
+      const ctr = ['--address', CONTAINERD_ENDPOINT.replace(/^unix:\/\//, ''), '-n', 'k8s.io', 'images'];
+      const names = (await run('ctr', [...ctr, 'ls', '-q']).catch(() => ({ stdout: '' }))).stdout.split('\n');
+      const ours = names.filter((n) => n.startsWith(`${registry.host}/`));
+      if (ours.length > 0) await run('ctr', [...ctr, 'rm', ...ours]).catch(() => undefined);
+    }
   });
 
   it('cleans up, after it starts, a pod deleted while the agent was stopped', async () => {

@@ -229,6 +229,16 @@ describeE2E('pod lifecycle on containerd (upstream semantics)', () => {
 
     const t0 = Date.now();
     agent.deleteManifest('hooks');
+    // Read the hook's output while the hook still sleeps: once the pod is gone, container GC removes the log.
+    const logFile = join(agent.dir, 'pod-logs', `${ns}_hooks-${agent.nodeName}_${uid}`, 'app', '0.log');
+    await pollUntil(
+      'the preStop hook output in the log',
+      () => existsSync(logFile) && readFileSync(logFile, 'utf8').includes('prestop-ran'),
+      {
+        timeoutMs: 60_000,
+        intervalMs: 100,
+      },
+    );
     const exitedAt = await pollUntil(
       'the app stopped',
       async () => {
@@ -238,8 +248,6 @@ describeE2E('pod lifecycle on containerd (upstream semantics)', () => {
       { timeoutMs: 60_000 },
     );
     expect(exitedAt - t0).toBeGreaterThanOrEqual(2_000);
-    const log = readFileSync(join(agent.dir, 'pod-logs', `${ns}_hooks-${agent.nodeName}_${uid}`, 'app', '0.log'), 'utf8');
-    expect(log).toContain('prestop-ran');
 
     await pollUntil(
       'FailedPostStartHook for hookfail',

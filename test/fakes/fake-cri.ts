@@ -22,6 +22,8 @@ export class FakeCri {
   readonly images = new Set<string>(['docker.io/kubelet-ts/busybox:1.0']);
   /** Image references PullImage adds (anything else fails with "pull failed"). */
   readonly pullable = new Set<string>();
+  /** When set, a pull succeeds only with credentials this accepts (a private registry). */
+  acceptsAuth?: (auth: { username?: string; password?: string } | undefined) => boolean;
   readonly handlers: Partial<Record<keyof CriApi, Handler>> = {};
   private seq = 0;
 
@@ -56,6 +58,9 @@ export class FakeCri {
       const image = (r.image as { image: string }).image;
       if (!this.pullable.has(image) && !this.images.has(image)) {
         throw new CriError(`PullImage: rpc error: code = Unknown desc = pull failed`, 'PullImage', 2);
+      }
+      if (this.acceptsAuth && !this.acceptsAuth(r.auth as { username?: string; password?: string } | undefined)) {
+        throw new CriError(`PullImage: rpc error: code = Unknown desc = 401 Unauthorized`, 'PullImage', 2);
       }
       this.images.add(image);
       return { imageRef: `sha256:${image}` };

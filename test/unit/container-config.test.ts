@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PodSchema, type Pod } from '../../src/api/pod.js';
+import { PodSchema, type Container, type Pod } from '../../src/api/pod.js';
 import { KubeletTsError } from '../../src/common/errors.js';
 import { NamespaceMode, SecurityProfile_ProfileType } from '../../src/gen/runtime/v1/api.js';
 import { hashContainer } from '../../src/workers/sync/container-hash.js';
@@ -108,10 +108,79 @@ describe('generateContainerConfig: env', () => {
     expect(() => generateContainerConfig(p, 0, opts)).toThrow(KubeletTsError);
     expect(() => generateContainerConfig(p, 0, opts)).toThrow(msg);
   });
-  it('envFrom is rejected', () => {
+  it('envFrom without an apiserver names what needs one', () => {
     const p = basePod();
-    (p.spec.containers[0] as Record<string, unknown>)['envFrom'] = [{ configMapRef: { name: 'x' } }];
-    expect(() => generateContainerConfig(p, 0, opts)).toThrow(/envFrom/);
+    p.spec.containers[0].envFrom = [{ configMapRef: { name: 'x' } }];
+    expect(() => generateContainerConfig(p, 0, opts)).toThrow(/envFrom configmap x needs the apiserver/);
+  });
+});
+
+describe('generateContainerConfig: env from Secrets and ConfigMaps (upstream makeEnvironmentVariables)', () => {
+  const objects = {
+    secrets: { db: { password: 'pw', user: 'root' }, gone: null },
+    configMaps: { cfg: { MODE: 'prod', 'bad key': 'x', '1st': 'y', LEVEL: 'info' }, nocm: null },
+    pullAuths: {},
+  };
+  const withEnv = (c: Partial<Container>): Pod => {
+    const p = basePod();
+    p.spec.containers[0] = { ...p.spec.containers[0], args: [], ...c };
+    return p;
+  };
+  const o = { ...opts, objects };
+  it.each<[string, Partial<Container>, Record<string, string>]>([
+    ['secretKeyRef', { env: [{ name: 'PW', valueFrom: { secretKeyRef: { name: 'db', key: 'password' } } }] }, { PW: 'pw' }],
+    ['configMapKeyRef', { env: [{ name: 'M', valueFrom: { configMapKeyRef: { name: 'cfg', key: 'MODE' } } }] }, { M: 'prod' }],
+    [
+      'envFrom with a prefix, invalid names skipped, env overrides and expands against it',
+      {
+        envFrom: [{ configMapRef: { name: 'cfg' }, prefix: 'APP_' }, { secretRef: { name: 'db' } }],
+        env: [
+          { name: 'APP_MODE', value: 'dev' },
+          { name: 'DSN', value: '$(user):$(password)@$(APP_LEVEL)' },
+        ],
+      },
+      {
+        APP_MODE: 'dev',
+        'APP_bad key': undefined as unknown as string,
+        APP_1st: 'y',
+        APP_LEVEL: 'info',
+        user: 'root',
+        password: 'pw',
+        DSN: 'root:pw@info',
+      },
+    ],
+    [
+      'optional missing objects and keys are skipped',
+      {
+        envFrom: [{ secretRef: { name: 'gone', optional: true } }],
+        env: [
+          { name: 'A', valueFrom: { secretKeyRef: { name: 'gone', key: 'k', optional: true } } },
+          { name: 'B', valueFrom: { configMapKeyRef: { name: 'cfg', key: 'nokey', optional: true } } },
+          { name: 'C', value: 'c' },
+        ],
+      },
+      { C: 'c' },
+    ],
+  ])('%s', (_n, c, want) => {
+    const env = envOf(withEnv(c), o);
+    for (const [k, v] of Object.entries(want)) expect(env[k], k).toBe(v);
+    if (_n.startsWith('optional')) expect(Object.keys(env)).toEqual(['C']);
+  });
+  it.each<[string, Partial<Container>, string]>([
+    ['a missing secret', { env: [{ name: 'A', valueFrom: { secretKeyRef: { name: 'gone', key: 'k' } } }] }, 'secrets "gone" not found'],
+    ['a missing configMap in envFrom', { envFrom: [{ configMapRef: { name: 'nocm' } }] }, 'configmaps "nocm" not found'],
+    [
+      'a missing secret key',
+      { env: [{ name: 'A', valueFrom: { secretKeyRef: { name: 'db', key: 'k' } } }] },
+      "couldn't find key k in Secret shop/db",
+    ],
+    [
+      'a missing configMap key',
+      { env: [{ name: 'A', valueFrom: { configMapKeyRef: { name: 'cfg', key: 'k' } } }] },
+      "couldn't find key k in ConfigMap shop/cfg",
+    ],
+  ])('%s is an error naming it', (_n, c, msg) => {
+    expect(() => generateContainerConfig(withEnv(c), 0, o)).toThrow(msg);
   });
 });
 

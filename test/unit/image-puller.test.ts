@@ -163,3 +163,48 @@ describe('ensureImage: upstream EnsureImageExists details', () => {
     expect((await ensureImage(cri.api, pod(c.image), c, {}, T0 + 1000, { gate })).ok).toBe(true);
   });
 });
+
+describe('ensureImage: imagePullSecrets credentials (upstream keyring pull)', () => {
+  const image = 'registry.local/private:1';
+  const cases: [string, { username: string; password: string }[] | undefined, boolean, number][] = [
+    ['no credentials: one anonymous pull', undefined, false, 1],
+    ['the right credentials first', [{ username: 'u', password: 'right' }], true, 1],
+    [
+      'a wrong one, then the right one',
+      [
+        { username: 'u', password: 'wrong' },
+        { username: 'u', password: 'right' },
+      ],
+      true,
+      2,
+    ],
+    [
+      'only wrong ones: every one is tried',
+      [
+        { username: 'u', password: 'a' },
+        { username: 'u', password: 'b' },
+      ],
+      false,
+      2,
+    ],
+  ];
+  it.each(cases)('%s', async (_name, auths, ok, pulls) => {
+    const cri = new FakeCri();
+    cri.pullable.add(image);
+    cri.acceptsAuth = (a) => a?.password === 'right';
+    const p = pod(image, 'Always');
+    const r = await ensureImage(cri.api, p, p.spec.containers[0], {}, T0, { auths });
+    expect(r.ok).toBe(ok);
+    // A successful pull's Pulled event carries its span, for the pod start SLI.
+    expect(r.events.some((e) => e.reason === 'Pulled' && e.pullMs?.[0] === T0 && e.pullMs[1] === T0)).toBe(ok);
+    expect(cri.callsOf('pullImage')).toHaveLength(pulls);
+    if (auths)
+      expect(cri.callsOf('pullImage').map((c) => (c.auth as { password: string }).password)).toEqual(
+        auths.slice(0, pulls).map((a) => a.password),
+      );
+    if (!ok && pulls === 2)
+      expect(r.ok === false && r.reason.message).toBe(
+        '[rpc error: code = Unknown desc = 401 Unauthorized, rpc error: code = Unknown desc = 401 Unauthorized]',
+      );
+  });
+});

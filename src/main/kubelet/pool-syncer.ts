@@ -25,6 +25,7 @@ import { isStaticPod } from '../podconfig/types.js';
 import type { ProbeStatusInputs, ProbeSyncInputs } from '../prober/prober-manager.js';
 import type { PodStartMetrics } from '../status/pod-start-metrics.js';
 import type { PodVolumeManager } from '../volumes/volume-manager.js';
+import type { PodObjectsResolver } from './pod-objects.js';
 
 export interface PoolSyncerOptions {
   runner: TaskRunner;
@@ -57,9 +58,11 @@ export interface PoolSyncerOptions {
   /** The prober (absent: no probes, every running container is started and ready). */
   probes?: PodProbes;
   /** Pod start-up metrics (kubelet_pod_start_duration_seconds). */
-  startMetrics?: Pick<PodStartMetrics, 'statusGenerated'>;
+  startMetrics?: Pick<PodStartMetrics, 'statusGenerated' | 'imagePulled'>;
   /** Pod directories and volumes; absent: pods get neither (tests of the sync path alone). */
   volumes?: PodVolumeManager;
+  /** Cluster mode: the Secrets/ConfigMaps of env and the imagePullSecrets credentials, resolved per sync. */
+  podObjects?: Pick<PodObjectsResolver, 'resolve' | 'forget'>;
 }
 
 /** What the pod syncer needs of the prober (ProberManager). */
@@ -151,7 +154,10 @@ export class PoolSyncer implements PodSyncer {
   }
 
   private record(pod: Pod, events: PodEvent[]): void {
-    for (const e of events) this.o.recorder.record(podReference(pod), e.type, e.reason, e.message);
+    for (const e of events) {
+      this.o.recorder.record(podReference(pod), e.type, e.reason, e.message);
+      if (e.pullMs) this.o.startMetrics?.imagePulled(pod.metadata.uid ?? '', e.pullMs[0], e.pullMs[1]);
+    }
   }
 
   async syncPod(ctx: SyncContext, updateType: SyncPodType, pod: Pod): Promise<{ terminal: boolean }> {
@@ -186,6 +192,8 @@ export class PoolSyncer implements PodSyncer {
         );
     }
     const volumes = await this.waitForVolumes(ctx, pod);
+    // A failed read (not a missing object) fails the sync; the pod worker retries it with backoff.
+    const objects = await this.o.podObjects?.resolve(pod);
     const slot = this.o.cache.allocate(uid);
     const result = await this.slots.run(() =>
       this.o.runner.run({
@@ -199,6 +207,7 @@ export class PoolSyncer implements PodSyncer {
           node: this.o.node,
           ...this.o.probes?.syncInputs(uid),
           ...(this.o.volumes ? { volumes, podDir: this.o.volumes.podDir(uid) } : {}),
+          ...(objects ? { objects } : {}),
         },
       }),
     );
@@ -266,6 +275,7 @@ export class PoolSyncer implements PodSyncer {
       // Gone from every source. Its stopped containers and sandboxes stay until container GC removes them.
       this.o.statusManager.removePodStatus(uid);
       this.o.releaseCacheSlot?.(uid);
+      this.o.podObjects?.forget(uid);
     } else {
       // upstream GetNewerThan(lastSyncTime): a cache entry older than the stop would bring back running containers.
       const slot = this.o.cache.slotOf(uid);

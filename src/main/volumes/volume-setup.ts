@@ -39,6 +39,8 @@ export interface VolumeStackOptions {
 
 export interface VolumeStack {
   manager: VolumeManager;
+  /** Cluster mode: the watch-based cache of referenced ConfigMaps and Secrets (also used for env and pull secrets). */
+  objects?: ObjectSource;
   /** Housekeeping: releases the volumes of pods that are gone, then removes orphaned pod directories. Never overlaps itself. */
   housekeeping(isActive: (uid: string) => boolean): void;
   /** Resolves when no housekeeping or volume operation runs. */
@@ -88,6 +90,7 @@ export async function startVolumeStack(o: VolumeStackOptions): Promise<VolumeSta
   let running: Promise<void> | undefined;
   return {
     manager,
+    objects,
     housekeeping(isActive) {
       if (running) return;
       running = (async () => {

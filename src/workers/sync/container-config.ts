@@ -6,9 +6,10 @@
  * makeEnvironmentVariables, third_party/forked/golang/expansion).
  *
  * Pure: node facts (IPs, node name, memory capacity, allocatable) come in via
- * `opts`; workers have no apiserver, so env sources that need one
- * (secretKeyRef, configMapKeyRef, envFrom) throw a KubeletTsError that names
- * the container and variable. Mounts come in via `opts.mounts`
+ * `opts`; workers have no apiserver, so the Secrets and ConfigMaps that env
+ * sources reference (secretKeyRef, configMapKeyRef, envFrom) come resolved in
+ * `opts.objects`; without them (no apiserver) such a source throws a
+ * KubeletTsError that names the container and variable. Mounts come in via `opts.mounts`
  * (make-mounts.ts); devices are left empty.
  */
 import type { Container, EnvVar, Pod } from '../../api/pod.js';
@@ -35,6 +36,7 @@ import {
 import { goJSONString, hashContainer } from './container-hash.js';
 import { containerOOMScoreAdjust } from './qos.js';
 import { namespacesForPod, podSupplementalGroups } from './sandbox-config.js';
+import type { PodObjects } from './sync-types.js';
 
 export const ANNOTATION_DELETION_GRACE = 'io.kubernetes.pod.deletionGracePeriod';
 export const ANNOTATION_PRESTOP_HANDLER = 'io.kubernetes.container.preStopHandler';
@@ -88,6 +90,8 @@ export interface ContainerConfigOptions {
   seccompDefault?: boolean;
   /** The container's mounts (make-mounts.ts). */
   mounts?: DeepPartial<Mount>[];
+  /** Referenced Secrets and ConfigMaps, resolved on the main thread; unset without an apiserver. */
+  objects?: PodObjects;
 }
 
 // --- $(VAR) expansion ----------------------------------------------------------
@@ -205,18 +209,34 @@ export function resourceFieldValue(
  * the variables defined before them.
  */
 export function makeEnvironmentVariables(pod: Pod, container: Container, opts: ContainerConfigOptions): { name: string; value: string }[] {
-  if (Array.isArray(container['envFrom']) && (container['envFrom'] as unknown[]).length > 0) {
-    throw envError(
-      pod,
-      container,
-      'envFrom (configMapRef/secretRef) needs the apiserver, which worker tasks do not have; use env with literal values or fieldRef',
-    );
-  }
+  const ns = pod.metadata.namespace ?? 'default';
+  const objects = opts.objects;
+  const needsApiserver = (what: string) =>
+    envError(pod, container, `${what} needs the apiserver; the agent runs without one (--kubeconfig not set)`);
+  // null: the object does not exist (upstream returns the apiserver's NotFound error).
+  const lookup = (kind: 'secret' | 'configmap', name: string): Record<string, string> | null =>
+    (kind === 'secret' ? objects!.secrets[name] : objects!.configMaps[name]) ?? null;
+  const notFound = (kind: 'secret' | 'configmap', name: string) =>
+    envError(pod, container, `${kind === 'secret' ? 'secrets' : 'configmaps'} ${JSON.stringify(name)} not found`);
+
   const vars = new Map<string, string>();
+  for (const f of container.envFrom ?? []) {
+    const ref = f.configMapRef ?? f.secretRef;
+    if (!ref) continue;
+    const kind = f.configMapRef ? 'configmap' : 'secret';
+    if (!objects) throw needsApiserver(`envFrom ${kind} ${ref.name ?? ''}`);
+    const data = lookup(kind, ref.name ?? '');
+    if (!data) {
+      if (ref.optional) continue;
+      throw notFound(kind, ref.name ?? '');
+    }
+    // Keys that are not valid variable names are skipped (the main thread emits InvalidEnvironmentVariableNames).
+    for (const [k, v] of Object.entries(data)) if (isEnvVarName((f.prefix ?? '') + k)) vars.set((f.prefix ?? '') + k, v);
+  }
   for (const e of container.env ?? []) {
     const from = e.valueFrom;
     let v: string;
-    if (!from) v = expand(e.value ?? '', (n) => vars.get(n));
+    if (e.value || !from) v = expand(e.value ?? '', (n) => vars.get(n));
     else if (from.fieldRef) {
       const f = fieldRefValue(pod, from.fieldRef.fieldPath, opts);
       if (f === undefined)
@@ -224,14 +244,30 @@ export function makeEnvironmentVariables(pod: Pod, container: Container, opts: C
       v = f;
     } else if (from.resourceFieldRef) v = resourceFieldValue(pod, container, from.resourceFieldRef, opts);
     else if (from.secretKeyRef || from.configMapKeyRef) {
-      const src = from.secretKeyRef
-        ? `secretKeyRef ${from.secretKeyRef.name ?? ''}/${from.secretKeyRef.key}`
-        : `configMapKeyRef ${from.configMapKeyRef!.name ?? ''}/${from.configMapKeyRef!.key}`;
-      throw envError(pod, container, `env ${e.name}: ${src} needs the apiserver, which worker tasks do not have`);
+      const kind = from.secretKeyRef ? 'secret' : 'configmap';
+      const ref = (from.secretKeyRef ?? from.configMapKeyRef)!;
+      const name = ref.name ?? '';
+      if (!objects) throw needsApiserver(`env ${e.name}: ${kind === 'secret' ? 'secretKeyRef' : 'configMapKeyRef'} ${name}/${ref.key}`);
+      const data = lookup(kind, name);
+      if (!data) {
+        if (ref.optional) continue;
+        throw notFound(kind, name);
+      }
+      const found = data[ref.key];
+      if (found === undefined) {
+        if (ref.optional) continue;
+        throw envError(pod, container, `couldn't find key ${ref.key} in ${kind === 'secret' ? 'Secret' : 'ConfigMap'} ${ns}/${name}`);
+      }
+      v = found;
     } else v = e.value ?? '';
     vars.set(e.name, v);
   }
   return [...vars].map(([name, v]) => ({ name, value: v }));
+}
+
+/** Upstream validation.IsEnvVarName: envFrom keys that fail it are skipped. */
+export function isEnvVarName(name: string): boolean {
+  return /^[-._a-zA-Z][-._a-zA-Z0-9]*$/.test(name);
 }
 
 // --- labels and annotations ----------------------------------------------------

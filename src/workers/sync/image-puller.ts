@@ -21,7 +21,7 @@ import type { CriApi } from '../../cri/client.js';
 import { CriError } from '../../common/errors.js';
 import { ImagePullQPSExceededError, type ImagePullGate } from '../shared/image-pull-gate.js';
 import { IMAGE_PULL_BACKOFF, isInBackOffSinceUpdate, next, formatGoDuration, type BackoffState } from './backoff.js';
-import type { PodEvent, SyncReason } from './sync-types.js';
+import type { PodEvent, RegistryAuth, SyncReason } from './sync-types.js';
 
 export type EnsureImageResult =
   | { ok: true; imageRef: string; backoff: BackoffState; events: PodEvent[] }
@@ -32,6 +32,26 @@ export interface EnsureImageOptions {
   gate?: ImagePullGate;
   /** For pull durations and the QPS bucket; absent: `now` throughout. */
   clock?: Clock;
+  /**
+   * Credentials from the pod's imagePullSecrets that match the image (upstream
+   * keyring lookup): each is tried in turn until one pull succeeds; none or
+   * empty: an anonymous pull.
+   */
+  auths?: RegistryAuth[];
+}
+
+/** Upstream PullImage with a keyring: anonymous without credentials, else each in turn, the errors aggregated. */
+async function pullWithCredentials(cri: CriApi, image: string, auths: RegistryAuth[] | undefined): Promise<string> {
+  if (!auths || auths.length === 0) return (await cri.pullImage({ image: { image } })).imageRef;
+  const errors: string[] = [];
+  for (const auth of auths) {
+    try {
+      return (await cri.pullImage({ image: { image }, auth })).imageRef;
+    } catch (err) {
+      errors.push(errorText(err));
+    }
+  }
+  throw new Error(errors.length === 1 ? errors[0] : `[${errors.join(', ')}]`);
 }
 
 /** Upstream's image pull backoff key: `<pod UID>_<image as written>`. */
@@ -104,14 +124,15 @@ export async function ensureImage(
   const started = clockNow();
   try {
     if (opts.gate && !opts.gate.tryAccept(started)) throw new ImagePullQPSExceededError();
-    const pulled = await cri.pullImage({ image: { image } });
+    const imageRef = await pullWithCredentials(cri, image, opts.auths);
     const done = clockNow();
     events.push({
       type: 'Normal',
       reason: 'Pulled',
       message: `Successfully pulled image ${JSON.stringify(imgRef)} in ${formatGoDuration(done - started)} (${formatGoDuration(done - queued)} including waiting)`,
+      pullMs: [queued, done],
     });
-    return { ok: true, imageRef: pulled.imageRef, backoff, events };
+    return { ok: true, imageRef, backoff, events };
   } catch (err) {
     const failedAt = clockNow();
     events.push({ type: 'Warning', reason: 'Failed', message: `Failed to pull image ${JSON.stringify(imgRef)}: ${errorText(err)}` });

@@ -122,7 +122,7 @@ async function startContainer(
   node: NodeInfo,
   backoff: BackoffState,
   events: PodEvent[],
-  volumes: Pick<SyncPodInput, 'volumes' | 'podDir'>,
+  volumes: Pick<SyncPodInput, 'volumes' | 'podDir' | 'objects'>,
 ): Promise<StartOutcome> {
   const now = ctx.clock.now();
   const back = doBackOff(backoff, pod, container, status, now);
@@ -131,7 +131,11 @@ async function startContainer(
     return { reason: { reason: back.reason, message: back.message }, backoff: back.state };
   }
   backoff = back.state;
-  const image = await ensureImage(ctx.cri, pod, container, backoff, now, { gate: ctx.pullGate, clock: ctx.clock });
+  const image = await ensureImage(ctx.cri, pod, container, backoff, now, {
+    gate: ctx.pullGate,
+    clock: ctx.clock,
+    auths: volumes.objects?.pullAuths[container.image ?? ''],
+  });
   events.push(...image.events);
   backoff = image.backoff;
   if (!image.ok) return { reason: image.reason, backoff };
@@ -153,6 +157,7 @@ async function startContainer(
       hostIPs: node.ip ? [node.ip] : [],
       imageRef: image.imageRef,
       memoryCapacityBytes: node.memoryCapacityBytes,
+      objects: volumes.objects,
     };
     opts.mounts = await containerMounts(ctx, pod, container, opts, sandbox.ips, node, volumes);
     config = generateContainerConfig(pod, container, opts);

@@ -54,6 +54,30 @@ export interface SyncPodInput {
   volumes?: Record<string, PodVolume>;
   /** The pod's directory under --root-dir: managed /etc/hosts, termination-log files, subPath binds. */
   podDir?: string;
+  /** Secrets, ConfigMaps and registry credentials the pod references, read on the main thread (cluster mode). */
+  objects?: PodObjects;
+}
+
+/** Registry credentials for CRI PullImage (a CRI AuthConfig). */
+export interface RegistryAuth {
+  username?: string;
+  password?: string;
+  auth?: string;
+  serverAddress?: string;
+  identityToken?: string;
+  registryToken?: string;
+}
+
+/**
+ * What a pod's containers take from the apiserver, resolved on the main thread
+ * (workers have no apiserver client): the data of referenced Secrets (decoded)
+ * and ConfigMaps by name (`null`: the object does not exist), and the
+ * credentials of its imagePullSecrets per image as written in the spec.
+ */
+export interface PodObjects {
+  secrets: Record<string, Record<string, string> | null>;
+  configMaps: Record<string, Record<string, string> | null>;
+  pullAuths: Record<string, RegistryAuth[]>;
 }
 
 /** A container's waiting reason from the last sync (upstream reasonCache). */
@@ -66,6 +90,8 @@ export interface PodEvent {
   type: 'Normal' | 'Warning';
   reason: string;
   message: string;
+  /** On the `Pulled` event of a pull that ran: its start and end (ms), for the pod start SLI. */
+  pullMs?: [start: number, end: number];
 }
 
 export interface SyncPodResult {
