@@ -69,7 +69,8 @@ export function createLogger(options: LoggerOptions): Logger {
   const verbosity = Math.max(0, Math.floor(options.verbosity));
   const destination = options.destination ?? pino.destination({ dest: 2, sync: true });
   const now = options.now ?? (options.format === 'text' ? preciseNow : undefined);
-  const stream = options.format === 'text' ? klogStream(destination, options.component ?? 'kubelet') : jsonStream(destination);
+  const component = options.component ?? 'kubelet';
+  const stream = reformatStream(destination, options.format === 'text' ? (r) => formatKlogLine(r, component) : formatJsonLine);
   const children = new Set<WeakRef<Logger>>();
   const logger = pino(
     {
@@ -187,22 +188,6 @@ export function formatKlogLine(record: Record<string, unknown>, defaultComponent
   return line + '\n';
 }
 
-/** A synchronous pino destination that re-formats each JSON line as klog text. */
-function klogStream(destination: DestinationStream, defaultComponent: string): DestinationStream {
-  return {
-    write(chunk: string) {
-      let record: Record<string, unknown>;
-      try {
-        record = JSON.parse(chunk) as Record<string, unknown>;
-      } catch {
-        destination.write(chunk);
-        return;
-      }
-      destination.write(formatKlogLine(record, defaultComponent));
-    },
-  };
-}
-
 // ---------------------------------------------------------------------------
 // JSON format
 
@@ -230,8 +215,12 @@ export function formatJsonLine(record: Record<string, unknown>): string {
   return JSON.stringify(out) + '\n';
 }
 
-/** A synchronous pino destination that rewrites each line in upstream's JSON shape (duplicate keys collapse, the last wins). */
-function jsonStream(destination: DestinationStream): DestinationStream {
+/**
+ * A synchronous pino destination that re-formats each pino JSON line with
+ * `format` (klog text, or upstream's JSON shape where a key set twice
+ * collapses to its last value); a line that is not JSON passes through.
+ */
+function reformatStream(destination: DestinationStream, format: (record: Record<string, unknown>) => string): DestinationStream {
   return {
     write(chunk: string) {
       let record: Record<string, unknown>;
@@ -241,7 +230,7 @@ function jsonStream(destination: DestinationStream): DestinationStream {
         destination.write(chunk);
         return;
       }
-      destination.write(formatJsonLine(record));
+      destination.write(format(record));
     },
   };
 }
