@@ -20,6 +20,7 @@ const BENCHES: Record<string, string> = {
   'pod-startup-sli': 'pod-startup-sli.bench.ts',
   volumes: 'volumes.bench.ts',
   lifecycle: 'lifecycle.bench.ts',
+  peer: 'peer.bench.ts',
 };
 
 const [name, ...rest] = process.argv.slice(2);
