@@ -81,6 +81,15 @@ export function peerMarkdown(runs: readonly AgentRun[], meta: Record<string, unk
             .join(', ')
         : '–';
     L.push(`CRI calls in the steady window: go: ${steadyCalls(p.go)}; ts: ${steadyCalls(p.ts)}.`, '');
+    const phases = p.ts?.steady?.relistPhases;
+    if (phases) {
+      L.push(
+        `kubelet-ts relist phases in the steady window (mean / p99 ms): ${Object.entries(phases)
+          .map(([k, v]) => `${k} ${v.meanMs} / ${v.p99Ms} (${v.count})`)
+          .join(', ')}.`,
+        '',
+      );
+    }
   }
   L.push(`Run: \`${String(meta.command)}\``);
   return L.join('\n');

@@ -54,6 +54,8 @@ export interface RelistSummary {
   containersByState: Record<'created' | 'running' | 'exited' | 'unknown', number>;
   /** Record table slots in use after the relist; diff shards cover [0, slotCount). */
   slotCount: number;
+  /** Time in the worker, ms: the lists (received and decoded), the record write, and the whole task. */
+  timings: { listMs: number; recordsMs: number; workerMs: number };
 }
 
 export interface InspectOutcome {

@@ -110,7 +110,9 @@ function syncContext(ctx: TaskContext): SyncContext {
  * next generation. A failed list leaves the committed generation untouched.
  */
 async function relist(ctx: TaskContext): Promise<RelistSummary> {
+  const t0 = performance.now();
   const pods = await ctx.runtime.getPods();
+  const t1 = performance.now();
   const { records } = ctx;
   records.beginGeneration();
   const newPods: RelistSummary['newPods'] = [];
@@ -128,7 +130,15 @@ async function relist(ctx: TaskContext): Promise<RelistSummary> {
     records.abortGeneration();
     throw err;
   }
-  return { podCount: pods.length, newPods, runningPods, containersByState, slotCount: records.slotCount() };
+  const t2 = performance.now();
+  return {
+    podCount: pods.length,
+    newPods,
+    runningPods,
+    containersByState,
+    slotCount: records.slotCount(),
+    timings: { listMs: t1 - t0, recordsMs: t2 - t1, workerMs: t2 - t0 },
+  };
 }
 
 /** GetPodStatus for each pod, concurrently, writing each into its cache slot. */

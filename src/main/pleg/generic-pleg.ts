@@ -155,12 +155,20 @@ export class GenericPleg {
   async relist(): Promise<void> {
     const { clock, metrics, logger, runner } = this.o;
     const timestamp = clock.now();
+    const t0 = performance.now();
     if (this.lastRelistStart !== undefined) metrics.relistInterval.observe((timestamp - this.lastRelistStart) / 1000);
     this.lastRelistStart = timestamp;
     try {
       let summary: RelistSummary;
+      let tTask: number;
       try {
         summary = await runner.run({ type: 'relist' });
+        tTask = performance.now();
+        const wall = tTask - t0;
+        const phase = metrics.relistPhase;
+        phase.observe({ phase: 'list' }, summary.timings.listMs / 1000);
+        phase.observe({ phase: 'records' }, summary.timings.recordsMs / 1000);
+        phase.observe({ phase: 'dispatch' }, Math.max(0, wall - summary.timings.workerMs) / 1000);
       } catch (err) {
         if (err instanceof WorkerCrashedError) this.o.records.recoverAfterWriterCrash();
         logger.error({ err: String(err) }, 'GenericPLEG: Unable to retrieve pods');
@@ -173,7 +181,11 @@ export class GenericPleg {
       for (const p of summary.newPods) this.names.set(p.uid, { name: p.name, namespace: p.namespace });
 
       const byPod = new Map<string, PlegEvent[]>();
-      for (const e of await this.diff(summary.slotCount)) {
+      const tDiff = performance.now();
+      const diffed = await this.diff(summary.slotCount);
+      const tInspect = performance.now();
+      metrics.relistPhase.observe({ phase: 'diff' }, (tInspect - tDiff) / 1000);
+      for (const e of diffed) {
         let list = byPod.get(e.id);
         if (!list) byPod.set(e.id, (list = []));
         list.push(e);
@@ -181,10 +193,15 @@ export class GenericPleg {
       // Pods that failed inspection last time: retry them with their held events.
       for (const [uid, pending] of this.podsToReinspect) byPod.set(uid, [...pending.events, ...(byPod.get(uid) ?? [])]);
       const needsReinspection = new Map<string, PendingPod>();
+      const tInspectStart = performance.now();
       await this.inspectAndPublish(byPod, needsReinspection);
+      const tInspectEnd = performance.now();
+      if (byPod.size > 0) metrics.relistPhase.observe({ phase: 'inspect' }, (tInspectEnd - tInspectStart) / 1000);
       this.podsToReinspect = needsReinspection;
       this.o.cache.setGlobalTimestamp(timestamp);
       this.releaseUnusedSlots();
+      const end = performance.now();
+      metrics.relistPhase.observe({ phase: 'main' }, (end - tTask - (tInspect - tDiff) - (tInspectEnd - tInspectStart)) / 1000);
     } finally {
       metrics.relistDuration.observe((clock.now() - timestamp) / 1000);
     }

@@ -9,7 +9,23 @@ export interface PlegMetrics {
   lastSeen: Gauge;
   runningPods: Gauge;
   runningContainers: Gauge<'container_state'>;
+  /** kubelet-ts's own: where a relist's time goes (see RELIST_PHASES). */
+  relistPhase: Histogram<'phase'>;
 }
+
+/**
+ * Phases of one relist, for kubelet_ts_pleg_relist_phase_seconds: `list`
+ * (the two runtime lists, received and decoded, in a worker), `records`
+ * (grouping and the record table write), `diff`, `inspect` (inspections of
+ * pods with events), `dispatch` (the relist task's round trip seen from the
+ * main thread minus its time in the worker: thread hops, queueing, message
+ * copies) and `main` (main-thread work on the results).
+ */
+export const RELIST_PHASES = ['list', 'records', 'diff', 'inspect', 'dispatch', 'main'] as const;
+export type RelistPhase = (typeof RELIST_PHASES)[number];
+
+/** 100 µs … 1 s: a steady relist's phases are well under DEF_BUCKETS' first bound. */
+export const RELIST_PHASE_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1];
 
 export function plegMetrics(registry: Registry): PlegMetrics {
   const registers = [registry];
@@ -37,6 +53,13 @@ export function plegMetrics(registry: Registry): PlegMetrics {
       name: 'kubelet_running_containers',
       help: 'Number of containers currently running',
       labelNames: ['container_state'],
+      registers,
+    }),
+    relistPhase: new Histogram({
+      name: 'kubelet_ts_pleg_relist_phase_seconds',
+      help: 'Time of each phase of a PLEG relist (list, records, diff, inspect, dispatch, main), in seconds.',
+      labelNames: ['phase'],
+      buckets: RELIST_PHASE_BUCKETS,
       registers,
     }),
   };
