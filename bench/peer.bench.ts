@@ -199,12 +199,11 @@ async function waitConverged(
   let runtimeMs = Number.NaN;
   let reportedMs = Number.NaN;
   let lastLog = t0;
-  let runtimeOk = false;
   let reportedOk = false;
   for (let i = 0; ; i++) {
     const now = performance.now();
     const r = await runningByGeneration(cri, agent.namespace, gen);
-    runtimeOk = r.mine === n && (!noOthers || r.others === 0);
+    const runtimeOk = r.mine === n && (!noOthers || r.others === 0);
     if (runtimeOk && Number.isNaN(runtimeMs)) runtimeMs = performance.now() - t0;
     let rep = -1;
     if (i % 2 === 0 || runtimeOk) {
@@ -348,15 +347,18 @@ for (const sig of ['SIGINT', 'SIGTERM'] as const) {
     log(`${sig}: stopping the running agent and removing its pods`);
     const agent = current;
     const cri = new CriClient({ runtimeEndpoint: ENDPOINT, timeoutMs: 60_000 });
-    void (async () => {
+    (async () => {
       if (agent) {
         await agent.stop().catch(() => undefined);
         await removeNamespace(cri, agent.namespace).catch(() => undefined);
         await agent.cleanup().catch(() => undefined);
       }
-      cri.close();
-      process.exit(130);
-    })();
+    })()
+      .catch((err: unknown) => log(`cleanup after ${sig} failed: ${String(err)}`))
+      .finally(() => {
+        cri.close();
+        process.exit(130);
+      });
   });
 }
 

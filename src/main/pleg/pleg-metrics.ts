@@ -21,8 +21,7 @@ export interface PlegMetrics {
  * main thread minus its time in the worker: thread hops, queueing, message
  * copies) and `main` (main-thread work on the results).
  */
-export const RELIST_PHASES = ['list', 'records', 'diff', 'inspect', 'dispatch', 'main'] as const;
-export type RelistPhase = (typeof RELIST_PHASES)[number];
+const RELIST_PHASES = ['list', 'records', 'diff', 'inspect', 'dispatch', 'main'] as const;
 
 /** 100 µs … 1 s: a steady relist's phases are well under DEF_BUCKETS' first bound. */
 export const RELIST_PHASE_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1];
@@ -57,7 +56,7 @@ export function plegMetrics(registry: Registry): PlegMetrics {
     }),
     relistPhase: new Histogram({
       name: 'kubelet_ts_pleg_relist_phase_seconds',
-      help: 'Time of each phase of a PLEG relist (list, records, diff, inspect, dispatch, main), in seconds.',
+      help: `Time of each phase of a PLEG relist (${RELIST_PHASES.join(', ')}), in seconds.`,
       labelNames: ['phase'],
       buckets: RELIST_PHASE_BUCKETS,
       registers,
