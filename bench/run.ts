@@ -21,6 +21,7 @@ const BENCHES: Record<string, string> = {
   volumes: 'volumes.bench.ts',
   lifecycle: 'lifecycle.bench.ts',
   peer: 'peer.bench.ts',
+  'evented-pleg': 'evented-pleg.bench.ts',
 };
 
 const [name, ...rest] = process.argv.slice(2);

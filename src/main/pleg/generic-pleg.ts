@@ -30,6 +30,7 @@ import { WorkerCrashedError } from '../../common/errors.js';
 import type { TaskRunner } from '../../workers/task-runner.js';
 import { BoundedQueue } from './bounded-queue.js';
 import type { PlegMetrics } from './pleg-metrics.js';
+import type { PlegHealth, PodLifecycleEventGenerator } from './pleg.js';
 
 export const RELIST_PERIOD_MS = 1000;
 export const RELIST_THRESHOLD_MS = 3 * 60 * 1000;
@@ -57,16 +58,11 @@ export interface GenericPlegOptions {
   sink?: (event: PlegEvent) => boolean;
 }
 
-export interface PlegHealth {
-  ok: boolean;
-  message: string;
-}
-
 interface PendingPod {
   events: PlegEvent[];
 }
 
-export class GenericPleg {
+export class GenericPleg implements PodLifecycleEventGenerator {
   readonly events: BoundedQueue<PlegEvent>;
   private readonly o: Required<Omit<GenericPlegOptions, 'logger' | 'metrics' | 'runner' | 'cache' | 'records' | 'clock' | 'sink'>> &
     GenericPlegOptions;
@@ -78,6 +74,10 @@ export class GenericPleg {
   private relistTime: number | undefined;
   private lastRelistStart: number | undefined;
   private running: Promise<void> | undefined;
+  /** The relist in progress: relists never overlap (one record-table writer). */
+  private current: Promise<void> | undefined;
+  /** Ends the loop's current period early (update()). */
+  private wake: AbortController | undefined;
 
   constructor(options: GenericPlegOptions) {
     this.o = {
@@ -98,9 +98,22 @@ export class GenericPleg {
     this.running = (async () => {
       while (!signal.aborted) {
         await this.relist();
-        await this.o.clock.sleep(this.o.relistPeriodMs, signal).catch(() => undefined);
+        this.wake = new AbortController();
+        const period = AbortSignal.any([signal, this.wake.signal]);
+        await this.o.clock.sleep(this.o.relistPeriodMs, period).catch(() => undefined);
       }
     })();
+  }
+
+  /**
+   * upstream GenericPLEG.Update: a new relist period and health threshold (the
+   * evented PLEG lengthens both, and restores them when it falls back). The
+   * loop relists at once and then keeps the new period.
+   */
+  update(periods: { relistPeriodMs: number; relistThresholdMs: number }): void {
+    this.o.relistPeriodMs = periods.relistPeriodMs;
+    this.o.relistThresholdMs = periods.relistThresholdMs;
+    this.wake?.abort();
   }
 
   /** Resolves when the loop started by start() has stopped. */
@@ -151,8 +164,26 @@ export class GenericPleg {
     return this.relistTime;
   }
 
-  /** One relist: list, diff, inspect, publish. Never throws. */
+  /**
+   * One relist: list, diff, inspect, publish. Never throws. A call while a
+   * relist runs waits for it and then relists again (upstream's Relist holds
+   * a lock), so a forced relist always lists after it was asked for.
+   */
   async relist(): Promise<void> {
+    const previous = this.current;
+    const next = (async () => {
+      await previous;
+      await this.relistOnce();
+    })();
+    this.current = next;
+    try {
+      await next;
+    } finally {
+      if (this.current === next) this.current = undefined;
+    }
+  }
+
+  private async relistOnce(): Promise<void> {
     const { clock, metrics, logger, runner } = this.o;
     const timestamp = clock.now();
     const t0 = performance.now();

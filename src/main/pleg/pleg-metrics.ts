@@ -63,3 +63,32 @@ export function plegMetrics(registry: Registry): PlegMetrics {
     }),
   };
 }
+
+/** The evented PLEG's metrics (upstream names; registered only with --pleg=evented, as upstream behind its feature gate). */
+export interface EventedPlegMetrics {
+  connectionErrors: Counter;
+  connectionSuccesses: Counter;
+  connectionLatency: Histogram;
+}
+
+export function eventedPlegMetrics(registry: Registry): EventedPlegMetrics {
+  const registers = [registry];
+  return {
+    connectionErrors: new Counter({
+      name: 'kubelet_evented_pleg_connection_error_count',
+      help: 'The number of errors encountered during the establishment of streaming connection with the CRI runtime.',
+      registers,
+    }),
+    connectionSuccesses: new Counter({
+      name: 'kubelet_evented_pleg_connection_success_count',
+      help: 'The number of times a streaming client was obtained to receive CRI Events.',
+      registers,
+    }),
+    connectionLatency: new Histogram({
+      name: 'kubelet_evented_pleg_connection_latency_seconds',
+      help: 'The latency of streaming connection with the CRI runtime, measured in seconds.',
+      buckets: DEF_BUCKETS,
+      registers,
+    }),
+  };
+}
