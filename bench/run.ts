@@ -22,6 +22,7 @@ const BENCHES: Record<string, string> = {
   lifecycle: 'lifecycle.bench.ts',
   peer: 'peer.bench.ts',
   'evented-pleg': 'evented-pleg.bench.ts',
+  'relist-phases': 'relist-phases.bench.ts',
 };
 
 const [name, ...rest] = process.argv.slice(2);

@@ -133,7 +133,10 @@ describe.each<Mode>(['generic', 'evented'])('%s PLEG on the worker pool against 
     if (mode === 'generic') await pleg.relist();
     drain();
     const pod = await runRawPod(cri, { uid: 'pleg-uid-1', name: 'p1', containers: [{ name: 'app', command: ['sleep', 'infinity'] }] });
+    const listsBefore = sim.control.stats().calls.ListPodSandbox ?? 0;
     const started = await next('pleg-uid-1', (evs) => evs.length >= 2);
+    // Generic: the relist's one list; the new pod is inspected by the ids it listed (no filtered re-list).
+    if (mode === 'generic') expect((sim.control.stats().calls.ListPodSandbox ?? 0) - listsBefore).toBe(1);
     expect(started.map((e) => `${e.type}:${e.data}`).sort()).toEqual(
       [`ContainerStarted:${pod.sandboxId}`, `ContainerStarted:${pod.containerIds[0]}`].sort(),
     );

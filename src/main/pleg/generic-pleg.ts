@@ -1,9 +1,12 @@
 /**
  * The generic PLEG (upstream pkg/kubelet/pleg/generic.go), with the work
- * moved off the main thread: the relist (list + decode + records), the
- * record diff (sharded by slot range) and pod inspection (parallel, bounded)
+ * moved off the main thread: the relist (list + decode + records + diff, one
+ * task) and pod inspection (parallel, bounded, by the ids the relist listed)
  * run as worker-pool tasks; this class only sequences them, keeps the small
- * per-pod bookkeeping, and delivers events.
+ * per-pod bookkeeping, and delivers events. A steady relist (nothing changed)
+ * is one task and no per-pod work here. A worker that dies after committing a
+ * relist's records loses that relist's events (the periodic sync covers
+ * them, as upstream assumes for missed events).
  *
  * Upstream semantics kept:
  * - a failed list does not advance the relist time (health is measured from
@@ -199,6 +202,7 @@ export class GenericPleg implements PodLifecycleEventGenerator {
         const phase = metrics.relistPhase;
         phase.observe({ phase: 'list' }, summary.timings.listMs / 1000);
         phase.observe({ phase: 'records' }, summary.timings.recordsMs / 1000);
+        phase.observe({ phase: 'diff' }, summary.timings.diffMs / 1000);
         phase.observe({ phase: 'dispatch' }, Math.max(0, wall - summary.timings.workerMs) / 1000);
       } catch (err) {
         if (err instanceof WorkerCrashedError) this.o.records.recoverAfterWriterCrash();
@@ -212,11 +216,7 @@ export class GenericPleg implements PodLifecycleEventGenerator {
       for (const p of summary.newPods) this.names.set(p.uid, { name: p.name, namespace: p.namespace });
 
       const byPod = new Map<string, PlegEvent[]>();
-      const tDiff = performance.now();
-      const diffed = await this.diff(summary.slotCount);
-      const tInspect = performance.now();
-      metrics.relistPhase.observe({ phase: 'diff' }, (tInspect - tDiff) / 1000);
-      for (const e of diffed) {
+      for (const e of summary.events) {
         let list = byPod.get(e.id);
         if (!list) byPod.set(e.id, (list = []));
         list.push(e);
@@ -225,32 +225,24 @@ export class GenericPleg implements PodLifecycleEventGenerator {
       for (const [uid, pending] of this.podsToReinspect) byPod.set(uid, [...pending.events, ...(byPod.get(uid) ?? [])]);
       const needsReinspection = new Map<string, PendingPod>();
       const tInspectStart = performance.now();
-      await this.inspectAndPublish(byPod, needsReinspection);
+      await this.inspectAndPublish(byPod, summary.known, needsReinspection);
       const tInspectEnd = performance.now();
       if (byPod.size > 0) metrics.relistPhase.observe({ phase: 'inspect' }, (tInspectEnd - tInspectStart) / 1000);
       this.podsToReinspect = needsReinspection;
       this.o.cache.setGlobalTimestamp(timestamp);
       this.releaseUnusedSlots();
       const end = performance.now();
-      metrics.relistPhase.observe({ phase: 'main' }, (end - tTask - (tInspect - tDiff) - (tInspectEnd - tInspectStart)) / 1000);
+      metrics.relistPhase.observe({ phase: 'main' }, (end - tTask - (tInspectEnd - tInspectStart)) / 1000);
     } finally {
       metrics.relistDuration.observe((clock.now() - timestamp) / 1000);
     }
   }
 
-  /** Diffs the committed generation in shards across the pool; a crashed shard is retried once. */
-  private async diff(slotCount: number): Promise<PlegEvent[]> {
-    const shards = Math.max(1, this.o.runner.threads);
-    const size = Math.ceil(slotCount / shards);
-    const runShard = (fromSlot: number) => {
-      const req = { type: 'relistDiff' as const, fromSlot, toSlot: Math.min(slotCount, fromSlot + size) };
-      return this.o.runner.run(req).catch(() => this.o.runner.run(req));
-    };
-    const results = await Promise.all(Array.from({ length: shards }, (_, i) => runShard(i * size)));
-    return results.flatMap((r) => r.events);
-  }
-
-  private async inspectAndPublish(byPod: Map<string, PlegEvent[]>, needsReinspection: Map<string, PendingPod>): Promise<void> {
+  private async inspectAndPublish(
+    byPod: Map<string, PlegEvent[]>,
+    known: RelistSummary['known'],
+    needsReinspection: Map<string, PendingPod>,
+  ): Promise<void> {
     const { cache, logger } = this.o;
     const refs: PodRef[] = [];
     for (const [uid, events] of byPod) {
@@ -264,7 +256,8 @@ export class GenericPleg implements PodLifecycleEventGenerator {
         continue;
       }
       const keys = [...new Set(events.map((e) => e.data))];
-      refs.push({ uid, name: names.name, namespace: names.namespace, slot, keys });
+      const ids = known[uid];
+      refs.push({ uid, name: names.name, namespace: names.namespace, slot, keys, ...(ids ? { known: ids } : {}) });
     }
     const serial = this.o.mode === 'serial';
     const concurrency = serial ? 1 : Math.max(1, this.o.inspectConcurrency);
