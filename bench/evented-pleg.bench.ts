@@ -84,12 +84,7 @@ async function runMode(mode: Mode): Promise<ModeResult> {
       : new EventedPleg({
           generic,
           source: new WorkerContainerEventSource(init),
-          cache: shared.cache,
-          clock: realClock,
-          logger: silentLogger(),
-          metrics,
           eventedMetrics: eventedPlegMetrics(registry),
-          sink,
         });
   const stop = new AbortController();
   try {

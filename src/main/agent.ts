@@ -168,12 +168,7 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
         ? new EventedPleg({
             generic: genericPleg,
             source: config.workerThreads === 0 ? new InlineContainerEventSource(workerInit) : new WorkerContainerEventSource(workerInit),
-            cache: shared.cache,
-            clock,
-            logger: plegLogger,
-            metrics: plegMetricSet,
             eventedMetrics: eventedPlegMetrics(registry),
-            sink: plegSink,
           })
         : genericPleg;
     const runtimeState = new RuntimeState(cri, pleg, clock, logger.child({ component: 'runtime' }));

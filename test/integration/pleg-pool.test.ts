@@ -74,12 +74,7 @@ describe.each<Mode>(['generic', 'evented'])('%s PLEG on the worker pool against 
       evented = new EventedPleg({
         generic: pleg,
         source,
-        cache: shared.cache,
-        clock: realClock,
-        logger: silentLogger(),
-        metrics,
         eventedMetrics: eventedPlegMetrics(registry),
-        sink,
       });
       evented.start(stop.signal);
       await pollUntil(
@@ -246,13 +241,7 @@ describe('evented PLEG fallback against kubelet-ts-sim', () => {
     const evented = new EventedPleg({
       generic,
       source,
-      cache: shared.cache,
-      clock: realClock,
-      logger,
-      metrics,
       eventedMetrics: eventedPlegMetrics(registry),
-      sink,
-      genericRelistPeriodMs: relistPeriodMs,
     });
     const stop = new AbortController();
     evented.start(stop.signal);

@@ -41,12 +41,7 @@ function setup(channelCapacity = 1000) {
   const pleg = new EventedPleg({
     generic,
     source,
-    cache: shared.cache,
-    clock,
-    logger,
-    metrics,
     eventedMetrics: eventedPlegMetrics(registry),
-    sink,
   });
   const stop = new AbortController();
   const warnings = () => records.filter((r) => String(r.msg).startsWith('Evented PLEG is not usable'));

@@ -24,15 +24,11 @@
  * falls back at once, with one log line, instead of retrying 5 times; the
  * running pod and container gauges are updated by the relist only.
  */
-import type { Logger } from 'pino';
-import type { Clock } from '../../common/clock.js';
-import type { PlegEvent } from '../../runtime/pleg-event.js';
 import type { ContainerEventBatch, WatchOutcome } from '../../workers/container-events/event-watcher.js';
-import type { PodStatusCache } from '../../workers/shared/pod-status-cache.js';
 import type { ContainerEventSource } from './container-event-source.js';
-import { RELIST_PERIOD_MS, RELIST_THRESHOLD_MS, type GenericPleg } from './generic-pleg.js';
+import type { GenericPleg } from './generic-pleg.js';
 import type { PlegHealth, PodLifecycleEventGenerator } from './pleg.js';
-import type { EventedPlegMetrics, PlegMetrics } from './pleg-metrics.js';
+import type { EventedPlegMetrics } from './pleg-metrics.js';
 
 export const EVENTED_RELIST_PERIOD_MS = 300_000;
 export const EVENTED_RELIST_THRESHOLD_MS = 600_000;
@@ -42,21 +38,14 @@ export const GLOBAL_CACHE_UPDATE_PERIOD_MS = 2000;
 const GRPC_UNIMPLEMENTED = 12;
 
 export interface EventedPlegOptions {
-  /** The generic PLEG (its relist runs as the safety net and is the fallback). Its sink must be `sink`. */
+  /**
+   * The generic PLEG: its relist runs as the safety net and is the fallback;
+   * its cache, clock, logger, metrics, sink and own period and threshold (restored on fallback) are shared.
+   */
   generic: GenericPleg;
   source: ContainerEventSource;
-  /** The owner instance (main thread) of the pod status cache. */
-  cache: PodStatusCache;
-  clock: Clock;
-  logger: Logger;
-  metrics: PlegMetrics;
   eventedMetrics: EventedPlegMetrics;
-  /** Where events go (the syncLoop queue's offerPleg); false when full. */
-  sink: (event: PlegEvent) => boolean;
   maxStreamRetries?: number;
-  /** The generic PLEG's own period and threshold, restored on fallback. */
-  genericRelistPeriodMs?: number;
-  genericRelistThresholdMs?: number;
 }
 
 export class EventedPleg implements PodLifecycleEventGenerator {
@@ -66,7 +55,11 @@ export class EventedPleg implements PodLifecycleEventGenerator {
   private loops: Promise<unknown>[] = [];
   private stopEvented: AbortController | undefined;
 
-  constructor(private readonly o: EventedPlegOptions) {}
+  private readonly s: ReturnType<GenericPleg['shared']>;
+
+  constructor(private readonly o: EventedPlegOptions) {
+    this.s = o.generic.shared();
+  }
 
   /** True while events come from the stream (false after a fallback to the generic relist). */
   get eventedInUse(): boolean {
@@ -130,18 +123,18 @@ export class EventedPleg implements PodLifecycleEventGenerator {
         this.fallBack(`the container events stream failed ${this.failures} times; last: ${why}`);
         return;
       }
-      this.o.logger.debug({ err: why, attempt: this.failures }, 'Evented PLEG: Failed to get container events, retrying');
+      this.s.logger.debug({ err: why, attempt: this.failures }, 'Evented PLEG: Failed to get container events, retrying');
       await this.o.generic.relist(); // upstream: force a relist to catch up on what the stream missed
     }
   }
 
   private async globalCacheLoop(signal: AbortSignal): Promise<void> {
     while (!signal.aborted) {
-      await this.o.clock.sleep(GLOBAL_CACHE_UPDATE_PERIOD_MS, signal).catch(() => undefined);
+      await this.s.clock.sleep(GLOBAL_CACHE_UPDATE_PERIOD_MS, signal).catch(() => undefined);
       if (signal.aborted) return;
       // Never backwards: a relist that finished later may have set a newer one.
-      const now = this.o.clock.now();
-      if (!(this.o.cache.getGlobalTimestamp() >= now)) this.o.cache.setGlobalTimestamp(now);
+      const now = this.s.clock.now();
+      if (!(this.s.cache.getGlobalTimestamp() >= now)) this.s.cache.setGlobalTimestamp(now);
     }
   }
 
@@ -150,19 +143,16 @@ export class EventedPleg implements PodLifecycleEventGenerator {
     this.stopEvented?.abort();
     this.o.source
       .close()
-      .catch((err: unknown) => this.o.logger.debug({ err: String(err) }, 'Evented PLEG: closing the event source failed'));
-    this.o.logger.warn(
-      `Evented PLEG is not usable: ${reason}; falling back to the generic PLEG (relist every ${(this.o.genericRelistPeriodMs ?? RELIST_PERIOD_MS) / 1000}s)`,
+      .catch((err: unknown) => this.s.logger.debug({ err: String(err) }, 'Evented PLEG: closing the event source failed'));
+    this.s.logger.warn(
+      `Evented PLEG is not usable: ${reason}; falling back to the generic PLEG (relist every ${this.s.relistPeriodMs / 1000}s)`,
     );
-    this.o.generic.update({
-      relistPeriodMs: this.o.genericRelistPeriodMs ?? RELIST_PERIOD_MS,
-      relistThresholdMs: this.o.genericRelistThresholdMs ?? RELIST_THRESHOLD_MS,
-    });
+    this.o.generic.update({ relistPeriodMs: this.s.relistPeriodMs, relistThresholdMs: this.s.relistThresholdMs });
   }
 
   /** A batch from the source: statuses of pods without a slot first, then the events. */
   private deliver(batch: ContainerEventBatch): void {
-    const { cache, logger, sink } = this.o;
+    const { cache, logger, sink } = this.s;
     for (const status of batch.unslotted) {
       try {
         cache.write(cache.allocate(status.uid), status, { ifNotOlder: true });
@@ -177,7 +167,7 @@ export class EventedPleg implements PodLifecycleEventGenerator {
         this.channelFull = false;
       } else {
         this.channelFull = true;
-        this.o.metrics.discardEvents.inc();
+        this.s.metrics.discardEvents.inc();
         logger.error({ pod: e.id, event: e.type }, 'Evented PLEG: Event channel is full, discarded pod lifecycle event');
       }
     }

@@ -95,6 +95,20 @@ export class GenericPleg implements PodLifecycleEventGenerator {
     this.sink = options.sink ?? ((e) => this.events.offer(e));
   }
 
+  /** What a PLEG built on this one (the evented PLEG) shares with it: the cache, clock, logger, metrics, sink and periods. */
+  shared(): {
+    cache: PodStatusCache;
+    clock: Clock;
+    logger: Logger;
+    metrics: PlegMetrics;
+    sink: (event: PlegEvent) => boolean;
+    relistPeriodMs: number;
+    relistThresholdMs: number;
+  } {
+    const { cache, clock, logger, metrics, relistPeriodMs, relistThresholdMs } = this.o;
+    return { cache, clock, logger, metrics, sink: this.sink, relistPeriodMs, relistThresholdMs };
+  }
+
   /** Relists every period until the signal aborts (upstream wait.Until: the period runs after each relist ends). */
   start(signal: AbortSignal): void {
     if (this.running) return;
