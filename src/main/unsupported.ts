@@ -11,7 +11,6 @@ import { webhookClientProblems } from './config/server-config.js';
 export function unsupportedSettings(config: KubeletConfig): string[] {
   const problems: string[] = [];
   if (config.runonce) problems.push('--runonce: run-once mode is not implemented yet');
-  if (config.pleg === 'evented') problems.push('--pleg=evented: the evented PLEG is not implemented yet; use --pleg=generic');
   problems.push(...webhookClientProblems(config));
   if (config.bootstrapKubeconfig && !config.kubeconfig) {
     problems.push('--bootstrap-kubeconfig needs --kubeconfig: the path where the bootstrapped kubeconfig is written');
