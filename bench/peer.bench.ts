@@ -44,6 +44,7 @@ import { procCpuS } from './lib/cpu.js';
 import { counters, parseProm } from './lib/prom.js';
 import { memoryMiB, peerAgent, type PeerAgent, type PeerKind } from './lib/peer-agents.js';
 import { peerMarkdown } from './lib/peer-report.js';
+import { writePeerCharts } from './lib/charts.js';
 import { arg, machine, round, writeResults } from './lib/report.js';
 
 const SIZES = arg('sizes', '100,250,500').split(',').map(Number);
@@ -340,6 +341,7 @@ async function main(): Promise<void> {
     cri.close();
   }
   writeResults(OUT, { ...meta, runs }, peerMarkdown(runs, meta));
+  writePeerCharts(runs, meta.machine);
 }
 
 for (const sig of ['SIGINT', 'SIGTERM'] as const) {
