@@ -2,11 +2,12 @@
  * Redraws the benchmark charts from the committed results JSON, without
  * running a benchmark: `npm run bench -- charts`. pleg.json gives
  * pleg-relist-p99.svg and pleg-churn.svg; each startup*.json with per-pod
- * times gives <name>-cdf-<runtime>.svg.
+ * times gives <name>-cdf-<runtime>.svg; peer.json gives peer-relist.svg and
+ * peer-spawn.svg.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { plegChartSetup, writePlegCharts, type PlegRow } from './lib/charts.js';
+import { plegChartSetup, writePeerCharts, writePlegCharts, type PeerChartRun, type PlegRow } from './lib/charts.js';
 import { RESULTS_DIR } from './lib/report.js';
 import { writeStartupCharts } from './lib/startup-report.js';
 import type { ScenarioResult } from './startup.bench.js';
@@ -27,3 +28,7 @@ for (const f of startups) {
   if (run.results.some((r) => r.agent.perPodMs)) writeStartupCharts(run.results, f.replace(/\.json$/, ''), run.machine);
   else console.log(`${f} has no per-pod times (written before they were kept): rerun npm run bench -- startup`);
 }
+
+const peer = read<{ runs: PeerChartRun[]; machine: { date?: string; loadavg?: number[] } }>('peer.json');
+if (peer) writePeerCharts(peer.runs, peer.machine);
+else console.log('no peer.json: run npm run bench -- peer');

@@ -21,6 +21,9 @@ const BENCHES: Record<string, string> = {
   volumes: 'volumes.bench.ts',
   lifecycle: 'lifecycle.bench.ts',
   probes: 'probes.bench.ts',
+  peer: 'peer.bench.ts',
+  'evented-pleg': 'evented-pleg.bench.ts',
+  'relist-phases': 'relist-phases.bench.ts',
 };
 
 const [name, ...rest] = process.argv.slice(2);

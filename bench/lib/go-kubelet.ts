@@ -103,6 +103,10 @@ export class GoKubelet {
     renameSync(tmp, join(this.manifests, `${file}.json`));
   }
 
+  deleteManifest(file: string): void {
+    rmSync(join(this.manifests, `${file}.json`), { force: true });
+  }
+
   private config(): Record<string, unknown> {
     const x509 = this.opts.auth === 'x509';
     return {

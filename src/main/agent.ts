@@ -25,7 +25,11 @@ import { startKubeletServers } from './server/start-servers.js';
 import { ContainerLogManager } from './logs/container-log-manager.js';
 import { registerMetricBlock } from './metrics/shared-collectors.js';
 import { GenericPleg } from './pleg/generic-pleg.js';
-import { plegMetrics } from './pleg/pleg-metrics.js';
+import { eventedPlegMetrics, plegMetrics } from './pleg/pleg-metrics.js';
+import { EventedPleg } from './pleg/evented-pleg.js';
+import { InlineContainerEventSource, WorkerContainerEventSource } from './pleg/container-event-source.js';
+import type { PodLifecycleEventGenerator } from './pleg/pleg.js';
+import type { PlegEvent } from '../runtime/pleg-event.js';
 import { FileSource } from './podconfig/file-source.js';
 import { HttpSource } from './podconfig/http-source.js';
 import { PodConfig } from './podconfig/pod-config.js';
@@ -153,10 +157,8 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
     stops.push(() => cri.close());
     const runtimeVersion = await waitForRuntime(cri, clock, logger.child({ component: 'runtime' }), signal);
 
-    const runner = createTaskRunner(
-      shared.workerInit(runtimeEndpoint, { imageEndpoint, timeoutMs: config.runtimeRequestTimeout }),
-      config.workerThreads,
-    );
+    const workerInit = shared.workerInit(runtimeEndpoint, { imageEndpoint, timeoutMs: config.runtimeRequestTimeout });
+    const runner = createTaskRunner(workerInit, config.workerThreads);
     stops.push(() => runner.close());
     logger.info(
       {
@@ -165,6 +167,7 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
         runtimeEndpoint: config.containerRuntimeEndpoint,
         workerThreads: runner.threads,
         mode: config.kubeconfig ? 'cluster' : 'standalone',
+        pleg: config.pleg,
         ...configSummary(config, options.sources ?? {}),
       },
       'Starting kubelet-ts',
@@ -172,16 +175,26 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
 
     const queue = new SyncLoopQueue();
     const plegMetricSet = plegMetrics(registry);
-    const pleg = new GenericPleg({
+    const plegSink = (e: PlegEvent) => queue.offerPleg(e);
+    const plegLogger = logger.child({ component: 'pleg' });
+    const genericPleg = new GenericPleg({
       runner,
       cache: shared.cache,
       records: shared.records,
       clock,
-      logger: logger.child({ component: 'pleg' }),
+      logger: plegLogger,
       metrics: plegMetricSet,
       mode: config.relistMode,
-      sink: (e) => queue.offerPleg(e),
+      sink: plegSink,
     });
+    const pleg: PodLifecycleEventGenerator =
+      config.pleg === 'evented'
+        ? new EventedPleg({
+            generic: genericPleg,
+            source: config.workerThreads === 0 ? new InlineContainerEventSource(workerInit) : new WorkerContainerEventSource(workerInit),
+            eventedMetrics: eventedPlegMetrics(registry),
+          })
+        : genericPleg;
     const runtimeState = new RuntimeState(cri, pleg, clock, logger.child({ component: 'runtime' }));
 
     const hostname = (config.hostnameOverride || os.hostname()).trim().toLowerCase();

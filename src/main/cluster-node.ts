@@ -7,7 +7,7 @@
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { Clock } from '../common/clock.js';
-import { connectApiserver, type ApiClients } from './apiserver/clients.js';
+import type { ApiClients } from './apiserver/clients.js';
 import type { KubeletConfig } from './config/kubelet-config.js';
 import { ApiEventSink } from './events/event-sink.js';
 import type { EventRecorder } from './events/event-recorder.js';
@@ -30,6 +30,9 @@ export interface ConnectDeps {
 
 /** Credentials (bootstrapping if configured), clients and the event sink. */
 export async function connectCluster(config: KubeletConfig, d: ConnectDeps): Promise<ClusterConnection> {
+  // Loaded here, not at start-up: the clients pull in @kubernetes/client-node (its whole generated
+  // API, ~40 MB of heap and code), which a standalone node never uses.
+  const { connectApiserver } = await import('./apiserver/clients.js');
   const clients = await connectApiserver(config, d);
   d.logger.info({ server: clients.main.server.href, kubeconfig: config.kubeconfig }, 'Connected to the apiserver');
   const events = new ApiEventSink({

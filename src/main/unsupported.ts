@@ -10,7 +10,6 @@ import { webhookClientProblems } from './config/server-config.js';
 
 export function unsupportedSettings(config: KubeletConfig): string[] {
   const problems: string[] = [];
-  if (config.pleg === 'evented') problems.push('--pleg=evented: the evented PLEG is not implemented yet; use --pleg=generic');
   problems.push(...webhookClientProblems(config));
   if (config.bootstrapKubeconfig && !config.kubeconfig) {
     problems.push('--bootstrap-kubeconfig needs --kubeconfig: the path where the bootstrapped kubeconfig is written');

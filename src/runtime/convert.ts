@@ -111,6 +111,7 @@ export function groupPods(sandboxes: readonly PodSandbox[], containers: readonly
       state: containerState(c.state),
       hash: c.annotations[ANNOTATION_CONTAINER_HASH] ?? '',
       createdAt: c.createdAt,
+      sandboxId: c.podSandboxId,
     });
   }
   for (const p of pods.values()) p.sandboxes.sort(newestFirst);

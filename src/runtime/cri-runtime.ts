@@ -4,7 +4,7 @@ import type { Clock } from '../common/clock.js';
 import { groupPods, newestFirst, toContainerStatus, toSandboxStatus } from './convert.js';
 import { capMessages, terminationMessage } from './termination-message.js';
 import type { Runtime } from './runtime.js';
-import { LABEL_POD_UID, type ContainerStatus, type PodStatus, type RuntimePod, type SandboxStatus } from './types.js';
+import { LABEL_POD_UID, type ContainerStatus, type KnownPodIds, type PodStatus, type RuntimePod, type SandboxStatus } from './types.js';
 
 /** The Runtime over a CRI client (upstream kubeGenericRuntimeManager's read side). */
 export class CriRuntime implements Runtime {
@@ -18,29 +18,38 @@ export class CriRuntime implements Runtime {
     return groupPods(sandboxes.items, containers.containers);
   }
 
-  async getPodStatus(uid: string, name: string, namespace: string): Promise<PodStatus> {
+  async getPodStatus(uid: string, name: string, namespace: string, known?: KnownPodIds): Promise<PodStatus> {
     const timestamp = this.clock.now();
-    const selector = { labelSelector: { [LABEL_POD_UID]: uid } };
-    const [boxes, containers] = await Promise.all([
-      this.cri.listPodSandbox({ filter: selector }),
-      this.cri.listContainers({ filter: selector }),
-    ]);
+    let ids: KnownPodIds;
+    if (known) {
+      ids = known;
+    } else {
+      const selector = { labelSelector: { [LABEL_POD_UID]: uid } };
+      const [boxes, containers] = await Promise.all([
+        this.cri.listPodSandbox({ filter: selector }),
+        this.cri.listContainers({ filter: selector }),
+      ]);
+      ids = {
+        sandboxIds: boxes.items.map((s) => s.id),
+        containers: containers.containers.map((c) => ({ id: c.id, sandboxId: c.podSandboxId })),
+      };
+    }
     // Objects removed between the list and the status call are skipped: the
     // next relist reports their removal.
     const sandboxStatuses = (
       await Promise.all(
-        boxes.items.map((s) =>
-          this.cri.podSandboxStatus({ podSandboxId: s.id }).then((r) => (r.status ? toSandboxStatus(r.status) : undefined), ignoreNotFound),
+        ids.sandboxIds.map((id) =>
+          this.cri.podSandboxStatus({ podSandboxId: id }).then((r) => (r.status ? toSandboxStatus(r.status) : undefined), ignoreNotFound),
         ),
       )
     ).filter((s): s is SandboxStatus => s !== undefined);
     sandboxStatuses.sort(newestFirst);
     const containerStatuses = (
       await Promise.all(
-        containers.containers.map((c) =>
+        ids.containers.map((c) =>
           this.cri.containerStatus({ containerId: c.id }).then(async (r) => {
             if (!r.status) return undefined;
-            const s = toContainerStatus(r.status, c.podSandboxId);
+            const s = toContainerStatus(r.status, c.sandboxId);
             // upstream: an exited container's termination message is appended to the runtime's message.
             const tMessage = await terminationMessage(r.status);
             if (tMessage) s.message = s.message ? `${s.message}: ${tMessage}` : tMessage;

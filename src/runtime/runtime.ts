@@ -1,4 +1,4 @@
-import type { PodStatus, RuntimePod } from './types.js';
+import type { KnownPodIds, PodStatus, RuntimePod } from './types.js';
 
 /**
  * The runtime layer over CRI (upstream kubecontainer.Runtime, the parts the
@@ -21,6 +21,10 @@ export interface Runtime {
    * (newest first) and ContainerStatus of each of its containers.
    * Throws CriError when a call fails; a pod that no longer exists yields a
    * status with no sandboxes and no containers (not an error).
+   * With `known` (the ids the relist just listed for the pod) it reads those
+   * objects' statuses directly instead of listing the pod's objects first
+   * (upstream lists them with a uid filter); objects created after that list
+   * are reported by the next relist.
    */
-  getPodStatus(uid: string, name: string, namespace: string): Promise<PodStatus>;
+  getPodStatus(uid: string, name: string, namespace: string, known?: KnownPodIds): Promise<PodStatus>;
 }

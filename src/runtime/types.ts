@@ -68,5 +68,11 @@ export interface RuntimePod {
   name: string;
   namespace: string;
   sandboxes: { id: string; state: SandboxState; createdAt: bigint }[];
-  containers: { id: string; name: string; state: ContainerState; hash: string; createdAt: bigint }[];
+  containers: { id: string; name: string; state: ContainerState; hash: string; createdAt: bigint; sandboxId: string }[];
+}
+
+/** The ids a relist saw for one pod: inspection reads these directly instead of listing the pod again. */
+export interface KnownPodIds {
+  sandboxIds: string[];
+  containers: { id: string; sandboxId: string }[];
 }

@@ -6,6 +6,7 @@
  * termination) and never a task error.
  */
 import type { PlegEvent } from '../runtime/pleg-event.js';
+import type { KnownPodIds } from '../runtime/types.js';
 import type { GcContainer, GcRemoval, GcResult, GcSandbox } from './sync/container-gc.js';
 import type { RotateLogsInput, RotateLogsResult } from './logs/rotate-logs.js';
 import type { CriStatsSnapshot } from './stats/cri-stats.js';
@@ -34,12 +35,13 @@ export interface PodRef {
   slot: number;
   /** Record keys (from PLEG events) to resolve to full ids from the fetched status. */
   keys?: string[];
+  /** The pod's ids from the relist that produced its events: inspected directly, without listing the pod again. */
+  known?: KnownPodIds;
 }
 
 export type TaskRequest =
   | { type: 'ping' }
   | { type: 'relist' }
-  | { type: 'relistDiff'; fromSlot: number; toSlot: number }
   | { type: 'inspect'; pods: PodRef[] }
   | { type: 'syncPod'; input: SyncPodInput }
   | { type: 'terminatePod'; input: TerminatePodInput }
@@ -56,8 +58,14 @@ export interface RelistSummary {
   newPods: { uid: string; name: string; namespace: string }[];
   runningPods: number;
   containersByState: Record<'created' | 'running' | 'exited' | 'unknown', number>;
-  /** Record table slots in use after the relist; diff shards cover [0, slotCount). */
+  /** Record table slots in use after the relist. */
   slotCount: number;
+  /** The relist's events (upstream generateEvents over every pod's old and new records), keys in `data`. */
+  events: PlegEvent[];
+  /** For each pod with events that the runtime still lists: its ids, for inspection without a re-list. */
+  known: Record<string, KnownPodIds>;
+  /** Time in the worker, ms: the lists (received and decoded), the record write, the diff, and the whole task. */
+  timings: { listMs: number; recordsMs: number; diffMs: number; workerMs: number };
 }
 
 export interface InspectOutcome {
@@ -73,7 +81,6 @@ export interface InspectOutcome {
 export interface TaskResults {
   ping: { threadId: number };
   relist: RelistSummary;
-  relistDiff: { events: PlegEvent[] };
   inspect: { outcomes: InspectOutcome[] };
   syncPod: SyncPodResult;
   terminatePod: TerminatePodResult;

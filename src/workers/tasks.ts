@@ -80,8 +80,6 @@ export async function runTask(ctx: TaskContext, request: TaskRequest): Promise<T
         return { ok: true, value: { threadId } };
       case 'relist':
         return { ok: true, value: await relist(ctx) };
-      case 'relistDiff':
-        return { ok: true, value: { events: diffSlots(ctx.records, request.fromSlot, request.toSlot) } };
       case 'inspect':
         return { ok: true, value: { outcomes: await inspect(ctx, request.pods) } };
       case 'syncPod':
@@ -112,11 +110,15 @@ function syncContext(ctx: TaskContext): SyncContext {
 }
 
 /**
- * List, decode and group the runtime's pods, then write their records as the
- * next generation. A failed list leaves the committed generation untouched.
+ * List, decode and group the runtime's pods, write their records as the next
+ * generation, and diff it against the previous one, all in this one task (a
+ * steady relist costs one list pair, one diff and one task round trip). A
+ * failed list leaves the committed generation untouched.
  */
 async function relist(ctx: TaskContext): Promise<RelistSummary> {
+  const t0 = performance.now();
   const pods = await ctx.runtime.getPods();
+  const t1 = performance.now();
   const { records } = ctx;
   records.beginGeneration();
   const newPods: RelistSummary['newPods'] = [];
@@ -134,7 +136,30 @@ async function relist(ctx: TaskContext): Promise<RelistSummary> {
     records.abortGeneration();
     throw err;
   }
-  return { podCount: pods.length, newPods, runningPods, containersByState, slotCount: records.slotCount() };
+  const t2 = performance.now();
+  const events = diffSlots(records, 0, records.slotCount());
+  const known: RelistSummary['known'] = {};
+  if (events.length > 0) {
+    const changed = new Set(events.map((e) => e.id));
+    for (const p of pods) {
+      if (!changed.has(p.uid)) continue;
+      known[p.uid] = {
+        sandboxIds: p.sandboxes.map((s) => s.id),
+        containers: p.containers.map((c) => ({ id: c.id, sandboxId: c.sandboxId })),
+      };
+    }
+  }
+  const t3 = performance.now();
+  return {
+    podCount: pods.length,
+    newPods,
+    runningPods,
+    containersByState,
+    slotCount: records.slotCount(),
+    events,
+    known,
+    timings: { listMs: t1 - t0, recordsMs: t2 - t1, diffMs: t3 - t2, workerMs: t3 - t0 },
+  };
 }
 
 /** GetPodStatus for each pod, concurrently, writing each into its cache slot. */
@@ -142,7 +167,7 @@ async function inspect(ctx: TaskContext, pods: PodRef[]): Promise<InspectOutcome
   return Promise.all(
     pods.map(async (p): Promise<InspectOutcome> => {
       try {
-        const status = await ctx.runtime.getPodStatus(p.uid, p.name, p.namespace);
+        const status = await ctx.runtime.getPodStatus(p.uid, p.name, p.namespace, p.known);
         ctx.cache.write(p.slot, status);
         const outcome: InspectOutcome = { uid: p.uid, empty: status.sandboxStatuses.length === 0 && status.containerStatuses.length === 0 };
         if (p.keys?.length) {

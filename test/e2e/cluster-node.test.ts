@@ -155,18 +155,20 @@ describeCluster('a kubelet-ts node in a real cluster', () => {
           `involvedObject.name=${nodeName}`,
         );
         const r = new Set(list.items.map((e) => e.reason));
-        return [
+        const missing = [
           'Starting',
           'NodeHasSufficientMemory',
           'NodeHasNoDiskPressure',
           'NodeHasSufficientPID',
           'NodeReady',
           'RegisteredNode',
-        ].every((x) => r.has(x))
-          ? list
-          : undefined;
+        ].filter((x) => !r.has(x));
+        // Thrown, so that a timeout names what never arrived.
+        if (missing.length > 0) throw new Error(`missing ${missing.join(', ')}; have ${[...r].join(', ')}`);
+        return list;
       },
-      { timeoutMs: 60_000, intervalMs: 1000 },
+      // Generous: on a loaded machine the controller-manager's RegisteredNode and retried writes can take a while.
+      { timeoutMs: 150_000, intervalMs: 1000 },
     );
     const starting = reasons.items.find((e) => e.reason === 'Starting')!;
     expect(starting.source).toEqual({ component: 'kubelet', host: nodeName });

@@ -1,5 +1,5 @@
 import type { Runtime } from '../../src/runtime/runtime.js';
-import type { PodStatus, RuntimePod } from '../../src/runtime/types.js';
+import type { KnownPodIds, PodStatus, RuntimePod } from '../../src/runtime/types.js';
 
 /**
  * An in-memory Runtime for unit tests: tests set the pods a list returns and
@@ -11,7 +11,7 @@ export class FakeRuntime implements Runtime {
   listError: Error | undefined;
   /** uid → error thrown by getPodStatus for that pod (until cleared). */
   statusErrors = new Map<string, Error>();
-  calls = { getPods: 0, getPodStatus: [] as string[] };
+  calls = { getPods: 0, getPodStatus: [] as string[], known: [] as (KnownPodIds | undefined)[] };
 
   async getPods(): Promise<RuntimePod[]> {
     this.calls.getPods++;
@@ -19,8 +19,9 @@ export class FakeRuntime implements Runtime {
     return structuredClone(this.pods);
   }
 
-  async getPodStatus(uid: string, name: string, namespace: string): Promise<PodStatus> {
+  async getPodStatus(uid: string, name: string, namespace: string, known?: KnownPodIds): Promise<PodStatus> {
     this.calls.getPodStatus.push(uid);
+    this.calls.known.push(known);
     const err = this.statusErrors.get(uid);
     if (err) throw err;
     const status = this.statuses.get(uid);

@@ -1,7 +1,11 @@
 /**
- * The generic PLEG on a real piscina pool against the simulated runtime:
- * events for create/start/die/remove with full ids, the SAB cache filled by
- * workers, and a worker killed mid-task being replaced.
+ * The PLEG suite on a real piscina pool against the simulated runtime, for
+ * both PLEGs: generic (relists driven by the test) and evented (events from
+ * the sim's GetContainerEvents stream through the container-events worker,
+ * with no relist in between): events for create/start/die/remove with full
+ * ids, the SAB cache filled by workers, and a worker killed mid-task being
+ * replaced. Evented-only: fallback to the generic relist when the runtime
+ * does not implement the stream, and after repeated stream failures.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,8 +16,12 @@ import { silentLogger } from '../../src/common/logger.js';
 import { WorkerCrashedError } from '../../src/common/errors.js';
 import { CriClient } from '../../src/cri/client.js';
 import { realClock } from '../../src/common/clock.js';
+import { WorkerContainerEventSource } from '../../src/main/pleg/container-event-source.js';
+import { EventedPleg } from '../../src/main/pleg/evented-pleg.js';
 import { GenericPleg } from '../../src/main/pleg/generic-pleg.js';
-import { plegMetrics } from '../../src/main/pleg/pleg-metrics.js';
+import { eventedPlegMetrics, plegMetrics } from '../../src/main/pleg/pleg-metrics.js';
+import { BoundedQueue } from '../../src/main/pleg/bounded-queue.js';
+import { captureLogger } from '../helpers/capture-logger.js';
 import type { PlegEvent } from '../../src/runtime/pleg-event.js';
 import { runRawPod } from '../../src/sim/populate.js';
 import { startSimRuntime, type SimRuntimeHandle } from '../../src/sim/server.js';
@@ -21,38 +29,92 @@ import { createSharedState, type SharedState } from '../../src/workers/shared-st
 import { PoolRunner } from '../../src/workers/task-runner.js';
 import { pollUntil } from '../helpers/poll.js';
 
-describe('GenericPleg on the worker pool against kubelet-ts-sim', () => {
+type Mode = 'generic' | 'evented';
+
+/** The value of an unlabelled sample in the registry's exposition text (0 when absent). */
+async function sampleOf(registry: Registry, sample: string): Promise<number> {
+  const m = new RegExp(`^${sample} (\\S+)$`, 'm').exec(await registry.metrics());
+  return m ? Number(m[1]) : 0;
+}
+
+describe.each<Mode>(['generic', 'evented'])('%s PLEG on the worker pool against kubelet-ts-sim', (mode) => {
   let dir: string;
   let sim: SimRuntimeHandle;
   let cri: CriClient;
   let shared: SharedState;
   let runner: PoolRunner;
   let pleg: GenericPleg;
+  let evented: EventedPleg | undefined;
+  let source: WorkerContainerEventSource | undefined;
+  const stop = new AbortController();
+  const events = new BoundedQueue<PlegEvent>(1000);
+  const registry = new Registry();
+  let received: PlegEvent[] = [];
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'kts-pleg-'));
     sim = await startSimRuntime({ listen: `unix://${join(dir, 'cri.sock')}` });
     cri = new CriClient({ runtimeEndpoint: sim.endpoint });
     shared = createSharedState({ maxPods: 32 });
-    runner = new PoolRunner(shared.workerInit(sim.endpoint, { timeoutMs: 30_000 }), { threads: 2 });
+    const init = shared.workerInit(sim.endpoint, { timeoutMs: 30_000 });
+    runner = new PoolRunner(init, { threads: 2 });
+    const metrics = plegMetrics(registry);
+    const sink = (e: PlegEvent) => events.offer(e);
     pleg = new GenericPleg({
       runner,
       cache: shared.cache,
       records: shared.records,
       clock: realClock,
       logger: silentLogger(),
-      metrics: plegMetrics(new Registry()),
+      metrics,
+      sink,
     });
+    if (mode === 'evented') {
+      source = new WorkerContainerEventSource(init);
+      evented = new EventedPleg({
+        generic: pleg,
+        source,
+        eventedMetrics: eventedPlegMetrics(registry),
+      });
+      evented.start(stop.signal);
+      await pollUntil(
+        'the first relist and an open event stream',
+        () => pleg.lastRelistTime() !== undefined && sim.control.stats().events.subscribers === 1,
+      );
+    }
   });
 
   afterAll(async () => {
+    stop.abort();
+    await evented?.stopped();
     await runner?.close();
     cri?.close();
     await sim?.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const drain = (): PlegEvent[] => pleg.events.drain();
+  const drain = (): PlegEvent[] => events.drain();
+  const relists = () => sampleOf(registry, 'kubelet_pleg_relist_duration_seconds_count');
+
+  /**
+   * Generic: one relist, then its events. Evented: waits until the events for
+   * `uid` satisfy `done` (no relist runs: the stream delivered them).
+   */
+  async function next(uid: string, done: (evs: PlegEvent[]) => boolean): Promise<PlegEvent[]> {
+    if (mode === 'generic') {
+      await pleg.relist();
+      received = drain().filter((e) => e.id === uid);
+      return received;
+    }
+    const before = await relists();
+    received = [];
+    await pollUntil(`events for ${uid}`, () => {
+      received.push(...drain().filter((e) => e.id === uid));
+      return done(received);
+    });
+    expect(await relists()).toBe(before);
+    return received;
+  }
 
   it('runs tasks on the pool’s worker threads, not the main thread', async () => {
     const threads = await pollUntil('two live workers', () => runner.workers().length === 2 && runner.workers().map((w) => w.threadId));
@@ -63,11 +125,13 @@ describe('GenericPleg on the worker pool against kubelet-ts-sim', () => {
   });
 
   it('reports start, death and removal with full ids, and caches the status with the pod IP', async () => {
-    await pleg.relist();
+    if (mode === 'generic') await pleg.relist();
     drain();
     const pod = await runRawPod(cri, { uid: 'pleg-uid-1', name: 'p1', containers: [{ name: 'app', command: ['sleep', 'infinity'] }] });
-    await pleg.relist();
-    const started = drain();
+    const listsBefore = sim.control.stats().calls.ListPodSandbox ?? 0;
+    const started = await next('pleg-uid-1', (evs) => evs.length >= 2);
+    // Generic: the relist's one list; the new pod is inspected by the ids it listed (no filtered re-list).
+    if (mode === 'generic') expect((sim.control.stats().calls.ListPodSandbox ?? 0) - listsBefore).toBe(1);
     expect(started.map((e) => `${e.type}:${e.data}`).sort()).toEqual(
       [`ContainerStarted:${pod.sandboxId}`, `ContainerStarted:${pod.containerIds[0]}`].sort(),
     );
@@ -78,13 +142,17 @@ describe('GenericPleg on the worker pool against kubelet-ts-sim', () => {
     expect(status.containerStatuses[0]).toMatchObject({ id: pod.containerIds[0], name: 'app', state: 'running' });
 
     sim.control.killContainer(pod.containerIds[0], 1);
-    await pleg.relist();
-    expect(drain()).toEqual([{ id: 'pleg-uid-1', type: 'ContainerDied', data: pod.containerIds[0] }]);
+    expect(await next('pleg-uid-1', (evs) => evs.length >= 1)).toEqual([
+      { id: 'pleg-uid-1', type: 'ContainerDied', data: pod.containerIds[0] },
+    ]);
     expect(shared.cache.read(slot, 'pleg-uid-1')!.containerStatuses[0]).toMatchObject({ state: 'exited', exitCode: 1 });
 
     await cri.removeContainer({ containerId: pod.containerIds[0] });
-    await pleg.relist();
-    expect(drain().map((e) => e.type)).toEqual(['ContainerRemoved']);
+    // The generic diff knows the container had exited: Removed only. The evented PLEG reports a deletion as
+    // Died then Removed, as upstream's processCRIEvent does.
+    const removed = await next('pleg-uid-1', (evs) => evs.some((e) => e.type === 'ContainerRemoved'));
+    expect(removed.map((e) => e.type)).toEqual(mode === 'generic' ? ['ContainerRemoved'] : ['ContainerDied', 'ContainerRemoved']);
+    expect(removed.every((e) => pod.containerIds[0].startsWith(e.data))).toBe(true); // generic: the id's key (the container is gone)
   });
 
   it('replaces a worker killed mid-task; the task fails with WorkerCrashedError and the next one succeeds', async () => {
@@ -108,7 +176,7 @@ describe('GenericPleg on the worker pool against kubelet-ts-sim', () => {
     expect(runner.workers().length).toBeGreaterThanOrEqual(1);
   });
 
-  it('the PLEG survives a worker crash during its relist and recovers on the next one', async () => {
+  it.runIf(mode === 'generic')('the PLEG survives a worker crash during its relist and recovers on the next one', async () => {
     await pleg.relist();
     drain();
     const t0 = pleg.lastRelistTime();
@@ -131,5 +199,95 @@ describe('GenericPleg on the worker pool against kubelet-ts-sim', () => {
     );
     const events = drain().filter((e) => e.id === 'pleg-uid-2');
     expect(events.map((e) => e.data).sort()).toEqual([pod.sandboxId, pod.containerIds[0]].sort());
+  });
+});
+
+describe('evented PLEG fallback against kubelet-ts-sim', () => {
+  let dir: string;
+  let sim: SimRuntimeHandle;
+  let shared: SharedState;
+  let runner: PoolRunner;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'kts-pleg-fb-'));
+    sim = await startSimRuntime({ listen: `unix://${join(dir, 'cri.sock')}` });
+    shared = createSharedState({ maxPods: 8 });
+    runner = new PoolRunner(shared.workerInit(sim.endpoint, { timeoutMs: 30_000 }), { threads: 1 });
+  });
+
+  afterAll(async () => {
+    await runner?.close();
+    await sim?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function startEvented(relistPeriodMs: number) {
+    const { logger, records } = captureLogger();
+    const registry = new Registry();
+    const metrics = plegMetrics(registry);
+    const events = new BoundedQueue<PlegEvent>(1000);
+    const sink = (e: PlegEvent) => events.offer(e);
+    const generic = new GenericPleg({
+      runner,
+      cache: shared.cache,
+      records: shared.records,
+      clock: realClock,
+      logger,
+      metrics,
+      sink,
+      relistPeriodMs,
+    });
+    const source = new WorkerContainerEventSource(shared.workerInit(sim.endpoint, { timeoutMs: 30_000 }));
+    const evented = new EventedPleg({
+      generic,
+      source,
+      eventedMetrics: eventedPlegMetrics(registry),
+    });
+    const stop = new AbortController();
+    evented.start(stop.signal);
+    const count = (name: string) => sampleOf(registry, name);
+    return { evented, records, count, stop: async () => (stop.abort(), await evented.stopped()) };
+  }
+
+  it('falls back at once, with one log line, when the runtime does not implement GetContainerEvents', async () => {
+    sim.control.setErrorRate('GetContainerEvents', 1, 12, 'unknown method GetContainerEvents for service runtime.v1.RuntimeService');
+    const before = sim.control.stats().calls.GetContainerEvents ?? 0;
+    const p = await startEvented(100);
+    try {
+      await pollUntil('the fallback', () => !p.evented.eventedInUse);
+      // Back on the generic period (100 ms here): relists keep coming.
+      const relisted = await p.count('kubelet_pleg_relist_duration_seconds_count');
+      await pollUntil(
+        'generic relists after the fallback',
+        async () => (await p.count('kubelet_pleg_relist_duration_seconds_count')) >= relisted + 3,
+      );
+      expect((sim.control.stats().calls.GetContainerEvents ?? 0) - before).toBe(1);
+      const lines = p.records.filter((r) => String(r.msg).includes('Evented PLEG'));
+      expect(lines).toHaveLength(1);
+      expect(lines[0].msg).toMatch(/does not implement GetContainerEvents.*falling back to the generic PLEG \(relist every 0.1s\)/);
+      expect(await p.count('kubelet_evented_pleg_connection_error_count')).toBe(1);
+      expect(p.evented.healthy().ok).toBe(true);
+    } finally {
+      await p.stop();
+      sim.control.setErrorRate('GetContainerEvents', 0);
+    }
+  });
+
+  it('retries a failing stream with a forced relist each time and falls back after 5 failures', async () => {
+    sim.control.setErrorRate('GetContainerEvents', 1, 14, 'stream broken');
+    const before = sim.control.stats().calls.GetContainerEvents ?? 0;
+    const p = await startEvented(60_000);
+    try {
+      await pollUntil('the fallback', () => !p.evented.eventedInUse);
+      expect((sim.control.stats().calls.GetContainerEvents ?? 0) - before).toBe(5);
+      expect(await p.count('kubelet_evented_pleg_connection_error_count')).toBe(5);
+      // The first relist plus one forced per failure but the last (which falls back and relists at once).
+      await pollUntil('the relists', async () => (await p.count('kubelet_pleg_relist_duration_seconds_count')) >= 6);
+      const lines = p.records.filter((r) => String(r.msg).includes('Evented PLEG'));
+      expect(lines.map((r) => r.msg)).toEqual([expect.stringMatching(/stream failed 5 times; last: .*stream broken.*relist every 60s/)]);
+    } finally {
+      await p.stop();
+      sim.control.setErrorRate('GetContainerEvents', 0);
+    }
   });
 });

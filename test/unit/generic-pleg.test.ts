@@ -1,5 +1,5 @@
 import { Registry } from 'prom-client';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { silentLogger } from '../../src/common/logger.js';
 import { CriUnavailableError } from '../../src/common/errors.js';
 import { GenericPleg } from '../../src/main/pleg/generic-pleg.js';
@@ -20,7 +20,7 @@ function runtimePod(uid: string, containers: [number, ContainerState][], sandbox
     name: `pod-${uid}`,
     namespace: 'default',
     sandboxes: [{ id: SANDBOX + uid, state: sandbox, createdAt: 1n }].map((s) => ({ ...s, id: hexId(0x5000 + uid.charCodeAt(0)) })),
-    containers: containers.map(([n, state]) => ({ id: hexId(n), name: `c${n}`, state, hash: 'h', createdAt: BigInt(n) })),
+    containers: containers.map(([n, state]) => ({ id: hexId(n), name: `c${n}`, state, hash: 'h', createdAt: BigInt(n), sandboxId: '' })),
   };
 }
 
@@ -146,6 +146,21 @@ describe('GenericPleg (inline runner, fake runtime)', () => {
     );
     await pleg.relist();
     expect(simple(drain())).toEqual([`a:ContainerDied:${hexId(1).slice(0, 16)}`, `a:ContainerStarted:${hexId(2).slice(0, 16)}`].sort());
+  });
+
+  it('inspects by the ids the relist listed, and uses one pool task for a steady relist', async () => {
+    const p = runtimePod('a', [[1, 'running']]);
+    p.containers[0].sandboxId = p.sandboxes[0].id;
+    setPods(p);
+    await pleg.relist();
+    expect(runtime.calls.known).toEqual([
+      { sandboxIds: [p.sandboxes[0].id], containers: [{ id: hexId(1), sandboxId: p.sandboxes[0].id }] },
+    ]);
+    const spy = vi.spyOn(InlineRunner.prototype, 'run');
+    await pleg.relist();
+    expect(spy.mock.calls.map(([req]) => req.type)).toEqual(['relist']);
+    spy.mockRestore();
+    expect(runtime.calls.getPodStatus).toHaveLength(1);
   });
 
   it('filters ContainerChanged (created/unknown states) out of delivery', async () => {

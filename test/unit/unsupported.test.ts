@@ -15,14 +15,17 @@ describe('unsupportedSettings', () => {
   it('accepts --kubeconfig (the node registers with the apiserver)', () => {
     expect(unsupportedSettings(configOf(['--kubeconfig=/etc/kubernetes/kubelet.conf']))).toEqual([]);
   });
-  it.each([
-    [['--bootstrap-kubeconfig=/etc/kubernetes/bootstrap.conf'], /--bootstrap-kubeconfig needs --kubeconfig/],
-    [['--pleg=evented'], /evented PLEG is not implemented/],
-  ])('refuses %j with a clear message', (argv, message) => {
-    const problems = unsupportedSettings(configOf(argv));
-    expect(problems).toHaveLength(1);
-    expect(problems[0]).toMatch(message);
+  it('accepts --pleg=evented (built; it falls back to the generic PLEG on runtimes without container events)', () => {
+    expect(unsupportedSettings(configOf(['--pleg=evented']))).toEqual([]);
   });
+  it.each([[['--bootstrap-kubeconfig=/etc/kubernetes/bootstrap.conf'], /--bootstrap-kubeconfig needs --kubeconfig/]])(
+    'refuses %j with a clear message',
+    (argv, message) => {
+      const problems = unsupportedSettings(configOf(argv));
+      expect(problems).toHaveLength(1);
+      expect(problems[0]).toMatch(message);
+    },
+  );
   it('--runonce is refused by the settings catalog at config resolution', () => {
     expect(() => configOf(['--runonce'])).toThrow(/flag --runonce: not supported by kubelet-ts: run-once mode is not built/);
   });

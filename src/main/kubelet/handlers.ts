@@ -57,7 +57,14 @@ function toRuntimePod(s: RuntimePodStatus): RuntimePod {
     name: s.name,
     namespace: s.namespace,
     sandboxes: s.sandboxStatuses.map((x) => ({ id: x.id, state: x.state, createdAt: x.createdAt })),
-    containers: s.containerStatuses.map((c) => ({ id: c.id, name: c.name, state: c.state, hash: c.hash, createdAt: c.createdAt })),
+    containers: s.containerStatuses.map((c) => ({
+      id: c.id,
+      name: c.name,
+      state: c.state,
+      hash: c.hash,
+      createdAt: c.createdAt,
+      sandboxId: c.sandboxId,
+    })),
   };
 }
 

@@ -1,9 +1,12 @@
 /**
  * The generic PLEG (upstream pkg/kubelet/pleg/generic.go), with the work
- * moved off the main thread: the relist (list + decode + records), the
- * record diff (sharded by slot range) and pod inspection (parallel, bounded)
+ * moved off the main thread: the relist (list + decode + records + diff, one
+ * task) and pod inspection (parallel, bounded, by the ids the relist listed)
  * run as worker-pool tasks; this class only sequences them, keeps the small
- * per-pod bookkeeping, and delivers events.
+ * per-pod bookkeeping, and delivers events. A steady relist (nothing changed)
+ * is one task and no per-pod work here. A worker that dies after committing a
+ * relist's records loses that relist's events (the periodic sync covers
+ * them, as upstream assumes for missed events).
  *
  * Upstream semantics kept:
  * - a failed list does not advance the relist time (health is measured from
@@ -30,6 +33,7 @@ import { WorkerCrashedError } from '../../common/errors.js';
 import type { TaskRunner } from '../../workers/task-runner.js';
 import { BoundedQueue } from './bounded-queue.js';
 import type { PlegMetrics } from './pleg-metrics.js';
+import type { PlegHealth, PodLifecycleEventGenerator } from './pleg.js';
 
 export const RELIST_PERIOD_MS = 1000;
 export const RELIST_THRESHOLD_MS = 3 * 60 * 1000;
@@ -57,16 +61,11 @@ export interface GenericPlegOptions {
   sink?: (event: PlegEvent) => boolean;
 }
 
-export interface PlegHealth {
-  ok: boolean;
-  message: string;
-}
-
 interface PendingPod {
   events: PlegEvent[];
 }
 
-export class GenericPleg {
+export class GenericPleg implements PodLifecycleEventGenerator {
   readonly events: BoundedQueue<PlegEvent>;
   private readonly o: Required<Omit<GenericPlegOptions, 'logger' | 'metrics' | 'runner' | 'cache' | 'records' | 'clock' | 'sink'>> &
     GenericPlegOptions;
@@ -78,6 +77,10 @@ export class GenericPleg {
   private relistTime: number | undefined;
   private lastRelistStart: number | undefined;
   private running: Promise<void> | undefined;
+  /** The relist in progress: relists never overlap (one record-table writer). */
+  private current: Promise<void> | undefined;
+  /** Ends the loop's current period early (update()). */
+  private wake: AbortController | undefined;
 
   constructor(options: GenericPlegOptions) {
     this.o = {
@@ -92,15 +95,42 @@ export class GenericPleg {
     this.sink = options.sink ?? ((e) => this.events.offer(e));
   }
 
+  /** What a PLEG built on this one (the evented PLEG) shares with it: the cache, clock, logger, metrics, sink and periods. */
+  shared(): {
+    cache: PodStatusCache;
+    clock: Clock;
+    logger: Logger;
+    metrics: PlegMetrics;
+    sink: (event: PlegEvent) => boolean;
+    relistPeriodMs: number;
+    relistThresholdMs: number;
+  } {
+    const { cache, clock, logger, metrics, relistPeriodMs, relistThresholdMs } = this.o;
+    return { cache, clock, logger, metrics, sink: this.sink, relistPeriodMs, relistThresholdMs };
+  }
+
   /** Relists every period until the signal aborts (upstream wait.Until: the period runs after each relist ends). */
   start(signal: AbortSignal): void {
     if (this.running) return;
     this.running = (async () => {
       while (!signal.aborted) {
         await this.relist();
-        await this.o.clock.sleep(this.o.relistPeriodMs, signal).catch(() => undefined);
+        this.wake = new AbortController();
+        const period = AbortSignal.any([signal, this.wake.signal]);
+        await this.o.clock.sleep(this.o.relistPeriodMs, period).catch(() => undefined);
       }
     })();
+  }
+
+  /**
+   * upstream GenericPLEG.Update: a new relist period and health threshold (the
+   * evented PLEG lengthens both, and restores them when it falls back). The
+   * loop relists at once and then keeps the new period.
+   */
+  update(periods: { relistPeriodMs: number; relistThresholdMs: number }): void {
+    this.o.relistPeriodMs = periods.relistPeriodMs;
+    this.o.relistThresholdMs = periods.relistThresholdMs;
+    this.wake?.abort();
   }
 
   /** Resolves when the loop started by start() has stopped. */
@@ -151,16 +181,43 @@ export class GenericPleg {
     return this.relistTime;
   }
 
-  /** One relist: list, diff, inspect, publish. Never throws. */
+  /**
+   * One relist: list, diff, inspect, publish. Never throws. A call while a
+   * relist runs waits for it and then relists again (upstream's Relist holds
+   * a lock), so a forced relist always lists after it was asked for.
+   */
   async relist(): Promise<void> {
+    const previous = this.current;
+    const next = (async () => {
+      await previous;
+      await this.relistOnce();
+    })();
+    this.current = next;
+    try {
+      await next;
+    } finally {
+      if (this.current === next) this.current = undefined;
+    }
+  }
+
+  private async relistOnce(): Promise<void> {
     const { clock, metrics, logger, runner } = this.o;
     const timestamp = clock.now();
+    const t0 = performance.now();
     if (this.lastRelistStart !== undefined) metrics.relistInterval.observe((timestamp - this.lastRelistStart) / 1000);
     this.lastRelistStart = timestamp;
     try {
       let summary: RelistSummary;
+      let tTask: number;
       try {
         summary = await runner.run({ type: 'relist' });
+        tTask = performance.now();
+        const wall = tTask - t0;
+        const phase = metrics.relistPhase;
+        phase.observe({ phase: 'list' }, summary.timings.listMs / 1000);
+        phase.observe({ phase: 'records' }, summary.timings.recordsMs / 1000);
+        phase.observe({ phase: 'diff' }, summary.timings.diffMs / 1000);
+        phase.observe({ phase: 'dispatch' }, Math.max(0, wall - summary.timings.workerMs) / 1000);
       } catch (err) {
         if (err instanceof WorkerCrashedError) this.o.records.recoverAfterWriterCrash();
         logger.error({ err: String(err) }, 'GenericPLEG: Unable to retrieve pods');
@@ -173,7 +230,7 @@ export class GenericPleg {
       for (const p of summary.newPods) this.names.set(p.uid, { name: p.name, namespace: p.namespace });
 
       const byPod = new Map<string, PlegEvent[]>();
-      for (const e of await this.diff(summary.slotCount)) {
+      for (const e of summary.events) {
         let list = byPod.get(e.id);
         if (!list) byPod.set(e.id, (list = []));
         list.push(e);
@@ -181,28 +238,25 @@ export class GenericPleg {
       // Pods that failed inspection last time: retry them with their held events.
       for (const [uid, pending] of this.podsToReinspect) byPod.set(uid, [...pending.events, ...(byPod.get(uid) ?? [])]);
       const needsReinspection = new Map<string, PendingPod>();
-      await this.inspectAndPublish(byPod, needsReinspection);
+      const tInspectStart = performance.now();
+      await this.inspectAndPublish(byPod, summary.known, needsReinspection);
+      const tInspectEnd = performance.now();
+      if (byPod.size > 0) metrics.relistPhase.observe({ phase: 'inspect' }, (tInspectEnd - tInspectStart) / 1000);
       this.podsToReinspect = needsReinspection;
       this.o.cache.setGlobalTimestamp(timestamp);
       this.releaseUnusedSlots();
+      const end = performance.now();
+      metrics.relistPhase.observe({ phase: 'main' }, (end - tTask - (tInspectEnd - tInspectStart)) / 1000);
     } finally {
       metrics.relistDuration.observe((clock.now() - timestamp) / 1000);
     }
   }
 
-  /** Diffs the committed generation in shards across the pool; a crashed shard is retried once. */
-  private async diff(slotCount: number): Promise<PlegEvent[]> {
-    const shards = Math.max(1, this.o.runner.threads);
-    const size = Math.ceil(slotCount / shards);
-    const runShard = (fromSlot: number) => {
-      const req = { type: 'relistDiff' as const, fromSlot, toSlot: Math.min(slotCount, fromSlot + size) };
-      return this.o.runner.run(req).catch(() => this.o.runner.run(req));
-    };
-    const results = await Promise.all(Array.from({ length: shards }, (_, i) => runShard(i * size)));
-    return results.flatMap((r) => r.events);
-  }
-
-  private async inspectAndPublish(byPod: Map<string, PlegEvent[]>, needsReinspection: Map<string, PendingPod>): Promise<void> {
+  private async inspectAndPublish(
+    byPod: Map<string, PlegEvent[]>,
+    known: RelistSummary['known'],
+    needsReinspection: Map<string, PendingPod>,
+  ): Promise<void> {
     const { cache, logger } = this.o;
     const refs: PodRef[] = [];
     for (const [uid, events] of byPod) {
@@ -216,7 +270,8 @@ export class GenericPleg {
         continue;
       }
       const keys = [...new Set(events.map((e) => e.data))];
-      refs.push({ uid, name: names.name, namespace: names.namespace, slot, keys });
+      const ids = known[uid];
+      refs.push({ uid, name: names.name, namespace: names.namespace, slot, keys, ...(ids ? { known: ids } : {}) });
     }
     const serial = this.o.mode === 'serial';
     const concurrency = serial ? 1 : Math.max(1, this.o.inspectConcurrency);

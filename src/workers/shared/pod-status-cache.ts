@@ -20,10 +20,10 @@
  *   after a handoff. It keeps a uid→slot Map in its JS memory and writes the
  *   uid into the slot so readers elsewhere can check they read the pod they
  *   meant.
- * - `write(slot, …)` may run on any thread, one writer per slot at a time:
- *   the caller guarantees it (one inspection per pod in flight) and writes
- *   only between `allocate` and `free` of that pod. Two concurrent writers
- *   are detected by the seqlock and throw.
+ * - `write(slot, …)` may run on any thread, between `allocate` and `free` of
+ *   that pod. Two threads may write one slot (an inspection task and the
+ *   evented PLEG's event writer): the second waits for the first's write to
+ *   end (`seqWriteAcquire`); a write to a slot that was freed meanwhile fails.
  * - `read*`, `isNewerThan`, `getGlobalTimestamp` may run on any thread.
  * - `setGlobalTimestamp` has one writer (the PLEG).
  *
@@ -35,7 +35,7 @@ import { rebuildSlotIndex } from './slot-index.js';
 import { CapacityError, KubeletTsError } from '../../common/errors.js';
 import type { PodStatus } from '../../runtime/types.js';
 import { decodePodStatus, encodePodStatus } from './pod-status-codec.js';
-import { SeqLockArray, seqReadConsistent, seqWriteBegin, seqWriteEnd } from './seqlock.js';
+import { SeqLockArray, seqReadConsistent, seqWriteAcquire, seqWriteBegin, seqWriteEnd } from './seqlock.js';
 
 export const POD_STATUS_CACHE_MAGIC = 0x4b505343; // 'KPSC'
 /** Bumped on any change to the header or slot layout below. */
@@ -211,7 +211,7 @@ export class PodStatusCache {
     const slot = this.index.get(uid);
     if (slot === undefined) return;
     const b = this.base(slot);
-    this.locks.writeBegin(slot);
+    seqWriteAcquire(this.i32, (b + S_SEQ) / 4, slot);
     this.view.setInt32(b + S_STATE, SLOT_FREE, true);
     this.view.setUint32(b + S_LENGTH, 0, true);
     this.view.setUint32(b + S_UID_LENGTH, 0, true);
@@ -249,25 +249,33 @@ export class PodStatusCache {
   }
 
   /**
-   * One writer per slot (see the module contract). Encodes `status` and
-   * publishes it with its timestamp. Throws CapacityError if it does not fit
-   * the slot (the slot keeps its previous status), KubeletTsError if the slot
-   * is free or holds another pod.
+   * Encodes `status` and publishes it with its timestamp. Two threads may
+   * write one slot (the later waits for the earlier, see `seqWriteAcquire`).
+   * With `ifNotOlder`, a status older than the slot's is not written (upstream
+   * cache.Set with the evented PLEG) and false is returned. Throws
+   * CapacityError if it does not fit the slot (the slot keeps its previous
+   * status), KubeletTsError if the slot is free or holds another pod.
    */
-  write(slot: number, status: PodStatus): void {
+  write(slot: number, status: PodStatus, options: { ifNotOlder?: boolean } = {}): boolean {
     const len = encodePodStatus(status, this.scratch);
     const b = this.base(slot);
     const uidLen = encoder.encodeInto(status.uid, this.uidScratch).written;
+    const seqIndex = (b + S_SEQ) / 4;
+    seqWriteAcquire(this.i32, seqIndex, slot);
     if (!this.slotHoldsUid(b, this.uidScratch, uidLen)) {
+      Atomics.sub(this.i32, seqIndex, 1);
       throw new KubeletTsError(`pod status cache slot ${slot} is free or allocated to another pod; cannot write pod ${status.uid}`);
     }
-    const seqIndex = (b + S_SEQ) / 4;
-    seqWriteBegin(this.i32, seqIndex, slot);
+    if (options.ifNotOlder && this.view.getFloat64(b + S_TIMESTAMP, true) > status.timestamp) {
+      Atomics.sub(this.i32, seqIndex, 1); // nothing written: the sequence goes back, readers need not retry
+      return false;
+    }
     this.view.setUint32(b + S_LENGTH, len, true);
     this.view.setFloat64(b + S_TIMESTAMP, status.timestamp, true);
     this.u8.set(len === this.scratch.byteLength ? this.scratch : this.scratch.subarray(0, len), b + SLOT_HEADER_BYTES);
     seqWriteEnd(this.i32, seqIndex, slot);
     Atomics.add(this.i32, H_GENERATION / 4, 1);
+    return true;
   }
 
   /**

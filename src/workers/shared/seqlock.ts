@@ -92,6 +92,41 @@ export function seqWriteBegin(words: Int32Array, index: number, label: number | 
   }
 }
 
+/** How long `seqWriteAcquire` waits for another thread's write to end before declaring it dead. */
+export const WRITE_ACQUIRE_MAX_WAIT_MS = 20;
+
+/**
+ * Writer, for slots that two threads may write (e.g. a PLEG inspection and
+ * the evented PLEG's event writer): like `seqWriteBegin`, but when another
+ * write is in progress it waits for it to end (critical sections are a copy of
+ * a few KiB) instead of throwing at once. Throws, as `seqWriteBegin` does, if
+ * the word stays odd for `maxWaitMs` (the other writer died mid-write, or the
+ * calling thread itself holds the slot).
+ */
+export function seqWriteAcquire(
+  words: Int32Array,
+  index: number,
+  label: number | string = index,
+  maxWaitMs = WRITE_ACQUIRE_MAX_WAIT_MS,
+): void {
+  let waits = 0;
+  for (let spins = 0; ; spins++) {
+    const seq = Atomics.load(words, index);
+    if ((seq & 1) === 0) {
+      if (Atomics.compareExchange(words, index, seq, seq + 1) === seq) return;
+      continue;
+    }
+    if (spins < SPINS_BEFORE_SLEEP) continue;
+    if (waits++ >= maxWaitMs) {
+      throw new KubeletTsError(
+        `seqlock ${label}: write began while another write was in progress (sequence ${seq}) for over ${maxWaitMs} ms; ` +
+          'the other writer died mid-write or this thread already holds the slot',
+      );
+    }
+    Atomics.wait(words, index, seq, 1);
+  }
+}
+
 /** Writer only: see `SeqLockArray.writeEnd`. */
 export function seqWriteEnd(words: Int32Array, index: number, label: number | string = index): void {
   const before = Atomics.add(words, index, 1);

@@ -1,0 +1,370 @@
+/**
+ * Peer benchmark (`npm run bench -- peer`): the upstream Go kubelet v1.20.2
+ * and kubelet-ts, one after the other on the same containerd, with N static
+ * pods, in both orders (a round runs go→ts, the next ts→go). Each agent run:
+ *
+ * 1. spawn: N manifests are written before the agent starts (a node boot);
+ *    spawn → N containers running, seen through CRI (ListContainers by the
+ *    run's namespace), and spawn → every pod Running in the agent's /pods;
+ * 2. steady: after all are Running plus a settle time, a window of
+ *    --steady-s seconds: relist duration mean / p99 from the agent's own
+ *    /metrics (kubelet_pleg_relist_duration_seconds, window difference,
+ *    histogram quantile over upstream's buckets), relist interval, CRI calls,
+ *    the agent's CPU (cores) and RSS at the end of the window;
+ * 3. churn: every manifest is deleted and N new ones (other names) written
+ *    at once; converged = the runtime runs the N new containers and none of
+ *    the old ones (CRI) AND the agent's /pods shows every new pod Running
+ *    (its PLEG saw the containers start and the pod was synced with that
+ *    status); relist duration during the churn window;
+ * 4. the agent stops and the run's pods are removed (not timed).
+ *
+ * Pods: one container, `sh -c 'trap "exit 0" TERM; sleep 3600 & wait'`
+ * (exits on SIGTERM, so churn measures the kubelets, not the grace period),
+ * terminationGracePeriodSeconds 5.
+ *
+ * Writes bench/results/peer.{json,md} (or --out NAME).
+ * Args: --sizes 100,250,500  --rounds 2 (round 1 go→ts, round 2 ts→go, …)
+ *       --steady-s 90  --settle-s 15  --endpoint unix://…  --timeout-s 900
+ *       --agents go,ts  --ts-args "--flag=… …"
+ */
+import { performance } from 'node:perf_hooks';
+import { loadavg } from 'node:os';
+import { writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Pod } from '../src/api/pod.js';
+import { CriClient } from '../src/cri/client.js';
+import { compareSources, type HistStats } from '../src/compare/summary.js';
+import { histogramQuantile, subtractHistogram } from '../src/common/histogram-math.js';
+import { histogramSeries, parsePromText } from '../src/common/prom-text.js';
+import { ContainerState } from '../src/gen/runtime/v1/api.js';
+import { LABEL_POD_NAME, LABEL_POD_NAMESPACE } from '../src/runtime/types.js';
+import { podManifest } from '../test/e2e/agent-harness.js';
+import { procCpuS } from './lib/cpu.js';
+import { counters, parseProm } from './lib/prom.js';
+import { memoryMiB, peerAgent, type PeerAgent, type PeerKind } from './lib/peer-agents.js';
+import { peerMarkdown } from './lib/peer-report.js';
+import { writePeerCharts } from './lib/charts.js';
+import { arg, machine, round, writeResults } from './lib/report.js';
+
+const SIZES = arg('sizes', '100,250,500').split(',').map(Number);
+const ROUNDS = Number(arg('rounds', '2'));
+const STEADY_S = Number(arg('steady-s', '90'));
+const SETTLE_S = Number(arg('settle-s', '15'));
+const ENDPOINT = arg('endpoint', process.env.KTS_CRI_ENDPOINT ?? 'unix:///run/kubelet-ts-containerd/containerd.sock');
+const TIMEOUT_MS = Number(arg('timeout-s', '900')) * 1000;
+const AGENTS = arg('agents', 'go,ts').split(',') as PeerKind[];
+const TS_ARGS = arg('ts-args', '').split(' ').filter(Boolean);
+const OUT = arg('out', 'peer');
+const NODE = 'peer-node';
+const COMMAND = ['sh', '-c', 'trap "exit 0" TERM; sleep 3600 & wait'];
+
+const log = (msg: string) => console.log(`[${new Date().toISOString().slice(11, 23)}] ${msg}`);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const uniq = () => `${Date.now().toString(36)}${Math.floor(Math.random() * 1296).toString(36)}`;
+const s3 = (ms: number) => round(ms / 1000, 3);
+
+export interface WindowStats {
+  windowS: number;
+  relistCount: number;
+  relistMeanMs: number;
+  relistP50Ms: number;
+  relistP99Ms: number;
+  relistIntervalMeanMs: number;
+  /** CRI calls in the window by operation type (non-zero only). */
+  runtimeCalls: Record<string, number>;
+  cpuCores: number;
+  /** kubelet-ts only: kubelet_ts_pleg_relist_phase_seconds over the window, by phase. */
+  relistPhases?: Record<string, { count: number; meanMs: number; p99Ms: number }>;
+}
+
+const PHASE_METRIC = 'kubelet_ts_pleg_relist_phase_seconds';
+
+/** Window difference of kubelet-ts's relist phase histogram (absent on the Go kubelet). */
+function relistPhases(startText: string, endText: string): WindowStats['relistPhases'] {
+  const series = (text: string) => histogramSeries(parsePromText(text).samples, PHASE_METRIC);
+  const start = new Map(series(startText).map((s) => [s.labels.phase, s.histogram]));
+  const out: NonNullable<WindowStats['relistPhases']> = {};
+  for (const s of series(endText)) {
+    const phase = s.labels.phase ?? '';
+    const before = start.get(phase);
+    const h = before ? subtractHistogram(s.histogram, before, `${PHASE_METRIC}{phase="${phase}"}`) : s.histogram;
+    if (h.count === 0) continue;
+    out[phase] = {
+      count: h.count,
+      meanMs: round((h.sum / h.count) * 1000, 3),
+      p99Ms: round(histogramQuantile(0.99, h.buckets) * 1000, 3),
+    };
+  }
+  return Object.keys(out).length ? out : undefined;
+}
+
+export interface AgentRun {
+  agent: PeerKind;
+  pods: number;
+  round: number;
+  /** 1 = ran first in its round. */
+  position: number;
+  loadavgStart: number[];
+  loadavgEnd: number[];
+  /** spawn → /healthz answering */
+  healthzS: number;
+  /** spawn → N containers running (CRI) */
+  spawnRunningS: number;
+  /** spawn → every pod Running in the agent's /pods */
+  spawnReportedS: number;
+  /** CRI calls from spawn to all reported, per pod, by operation type */
+  startupCallsPerPod: Record<string, number>;
+  steady: WindowStats;
+  /** MiB at the end of the steady window: the agent process, its peak, and its child processes */
+  rssMiB: number;
+  hwmMiB: number;
+  childrenRssMiB: number;
+  churn?: {
+    /** manifests replaced → runtime runs exactly the new containers */
+    runtimeConvergedS: number;
+    /** manifests replaced → every new pod Running in /pods */
+    reportedS: number;
+    /** both at once */
+    convergedS: number;
+    window: WindowStats;
+  };
+  error?: string;
+  logFile: string;
+}
+
+const ms = (s: number) => round(s * 1000, 2);
+
+function windowStats(start: { text: string; timeMs: number }, end: { text: string; timeMs: number }, cpuS: number): WindowStats {
+  const [s] = compareSources([{ name: 'x', origin: 'x', start, end }]).sources;
+  const d: HistStats | null = s.relistDuration;
+  const calls: Record<string, number> = {};
+  for (const [op, h] of Object.entries(s.runtimeOps)) if (h.count > 0) calls[op] = h.count;
+  const windowS = (end.timeMs - start.timeMs) / 1000;
+  return {
+    windowS: round(windowS, 1),
+    relistCount: d?.count ?? 0,
+    relistMeanMs: d ? ms(d.meanS) : Number.NaN,
+    relistP50Ms: d ? ms(d.p50S) : Number.NaN,
+    relistP99Ms: d ? ms(d.p99S) : Number.NaN,
+    relistIntervalMeanMs: s.relistInterval ? ms(s.relistInterval.meanS) : Number.NaN,
+    runtimeCalls: calls,
+    cpuCores: round(cpuS / windowS, 3),
+    relistPhases: relistPhases(start.text, end.text),
+  };
+}
+
+async function scrape(agent: PeerAgent): Promise<{ text: string; timeMs: number }> {
+  const text = await agent.metrics();
+  return { text, timeMs: Date.now() };
+}
+
+/** Pods of the namespace whose name starts with `gen-` that run a container, and those of other generations. */
+async function runningByGeneration(cri: CriClient, namespace: string, gen: string): Promise<{ mine: number; others: number }> {
+  const r = await cri.listContainers({
+    filter: { labelSelector: { [LABEL_POD_NAMESPACE]: namespace }, state: { state: ContainerState.CONTAINER_RUNNING } },
+  });
+  const mine = new Set<string>();
+  let others = 0;
+  for (const c of r.containers) {
+    const name = c.labels[LABEL_POD_NAME] ?? '';
+    if (name.startsWith(`${gen}-`)) mine.add(name);
+    else others++;
+  }
+  return { mine: mine.size, others };
+}
+
+function reportedRunning(pods: Pod[], namespace: string, gen: string): number {
+  let n = 0;
+  for (const p of pods) {
+    if (p.metadata.namespace !== namespace || !p.metadata.name?.startsWith(`${gen}-`)) continue;
+    const cs = p.status?.containerStatuses ?? [];
+    if (p.status?.phase === 'Running' && cs.length > 0 && cs.every((c) => c.state?.running !== undefined)) n++;
+  }
+  return n;
+}
+
+/**
+ * Polls CRI (every 250 ms) and the agent's /pods (every 500 ms) from t0 until
+ * both show `gen`'s n pods running (and, with `noOthers`, no other running
+ * container in the namespace). Times are ms from t0.
+ */
+async function waitConverged(
+  cri: CriClient,
+  agent: PeerAgent,
+  n: number,
+  gen: string,
+  t0: number,
+  noOthers: boolean,
+): Promise<{ runtimeMs: number; reportedMs: number; bothMs: number }> {
+  let runtimeMs = Number.NaN;
+  let reportedMs = Number.NaN;
+  let lastLog = t0;
+  let reportedOk = false;
+  for (let i = 0; ; i++) {
+    const now = performance.now();
+    const r = await runningByGeneration(cri, agent.namespace, gen);
+    const runtimeOk = r.mine === n && (!noOthers || r.others === 0);
+    if (runtimeOk && Number.isNaN(runtimeMs)) runtimeMs = performance.now() - t0;
+    let rep = -1;
+    if (i % 2 === 0 || runtimeOk) {
+      rep = reportedRunning(await agent.pods().catch(() => []), agent.namespace, gen);
+      reportedOk = rep === n;
+      if (reportedOk && Number.isNaN(reportedMs)) reportedMs = performance.now() - t0;
+    }
+    if (runtimeOk && reportedOk) return { runtimeMs, reportedMs, bothMs: performance.now() - t0 };
+    if (now - lastLog > 10_000) {
+      lastLog = now;
+      log(`    ${agent.kind}: ${r.mine}/${n} running (${r.others} others), ${rep >= 0 ? rep : '?'}/${n} reported at ${s3(now - t0)} s`);
+    }
+    if (now - t0 > TIMEOUT_MS) {
+      throw new Error(
+        `${agent.kind}: not converged after ${TIMEOUT_MS} ms (${r.mine}/${n} running, ${r.others} others):\n${agent.tail(40)}`,
+      );
+    }
+    await sleep(250);
+  }
+}
+
+async function mapLimit<T>(items: T[], limit: number, fn: (t: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) await fn(items[next++]);
+    }),
+  );
+}
+
+async function removeNamespace(cri: CriClient, namespace: string): Promise<number> {
+  const boxes = await cri.listPodSandbox({ filter: { labelSelector: { [LABEL_POD_NAMESPACE]: namespace } } });
+  await mapLimit(boxes.items, 8, async (s) => {
+    await cri.stopPodSandbox({ podSandboxId: s.id }).catch(() => undefined);
+    await cri.removePodSandbox({ podSandboxId: s.id }).catch(() => undefined);
+  });
+  return boxes.items.length;
+}
+
+/** The agent running now, for the interrupt handler. */
+let current: PeerAgent | undefined;
+
+async function agentRun(cri: CriClient, kind: PeerKind, n: number, roundNo: number, position: number): Promise<AgentRun> {
+  const namespace = `peer-${kind}-${uniq()}`;
+  const agent = peerAgent(kind, namespace, { endpoint: ENDPOINT, nodeName: NODE, namespace, maxPods: n + 20, tsArgs: TS_ARGS });
+  current = agent;
+  const logFile = join(tmpdir(), `kts-peer-${namespace}.log`);
+  const manifest = (gen: string, i: number) => podManifest(`${gen}-${i}`, namespace, [{ name: 'c', command: COMMAND }], { grace: 5 });
+  const run: Partial<AgentRun> = { agent: kind, pods: n, round: roundNo, position, loadavgStart: loadavg().map((l) => round(l)), logFile };
+  try {
+    for (let i = 0; i < n; i++) agent.writeManifest(`a-${i}`, manifest('a', i));
+    const t0 = performance.now();
+    await agent.start();
+    run.healthzS = s3(performance.now() - t0);
+    const spawn = await waitConverged(cri, agent, n, 'a', t0, false);
+    run.spawnRunningS = s3(spawn.runtimeMs);
+    run.spawnReportedS = s3(spawn.reportedMs);
+    const startupOps = counters(parseProm(await agent.metrics()), 'kubelet_runtime_operations_total', 'operation_type');
+    run.startupCallsPerPod = Object.fromEntries(
+      Object.entries(startupOps)
+        .filter(([, v]) => v > 0)
+        .map(([k, v]) => [k, round(v / n, 2)]),
+    );
+    log(`  ${kind} ${n}: running ${run.spawnRunningS} s (CRI), reported ${run.spawnReportedS} s; settling ${SETTLE_S} s`);
+    await sleep(SETTLE_S * 1000);
+
+    const cpu0 = procCpuS(agent.pid);
+    const start = await scrape(agent);
+    await sleep(STEADY_S * 1000);
+    const end = await scrape(agent);
+    run.steady = windowStats(start, end, procCpuS(agent.pid) - cpu0);
+    const mem = memoryMiB(agent.pid);
+    run.rssMiB = round(mem.rss, 1);
+    run.hwmMiB = round(mem.hwm, 1);
+    run.childrenRssMiB = round(mem.childrenRss, 1);
+    log(
+      `  ${kind} ${n}: steady relist mean ${run.steady.relistMeanMs} ms p99 ${run.steady.relistP99Ms} ms (${run.steady.relistCount}), ` +
+        `cpu ${run.steady.cpuCores} cores, rss ${run.rssMiB} MiB`,
+    );
+
+    const churnCpu0 = procCpuS(agent.pid);
+    const churnStart = await scrape(agent);
+    const t1 = performance.now();
+    for (let i = 0; i < n; i++) agent.deleteManifest(`a-${i}`);
+    for (let i = 0; i < n; i++) agent.writeManifest(`b-${i}`, manifest('b', i));
+    const churn = await waitConverged(cri, agent, n, 'b', t1, true);
+    const churnEnd = await scrape(agent);
+    run.churn = {
+      runtimeConvergedS: s3(churn.runtimeMs),
+      reportedS: s3(churn.reportedMs),
+      convergedS: s3(churn.bothMs),
+      window: windowStats(churnStart, churnEnd, procCpuS(agent.pid) - churnCpu0),
+    };
+    log(
+      `  ${kind} ${n}: churn converged ${run.churn.convergedS} s (runtime ${run.churn.runtimeConvergedS} s, reported ${run.churn.reportedS} s)`,
+    );
+  } catch (err) {
+    run.error = err instanceof Error ? err.message : String(err);
+    log(`  ${kind} ${n}: FAILED: ${run.error.split('\n')[0]}`);
+  } finally {
+    run.loadavgEnd = loadavg().map((l) => round(l));
+    writeFileSync(logFile, `${agent.logs().join('\n')}\n`);
+    await agent.stop().catch(() => undefined);
+    const t = performance.now();
+    const removed = await removeNamespace(cri, namespace).catch(() => 0);
+    await agent.cleanup().catch((err: unknown) => log(`  ${kind} cleanup failed: ${String(err)}`));
+    log(`  ${kind} ${n}: removed ${removed} sandboxes in ${s3(performance.now() - t)} s`);
+    current = undefined;
+  }
+  return run as AgentRun;
+}
+
+async function main(): Promise<void> {
+  const cri = new CriClient({ runtimeEndpoint: ENDPOINT, timeoutMs: 120_000 });
+  const runs: AgentRun[] = [];
+  const meta = {
+    machine: machine(),
+    command: `node --import tsx bench/peer.bench.ts ${process.argv.slice(2).join(' ')}`.trim(),
+    endpoint: ENDPOINT,
+    steadyS: STEADY_S,
+    settleS: SETTLE_S,
+    tsArgs: TS_ARGS,
+  };
+  try {
+    for (const n of SIZES) {
+      for (let r = 1; r <= ROUNDS; r++) {
+        const order = r % 2 === 1 ? AGENTS : [...AGENTS].reverse();
+        log(`== ${n} pods, round ${r}: ${order.join(' → ')}`);
+        for (const [i, kind] of order.entries()) runs.push(await agentRun(cri, kind, n, r, i + 1));
+        writeResults(OUT, { ...meta, runs }, peerMarkdown(runs, meta));
+      }
+    }
+  } finally {
+    cri.close();
+  }
+  writeResults(OUT, { ...meta, runs }, peerMarkdown(runs, meta));
+  writePeerCharts(runs, meta.machine);
+}
+
+for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(sig, () => {
+    log(`${sig}: stopping the running agent and removing its pods`);
+    const agent = current;
+    const cri = new CriClient({ runtimeEndpoint: ENDPOINT, timeoutMs: 60_000 });
+    (async () => {
+      if (agent) {
+        await agent.stop().catch(() => undefined);
+        await removeNamespace(cri, agent.namespace).catch(() => undefined);
+        await agent.cleanup().catch(() => undefined);
+      }
+    })()
+      .catch((err: unknown) => log(`cleanup after ${sig} failed: ${String(err)}`))
+      .finally(() => {
+        cri.close();
+        process.exit(130);
+      });
+  });
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exitCode = 1;
+});
