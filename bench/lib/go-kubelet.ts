@@ -17,7 +17,8 @@
  * `cleanup()` is safe on every path, also after a failed start: it stops the
  * process (SIGTERM, then SIGKILL after `stopTimeoutMs`), removes the pods of
  * `namespace` from the runtime (the kubelet leaves them running when it
- * exits), removes their /var/log/pods directories, unmounts everything under
+ * exits), removes their /var/log/pods directories and /var/log/containers
+ * links, unmounts everything under
  * the root dir (the kubelet bind-mounts its root dir onto itself) and deletes
  * the temp dir. A process-exit hook kills the child if the caller dies first.
  */
@@ -34,6 +35,7 @@ import { freePort } from '../../test/helpers/ports.js';
 export const GO_KUBELET_BIN = process.env.KTS_GO_KUBELET ?? '/var/cache/kubelet-ts/kubernetes-1.20.2/bin/kubelet';
 export const PAUSE_IMAGE = 'docker.io/kubelet-ts/pause:1.0';
 const POD_LOG_ROOT = '/var/log/pods'; // fixed in the 1.20 kubelet
+const CONTAINER_LOG_LINKS = '/var/log/containers';
 
 export interface GoKubeletOptions {
   /** CRI endpoint, unix:///… */
@@ -252,6 +254,12 @@ export class GoKubelet {
       if (existsSync(POD_LOG_ROOT)) {
         for (const d of readdirSync(POD_LOG_ROOT)) {
           if (d.startsWith(`${this.opts.namespace}_`)) rmSync(join(POD_LOG_ROOT, d), { recursive: true, force: true });
+        }
+      }
+      // Its /var/log/containers/<pod>_<namespace>_<container>-<id>.log links.
+      if (existsSync(CONTAINER_LOG_LINKS)) {
+        for (const f of readdirSync(CONTAINER_LOG_LINKS)) {
+          if (f.includes(`_${this.opts.namespace}_`)) rmSync(join(CONTAINER_LOG_LINKS, f), { force: true });
         }
       }
       this.unmountAll();
