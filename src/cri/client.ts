@@ -78,6 +78,15 @@ const REQUESTS: { [K in RuntimeMethod | ImageMethod]: MessageCodec } = {
   imageFsInfo: api.ImageFsInfoRequest,
 };
 
+interface UnaryCall {
+  channel: grpc.Client;
+  path: string;
+  serialize: (request: unknown) => Buffer;
+  operation: OperationType;
+}
+
+const identity = (bytes: Buffer): Buffer => bytes;
+
 const CHANNEL_OPTIONS: grpc.ChannelOptions = {
   'grpc.max_receive_message_length': MAX_MSG_SIZE,
   'grpc.max_send_message_length': MAX_MSG_SIZE,
@@ -132,6 +141,7 @@ class CriClientBase {
   private readonly image: grpc.Client;
   private readonly timeoutMs: number;
   private readonly observer: CriCallObserver | undefined;
+  private readonly calls = new Map<UnaryMethod, UnaryCall>();
 
   constructor(options: CriClientOptions) {
     const runtimeTarget = parseEndpoint(options.runtimeEndpoint);
@@ -163,39 +173,70 @@ class CriClientBase {
   ): void {
     const codec = REQUESTS[method];
     const serialize = (partial: unknown): Buffer => Buffer.from(codec.encode(codec.fromPartial(partial ?? {})).finish());
+    this.calls.set(method, { channel, path: def.path, serialize, operation });
     const call = (request?: unknown, options?: CriCallOptions): Promise<unknown> =>
-      new Promise((resolve, reject) => {
-        const start = performance.now();
-        const signal = options?.signal;
-        if (signal?.aborted) {
-          reject(mapGrpcError(operation, { code: grpc.status.CANCELLED, details: `cancelled: ${String(signal.reason)}` }));
-          return;
-        }
-        const deadline = new Date(Date.now() + (options?.timeoutMs ?? this.timeoutMs));
-        const onAbort = () => pending.cancel();
-        const pending = channel.makeUnaryRequest(
-          def.path,
-          serialize,
-          def.responseDeserialize,
-          request ?? {},
-          new grpc.Metadata(),
-          { deadline },
-          (err, response) => {
-            signal?.removeEventListener('abort', onAbort);
-            const seconds = (performance.now() - start) / 1000;
-            if (err) {
-              const mapped = mapGrpcError(operation, err);
-              this.observer?.(operation, seconds, mapped);
-              reject(mapped);
-            } else {
-              this.observer?.(operation, seconds, undefined);
-              resolve(response);
-            }
-          },
-        );
-        signal?.addEventListener('abort', onAbort, { once: true });
-      });
+      this.invoke(method, def.responseDeserialize, request, options);
     (this as unknown as Record<string, unknown>)[method] = call;
+  }
+
+  /**
+   * One unary call whose response bytes are decoded by `decode` instead of
+   * the generated decoder (the relist's partial decode of its two lists).
+   * Deadline, cancellation, metrics and error mapping are the same as the
+   * typed methods'; a `decode` that throws fails the call with a CriError of
+   * code INTERNAL carrying the decoder's message.
+   */
+  callDecoded<K extends UnaryMethod, T>(
+    method: K,
+    decode: (bytes: Buffer) => T,
+    request?: api.DeepPartial<CriRequest<K>>,
+    options?: CriCallOptions,
+  ): Promise<T> {
+    return this.invoke(method, decode, request, options);
+  }
+
+  private invoke<T>(method: UnaryMethod, decode: (bytes: Buffer) => T, request: unknown, options: CriCallOptions | undefined): Promise<T> {
+    const { channel, path, serialize, operation } = this.calls.get(method)!;
+    return new Promise((resolve, reject) => {
+      const start = performance.now();
+      const signal = options?.signal;
+      if (signal?.aborted) {
+        reject(mapGrpcError(operation, { code: grpc.status.CANCELLED, details: `cancelled: ${String(signal.reason)}` }));
+        return;
+      }
+      const deadline = new Date(Date.now() + (options?.timeoutMs ?? this.timeoutMs));
+      const onAbort = () => pending.cancel();
+      const pending = channel.makeUnaryRequest(
+        path,
+        serialize,
+        identity,
+        request ?? {},
+        new grpc.Metadata(),
+        { deadline },
+        (err, bytes) => {
+          signal?.removeEventListener('abort', onAbort);
+          let response: T | undefined;
+          let failure: unknown = err;
+          if (!err) {
+            try {
+              response = decode(bytes!);
+            } catch (decodeErr) {
+              failure = { code: grpc.status.INTERNAL, details: decodeErr instanceof Error ? decodeErr.message : String(decodeErr) };
+            }
+          }
+          const seconds = (performance.now() - start) / 1000;
+          if (failure) {
+            const mapped = mapGrpcError(operation, failure);
+            this.observer?.(operation, seconds, mapped);
+            reject(mapped);
+          } else {
+            this.observer?.(operation, seconds, undefined);
+            resolve(response as T);
+          }
+        },
+      );
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
   }
 
   /**

@@ -6,18 +6,14 @@ import {
   ContainerState as CriContainerState,
   NamespaceMode,
   PodSandboxState,
-  type Container,
   type ContainerStatus as CriContainerStatus,
-  type PodSandbox,
   type PodSandboxStatus,
 } from '../gen/runtime/v1/api.js';
+import type { ListedContainer, ListedSandbox } from './relist-wire.js';
 import {
   ANNOTATION_CONTAINER_HASH,
   ANNOTATION_RESTART_COUNT,
   LABEL_CONTAINER_NAME,
-  LABEL_POD_NAME,
-  LABEL_POD_NAMESPACE,
-  LABEL_POD_UID,
   type ContainerState,
   type ContainerStatus,
   type RuntimePod,
@@ -87,29 +83,29 @@ export function newestFirst<T extends { createdAt: bigint }>(a: T, b: T): number
 
 /**
  * Groups listed sandboxes and containers into pods by the pod UID label
- * (upstream kubeGenericRuntimeManager.GetPods).
+ * (upstream kubeGenericRuntimeManager.GetPods). Takes the relist's partial
+ * decode (relist-wire.ts); items without a pod UID label are not ours.
  */
-export function groupPods(sandboxes: readonly PodSandbox[], containers: readonly Container[]): RuntimePod[] {
+export function groupPods(sandboxes: readonly ListedSandbox[], containers: readonly ListedContainer[]): RuntimePod[] {
   const pods = new Map<string, RuntimePod>();
-  const podFor = (labels: Record<string, string>): RuntimePod | undefined => {
-    const uid = labels[LABEL_POD_UID];
+  const podFor = (uid: string | undefined, name: string | undefined, namespace: string | undefined): RuntimePod | undefined => {
     if (!uid) return undefined;
     let pod = pods.get(uid);
     if (!pod) {
-      pod = { uid, name: labels[LABEL_POD_NAME] ?? '', namespace: labels[LABEL_POD_NAMESPACE] ?? '', sandboxes: [], containers: [] };
+      pod = { uid, name: name ?? '', namespace: namespace ?? '', sandboxes: [], containers: [] };
       pods.set(uid, pod);
     }
     return pod;
   };
   for (const s of sandboxes) {
-    podFor(s.labels)?.sandboxes.push({ id: s.id, state: sandboxState(s.state), createdAt: s.createdAt });
+    podFor(s.podUid, s.podName, s.podNamespace)?.sandboxes.push({ id: s.id, state: sandboxState(s.state), createdAt: s.createdAt });
   }
   for (const c of containers) {
-    podFor(c.labels)?.containers.push({
+    podFor(c.podUid, c.podName, c.podNamespace)?.containers.push({
       id: c.id,
-      name: c.metadata?.name ?? c.labels[LABEL_CONTAINER_NAME] ?? '',
+      name: c.metadataName ?? c.containerName ?? '',
       state: containerState(c.state),
-      hash: c.annotations[ANNOTATION_CONTAINER_HASH] ?? '',
+      hash: c.hash ?? '',
       createdAt: c.createdAt,
       sandboxId: c.podSandboxId,
     });

@@ -2,6 +2,7 @@ import type { CriClient } from '../cri/client.js';
 import { CriNotFoundError } from '../common/errors.js';
 import type { Clock } from '../common/clock.js';
 import { groupPods, newestFirst, toContainerStatus, toSandboxStatus } from './convert.js';
+import { decodeListedContainers, decodeListedSandboxes } from './relist-wire.js';
 import { capMessages, terminationMessage } from './termination-message.js';
 import type { Runtime } from './runtime.js';
 import { LABEL_POD_UID, type ContainerStatus, type KnownPodIds, type PodStatus, type RuntimePod, type SandboxStatus } from './types.js';
@@ -14,8 +15,11 @@ export class CriRuntime implements Runtime {
   ) {}
 
   async getPods(): Promise<RuntimePod[]> {
-    const [sandboxes, containers] = await Promise.all([this.cri.listPodSandbox({}), this.cri.listContainers({})]);
-    return groupPods(sandboxes.items, containers.containers);
+    const [sandboxes, containers] = await Promise.all([
+      this.cri.callDecoded('listPodSandbox', decodeListedSandboxes, {}),
+      this.cri.callDecoded('listContainers', decodeListedContainers, {}),
+    ]);
+    return groupPods(sandboxes, containers);
   }
 
   async getPodStatus(uid: string, name: string, namespace: string, known?: KnownPodIds): Promise<PodStatus> {
