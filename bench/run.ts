@@ -24,6 +24,7 @@ const BENCHES: Record<string, string> = {
   peer: 'peer.bench.ts',
   'evented-pleg': 'evented-pleg.bench.ts',
   'relist-phases': 'relist-phases.bench.ts',
+  'relist-decode': 'relist-decode.bench.ts',
 };
 
 const [name, ...rest] = process.argv.slice(2);
