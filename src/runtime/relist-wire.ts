@@ -228,12 +228,22 @@ function asBuffer(bytes: Uint8Array): Buffer {
 
 /** Decodes a ListPodSandboxResponse to the relist's projection of each item. */
 export function decodeListedSandboxes(bytes: Uint8Array): ListedSandbox[] {
-  const c = new Cursor(asBuffer(bytes), 'ListPodSandboxResponse');
-  const out: ListedSandbox[] = [];
+  return decodeList(bytes, 'ListPodSandboxResponse', sandbox);
+}
+
+/** Decodes a ListContainersResponse to the relist's projection of each item. */
+export function decodeListedContainers(bytes: Uint8Array): ListedContainer[] {
+  return decodeList(bytes, 'ListContainersResponse', container);
+}
+
+/** A list response: its repeated field 1 decoded by `item`, everything else skipped. */
+function decodeList<T>(bytes: Uint8Array, what: string, item: (c: Cursor, end: number) => T): T[] {
+  const c = new Cursor(asBuffer(bytes), what);
+  const out: T[] = [];
   const end = c.buf.length;
   while (c.pos < end) {
     const tag = c.tag(end);
-    if (tag === 10) out.push(sandbox(c, c.delimited(end)));
+    if (tag === 10) out.push(item(c, c.delimited(end)));
     else c.skip(tag, end);
   }
   return out;
@@ -264,19 +274,6 @@ function sandbox(c: Cursor, end: number): ListedSandbox {
     }
   }
   return s;
-}
-
-/** Decodes a ListContainersResponse to the relist's projection of each item. */
-export function decodeListedContainers(bytes: Uint8Array): ListedContainer[] {
-  const c = new Cursor(asBuffer(bytes), 'ListContainersResponse');
-  const out: ListedContainer[] = [];
-  const end = c.buf.length;
-  while (c.pos < end) {
-    const tag = c.tag(end);
-    if (tag === 10) out.push(container(c, c.delimited(end)));
-    else c.skip(tag, end);
-  }
-  return out;
 }
 
 function container(c: Cursor, end: number): ListedContainer {
