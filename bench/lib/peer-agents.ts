@@ -131,7 +131,7 @@ class TsPeer implements PeerAgent {
   }
 
   async metrics(): Promise<string> {
-    const r = await fetch(`http://127.0.0.1:${this.agent.port}/metrics`);
+    const r = await fetch(`http://127.0.0.1:${this.agent.readOnlyPort}/metrics`);
     if (!r.ok) throw new Error(`kubelet-ts /metrics: HTTP ${r.status}`);
     return r.text();
   }
