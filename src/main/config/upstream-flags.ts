@@ -35,7 +35,7 @@ export const UPSTREAM_FLAGS: readonly UpstreamSetting[] = [
   h('hostname-override', 'The node name.', { key: 'hostnameOverride' }),
   h('node-ip', 'The node addresses.', { key: 'nodeIp' }),
   h('node-labels', 'Labels of the registered node.', { key: 'nodeLabels' }),
-  h('root-dir', 'Directory of pod data and checkpoints.', { key: 'rootDir' }),
+  h('root-dir', 'Directory of pod directories, volumes and certificates (no checkpoints are written).', { key: 'rootDir' }),
   r('dynamic-config-dir', 'dynamic kubelet configuration was removed upstream; use --config.', { type: 'string', neutral: '' }),
   r('lock-file', 'run one agent per node from one systemd unit instead of a lock file.', { type: 'string', neutral: '' }),
   x('exit-on-lock-contention', 'there is no lock file (see --lock-file).', { type: 'bool', neutral: false }),
