@@ -39,7 +39,7 @@ export class CriRuntime implements Runtime {
     const sandboxStatuses = (
       await Promise.all(
         ids.sandboxIds.map(
-          (id) =>
+          async (id) =>
             reusable(previous?.sandboxStatuses, id, known?.sandboxStates?.[id]) ??
             this.cri.podSandboxStatus({ podSandboxId: id }).then((r) => (r.status ? toSandboxStatus(r.status) : undefined), ignoreNotFound),
         ),
@@ -49,7 +49,7 @@ export class CriRuntime implements Runtime {
     const containerStatuses = (
       await Promise.all(
         ids.containers.map(
-          (c) =>
+          async (c) =>
             reusable(previous?.containerStatuses, c.id, c.state) ??
             this.cri.containerStatus({ containerId: c.id }).then(async (r) => {
               if (!r.status) return undefined;
