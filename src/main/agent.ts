@@ -63,6 +63,7 @@ import { PodWorkers } from './pod-workers/pod-workers.js';
 import { startVolumeStack } from './volumes/volume-setup.js';
 import { startProber } from './prober/start-prober.js';
 import { PodObjectsResolver } from './kubelet/pod-objects.js';
+import { ServiceLister } from './kubelet/service-env.js';
 
 /** containerID prefix as upstream reports it: the runtime's name ("containerd", or ours). */
 function runtimeName(name: string): string {
@@ -253,6 +254,10 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
       );
     }
     const kubeletLogger = logger.child({ component: 'kubelet' });
+    // Service environment variables: one reflector over every namespace's services, as upstream's service lister.
+    const serviceLister =
+      cluster && new ServiceLister({ client: cluster.clients.main, clock, logger: logger.child({ component: 'services' }) });
+    serviceLister?.start(signal);
     // Probes (prober/): the host runs on its own thread and reads statuses from the shared cache.
     const prober = startProber({
       thread: runner.threads > 0,
@@ -291,6 +296,7 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
       }),
       volumes: volumes.manager,
       ...(volumes.objects && { podObjects: new PodObjectsResolver({ objects: volumes.objects, recorder }) }),
+      ...(serviceLister && { serviceEnv: serviceLister }),
     });
     const podWorkers = new PodWorkers({
       syncer,

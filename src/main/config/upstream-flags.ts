@@ -117,10 +117,14 @@ export const UPSTREAM_FLAGS: readonly UpstreamSetting[] = [
     type: 'int',
     neutral: -1,
   }),
-  x('master-service-namespace', 'service environment variables come from the pod\'s own namespace and "default", as upstream.', {
-    type: 'string',
-    neutral: 'default',
-  }),
+  r(
+    'master-service-namespace',
+    'the master service (for KUBERNETES_SERVICE_* variables) is read from "default" only; the flag is deprecated upstream.',
+    {
+      type: 'string',
+      neutral: 'default',
+    },
+  ),
   r('register-schedulable', 'use --register-with-taints=node.kubernetes.io/unschedulable:NoSchedule.', { type: 'bool', neutral: true }),
   r('keep-terminated-pod-volumes', 'volumes of terminated pods are always unmounted.', { type: 'bool', neutral: false }),
   x('really-crash-for-testing', 'an unexpected error already ends the process.', { type: 'bool', neutral: false }),
