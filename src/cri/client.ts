@@ -31,6 +31,14 @@ export type CriCallObserver = (operation: OperationType, seconds: number, error:
 /** One promise-returning method per unary CRI RPC; requests may omit default-valued fields. */
 export type CriApi = {
   [K in UnaryMethod]: (request?: api.DeepPartial<CriRequest<K>>, options?: CriCallOptions) => Promise<CriResponse<K>>;
+} & {
+  /** A unary call whose raw response bytes `decode` turns into the result (see CriClientBase.callDecoded). */
+  callDecoded<K extends UnaryMethod, T>(
+    method: K,
+    decode: (bytes: Buffer) => T,
+    request?: api.DeepPartial<CriRequest<K>>,
+    options?: CriCallOptions,
+  ): Promise<T>;
 };
 
 export interface CriClientOptions {

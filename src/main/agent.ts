@@ -16,9 +16,6 @@ import type { KubeletConfig } from './config/kubelet-config.js';
 import type { ConfigSources } from './config/load-config.js';
 import { configSummary } from './cli.js';
 import { startEmbeddedSim, type EmbeddedSim } from './embedded-sim.js';
-import { unsupportedSettings, warnIgnoredSettings } from './unsupported.js';
-import { applyOomScoreAdj, swapProblem } from './node/process-setup.js';
-import { sdNotify } from './sd-notify.js';
 import { boundPort, startHealthzServerRetrying, type HealthCheck } from './http/server.js';
 import { LogHealth } from './http/log-health.js';
 import { startKubeletServers } from './server/start-servers.js';
@@ -30,8 +27,7 @@ import { EventedPleg } from './pleg/evented-pleg.js';
 import { InlineContainerEventSource, WorkerContainerEventSource } from './pleg/container-event-source.js';
 import type { PodLifecycleEventGenerator } from './pleg/pleg.js';
 import type { PlegEvent } from '../runtime/pleg-event.js';
-import { FileSource } from './podconfig/file-source.js';
-import { HttpSource } from './podconfig/http-source.js';
+import { addStaticSources } from './podconfig/static-sources.js';
 import { PodConfig } from './podconfig/pod-config.js';
 import { waitForRuntime } from './runtime-readiness.js';
 import { createSharedState } from '../workers/shared-state.js';
@@ -53,7 +49,7 @@ import { PodManager } from './kubelet/pod-manager.js';
 import { PoolSyncer } from './kubelet/pool-syncer.js';
 import { kubeletMetrics } from './kubelet/kubelet-metrics.js';
 import { PodHandlers } from './kubelet/handlers.js';
-import { BootProgress } from './kubelet/boot-progress.js';
+import { BootProgress, bootCounts } from './kubelet/boot-progress.js';
 import { ContainerDeletor } from './kubelet/container-deletor.js';
 import { ContainerGc } from './kubelet/container-gc.js';
 import { StatusManager } from './status/status-manager.js';
@@ -67,6 +63,7 @@ import { PodWorkers } from './pod-workers/pod-workers.js';
 import { startVolumeStack } from './volumes/volume-setup.js';
 import { startProber } from './prober/start-prober.js';
 import { PodObjectsResolver } from './kubelet/pod-objects.js';
+import { ServiceLister } from './kubelet/service-env.js';
 
 /** containerID prefix as upstream reports it: the runtime's name ("containerd", or ours). */
 function runtimeName(name: string): string {
@@ -214,31 +211,7 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
     });
 
     const podConfig = new PodConfig({ clock, logger: logger.child({ component: 'config' }), signal });
-    if (config.staticPodPath) {
-      podConfig.addSource(
-        new FileSource({
-          path: resolve(config.staticPodPath),
-          nodeName: config.nodeName,
-          clock,
-          logger: logger.child({ component: 'file-source' }),
-          registry,
-          checkFrequencyMs: config.fileCheckFrequency,
-        }),
-      );
-    }
-    if (config.staticPodURL) {
-      podConfig.addSource(
-        new HttpSource({
-          url: config.staticPodURL,
-          headers: config.staticPodURLHeader,
-          nodeName: config.nodeName,
-          clock,
-          logger: logger.child({ component: 'http-source' }),
-          registry,
-          checkFrequencyMs: config.httpCheckFrequency,
-        }),
-      );
-    }
+    addStaticSources(podConfig, config, { clock, logger, registry });
 
     const node = nodeResources(config, collector.machine, collector.resources().allocatable, addresses, hostname);
 
@@ -281,6 +254,10 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
       );
     }
     const kubeletLogger = logger.child({ component: 'kubelet' });
+    // Service environment variables: one reflector over every namespace's services, as upstream's service lister.
+    const serviceLister =
+      cluster && new ServiceLister({ client: cluster.clients.main, clock, logger: logger.child({ component: 'services' }) });
+    serviceLister?.start(signal);
     // Probes (prober/): the host runs on its own thread and reads statuses from the shared cache.
     const prober = startProber({
       thread: runner.threads > 0,
@@ -319,6 +296,7 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
       }),
       volumes: volumes.manager,
       ...(volumes.objects && { podObjects: new PodObjectsResolver({ objects: volumes.objects, recorder }) }),
+      ...(serviceLister && { serviceEnv: serviceLister }),
     });
     const podWorkers = new PodWorkers({
       syncer,
@@ -453,19 +431,12 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
       clock,
       logger: kubeletLogger,
       sourcesReady: () => podConfig.seenAllSources(),
-      counts: () => {
-        const counts = { desired: 0, admitted: 0, running: 0, completed: 0 };
-        for (const pod of podManager.pods()) {
-          const uid = pod.metadata.uid ?? '';
-          counts.desired++;
-          if (handlers.isRejected(uid)) continue;
-          counts.admitted++;
-          const phase = statusManager.getPodStatus(uid)?.phase;
-          if (phase === 'Running') counts.running++;
-          else if (phase === 'Succeeded' || phase === 'Failed') counts.completed++;
-        }
-        return counts;
-      },
+      counts: () =>
+        bootCounts(
+          podManager.pods(),
+          (uid) => handlers.isRejected(uid),
+          (uid) => statusManager.getPodStatus(uid)?.phase,
+        ),
     }).start(signal);
     stops.push(() => podWorkers.idle());
     const containerGc = new ContainerGc({
@@ -503,39 +474,4 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
     await stop();
     throw err;
   }
-}
-
-/** The bin's `run`: starts the agent and stops it on SIGINT/SIGTERM. */
-export async function runAgent(config: KubeletConfig, logger: Logger, sources?: ConfigSources): Promise<number> {
-  const problems = unsupportedSettings(config);
-  if (problems.length) {
-    for (const p of problems) logger.error(p);
-    return 1;
-  }
-  const swap = swapProblem(config.failSwapOn);
-  if (swap) {
-    logger.error(swap);
-    return 1;
-  }
-  applyOomScoreAdj(config.oomScoreAdj, logger);
-  warnIgnoredSettings(config, logger);
-  let agent: AgentHandle;
-  try {
-    agent = await startAgent(config, logger, { sources });
-  } catch (err) {
-    // A clear line, not a stack trace (a port in use, an unreadable certificate, ...); the stack at --v=4.
-    logger.error({ err: (err as Error).message }, 'Failed to start kubelet-ts');
-    logger.debug({ stack: (err as Error).stack }, 'Start failure');
-    return 1;
-  }
-  const stopping = new Promise<void>((resolveSignal) => {
-    process.once('SIGINT', resolveSignal);
-    process.once('SIGTERM', resolveSignal);
-  });
-  await sdNotify('READY=1', logger);
-  await stopping;
-  logger.info('Shutting down');
-  await sdNotify('STOPPING=1', logger);
-  await agent.stop();
-  return 0;
 }

@@ -1,4 +1,4 @@
-import type { CriClient } from '../cri/client.js';
+import type { CriApi } from '../cri/client.js';
 import { CriNotFoundError } from '../common/errors.js';
 import type { Clock } from '../common/clock.js';
 import { groupPods, newestFirst, toContainerStatus, toSandboxStatus } from './convert.js';
@@ -10,7 +10,7 @@ import { LABEL_POD_UID, type ContainerStatus, type KnownPodIds, type PodStatus, 
 /** The Runtime over a CRI client (upstream kubeGenericRuntimeManager's read side). */
 export class CriRuntime implements Runtime {
   constructor(
-    private readonly cri: CriClient,
+    private readonly cri: CriApi,
     private readonly clock: Clock,
   ) {}
 
@@ -22,7 +22,7 @@ export class CriRuntime implements Runtime {
     return groupPods(sandboxes, containers);
   }
 
-  async getPodStatus(uid: string, name: string, namespace: string, known?: KnownPodIds): Promise<PodStatus> {
+  async getPodStatus(uid: string, name: string, namespace: string, known?: KnownPodIds, previous?: PodStatus): Promise<PodStatus> {
     const timestamp = this.clock.now();
     let ids: KnownPodIds;
     if (known) {
@@ -42,23 +42,27 @@ export class CriRuntime implements Runtime {
     // next relist reports their removal.
     const sandboxStatuses = (
       await Promise.all(
-        ids.sandboxIds.map((id) =>
-          this.cri.podSandboxStatus({ podSandboxId: id }).then((r) => (r.status ? toSandboxStatus(r.status) : undefined), ignoreNotFound),
+        ids.sandboxIds.map(
+          async (id) =>
+            reusable(previous?.sandboxStatuses, id, known?.sandboxStates?.[id]) ??
+            this.cri.podSandboxStatus({ podSandboxId: id }).then((r) => (r.status ? toSandboxStatus(r.status) : undefined), ignoreNotFound),
         ),
       )
     ).filter((s): s is SandboxStatus => s !== undefined);
     sandboxStatuses.sort(newestFirst);
     const containerStatuses = (
       await Promise.all(
-        ids.containers.map((c) =>
-          this.cri.containerStatus({ containerId: c.id }).then(async (r) => {
-            if (!r.status) return undefined;
-            const s = toContainerStatus(r.status, c.sandboxId);
-            // upstream: an exited container's termination message is appended to the runtime's message.
-            const tMessage = await terminationMessage(r.status);
-            if (tMessage) s.message = s.message ? `${s.message}: ${tMessage}` : tMessage;
-            return s;
-          }, ignoreNotFound),
+        ids.containers.map(
+          async (c) =>
+            reusable(previous?.containerStatuses, c.id, c.state) ??
+            this.cri.containerStatus({ containerId: c.id }).then(async (r) => {
+              if (!r.status) return undefined;
+              const s = toContainerStatus(r.status, c.sandboxId);
+              // upstream: an exited container's termination message is appended to the runtime's message.
+              const tMessage = await terminationMessage(r.status);
+              if (tMessage) s.message = s.message ? `${s.message}: ${tMessage}` : tMessage;
+              return s;
+            }, ignoreNotFound),
         ),
       )
     ).filter((s): s is ContainerStatus => s !== undefined);
@@ -76,6 +80,16 @@ export class CriRuntime implements Runtime {
       timestamp,
     };
   }
+}
+
+/**
+ * The cached status of `id` when the list saw it in the same state it had
+ * then ('unknown' is always read again), as a copy: the caller sorts and edits.
+ */
+function reusable<S extends { id: string; state: string }>(cached: S[] | undefined, id: string, listed: string | undefined): S | undefined {
+  if (!cached || listed === undefined || listed === 'unknown') return undefined;
+  const hit = cached.find((s) => s.id === id);
+  return hit && hit.state === listed ? { ...hit } : undefined;
 }
 
 function ignoreNotFound(err: unknown): undefined {

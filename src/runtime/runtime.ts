@@ -25,6 +25,11 @@ export interface Runtime {
    * objects' statuses directly instead of listing the pod's objects first
    * (upstream lists them with a uid filter); objects created after that list
    * are reported by the next relist.
+   * With `previous` too (the pod's cached status), a sandbox or container
+   * whose listed state equals its state in `previous` is not read again: a
+   * status changes only with its state (created, running and exited statuses
+   * are fixed once reached), so the cached one is still exact. Upstream reads
+   * every object on every inspection.
    */
-  getPodStatus(uid: string, name: string, namespace: string, known?: KnownPodIds): Promise<PodStatus>;
+  getPodStatus(uid: string, name: string, namespace: string, known?: KnownPodIds, previous?: PodStatus): Promise<PodStatus>;
 }

@@ -74,5 +74,7 @@ export interface RuntimePod {
 /** The ids a relist saw for one pod: inspection reads these directly instead of listing the pod again. */
 export interface KnownPodIds {
   sandboxIds: string[];
-  containers: { id: string; sandboxId: string }[];
+  containers: { id: string; sandboxId: string; state?: ContainerState }[];
+  /** The listed state of each sandbox, by id; with `state` above it lets an inspection reuse unchanged statuses. */
+  sandboxStates?: Record<string, SandboxState>;
 }

@@ -145,7 +145,8 @@ async function relist(ctx: TaskContext): Promise<RelistSummary> {
       if (!changed.has(p.uid)) continue;
       known[p.uid] = {
         sandboxIds: p.sandboxes.map((s) => s.id),
-        containers: p.containers.map((c) => ({ id: c.id, sandboxId: c.sandboxId })),
+        containers: p.containers.map((c) => ({ id: c.id, sandboxId: c.sandboxId, state: c.state })),
+        sandboxStates: Object.fromEntries(p.sandboxes.map((s) => [s.id, s.state])),
       };
     }
   }
@@ -162,12 +163,14 @@ async function relist(ctx: TaskContext): Promise<RelistSummary> {
   };
 }
 
-/** GetPodStatus for each pod, concurrently, writing each into its cache slot. */
+/** GetPodStatus for each pod (reusing its cached status where the relist saw no change), concurrently, writing each into its cache slot. */
 async function inspect(ctx: TaskContext, pods: PodRef[]): Promise<InspectOutcome[]> {
   return Promise.all(
     pods.map(async (p): Promise<InspectOutcome> => {
       try {
-        const status = await ctx.runtime.getPodStatus(p.uid, p.name, p.namespace, p.known);
+        // The cached status lets the runtime skip objects whose listed state is unchanged.
+        const previous = p.known ? ctx.cache.read(p.slot, p.uid) : undefined;
+        const status = await ctx.runtime.getPodStatus(p.uid, p.name, p.namespace, p.known, previous);
         ctx.cache.write(p.slot, status);
         const outcome: InspectOutcome = { uid: p.uid, empty: status.sandboxStatuses.length === 0 && status.containerStatuses.length === 0 };
         if (p.keys?.length) {

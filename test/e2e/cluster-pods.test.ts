@@ -186,7 +186,12 @@ describeCluster('pods from the apiserver on a kubelet-ts node', () => {
     expect(readFileSync(join(agent.dir, 'graceful-out', 'term'), 'utf8')).toContain('got-TERM');
   });
 
-  it('takes env from a Secret and a ConfigMap, pulls with imagePullSecrets credentials, and reports a missing secret', async () => {
+  it('takes env from a Secret, a ConfigMap and the services, pulls with imagePullSecrets credentials, and reports a missing secret', async () => {
+    // A service in the pod's namespace (enableServiceLinks defaults to true) and the master service.
+    await kubectl('-n', ns, 'create', 'service', 'clusterip', 'web', '--tcp=80:8080');
+    const clusterIP = async (namespace: string, name: string) =>
+      (await kubectl('-n', namespace, 'get', 'service', name, '-o', 'jsonpath={.spec.clusterIP}')).trim();
+    const [masterIP, webIP] = [await clusterIP('default', 'kubernetes'), await clusterIP(ns, 'web')];
     const registry = await startLocalRegistry({
       containerdAddress: CONTAINERD_ENDPOINT.replace(/^unix:\/\//, ''),
       image: IMAGE,
@@ -243,8 +248,12 @@ describeCluster('pods from the apiserver on a kubelet-ts node', () => {
         { timeoutMs: 90_000, intervalMs: 500 },
       );
       const [ctr] = await runningContainers(running.metadata.uid);
-      const out = await cri.execSync({ containerId: ctr.id, cmd: ['sh', '-c', 'echo "$PW $MODE"'], timeout: 10n });
-      expect(Buffer.from(out.stdout).toString().trim()).toBe('pw-from-secret prod');
+      const out = await cri.execSync({
+        containerId: ctr.id,
+        cmd: ['sh', '-c', 'echo "$PW $MODE $KUBERNETES_SERVICE_HOST $KUBERNETES_SERVICE_PORT $WEB_SERVICE_HOST $WEB_PORT"'],
+        timeout: 10n,
+      });
+      expect(Buffer.from(out.stdout).toString().trim()).toBe(`pw-from-secret prod ${masterIP} 443 ${webIP} tcp://${webIP}:80`);
       expect(registry.pulls.some((r) => r.user === 'puller' && r.path.includes('/private/busybox/manifests/'))).toBe(true);
       await waiting('nocred', /^(ErrImagePull|ImagePullBackOff)$/);
       const missing = await waiting('nosecret', /^CreateContainerConfigError$/);
@@ -380,7 +389,12 @@ describeCluster('pods from the apiserver on a kubelet-ts node', () => {
         return true;
       }
     };
-    await pollUntil('the apiserver to stop', exited, { timeoutMs: 60_000, intervalMs: 200 });
+    // kube-apiserver waits up to 60 s for open watch streams before it exits (longer on a loaded machine):
+    // after 90 s it is killed, which is a restart all the same for the kubelet.
+    await pollUntil('the apiserver to stop', exited, { timeoutMs: 90_000, intervalMs: 200 }).catch(async () => {
+      process.kill(pid, 'SIGKILL');
+      await pollUntil('the apiserver to die', exited, { timeoutMs: 30_000, intervalMs: 200 });
+    });
     // While it is down, the finisher completes: a status change the kubelet must deliver later.
     await pollUntil('the finisher container to exit', async () => (await runningContainers(finisher.metadata.uid)).length === 0, {
       timeoutMs: 60_000,

@@ -148,13 +148,17 @@ describe('GenericPleg (inline runner, fake runtime)', () => {
     expect(simple(drain())).toEqual([`a:ContainerDied:${hexId(1).slice(0, 16)}`, `a:ContainerStarted:${hexId(2).slice(0, 16)}`].sort());
   });
 
-  it('inspects by the ids the relist listed, and uses one pool task for a steady relist', async () => {
+  it('inspects by the ids and states the relist listed, and uses one pool task for a steady relist', async () => {
     const p = runtimePod('a', [[1, 'running']]);
     p.containers[0].sandboxId = p.sandboxes[0].id;
     setPods(p);
     await pleg.relist();
     expect(runtime.calls.known).toEqual([
-      { sandboxIds: [p.sandboxes[0].id], containers: [{ id: hexId(1), sandboxId: p.sandboxes[0].id }] },
+      {
+        sandboxIds: [p.sandboxes[0].id],
+        sandboxStates: { [p.sandboxes[0].id]: 'ready' },
+        containers: [{ id: hexId(1), sandboxId: p.sandboxes[0].id, state: 'running' }],
+      },
     ]);
     const spy = vi.spyOn(InlineRunner.prototype, 'run');
     await pleg.relist();

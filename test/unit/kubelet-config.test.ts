@@ -5,7 +5,8 @@ import { main, parseCommandLine } from '../../src/main/cli.js';
 import { FLAG_SPECS } from '../../src/main/config/flags.js';
 import { parseFlags } from '../../src/main/config/flag-parser.js';
 import { parseColonMultimap } from '../../src/main/config/parse-values.js';
-import { DEFAULT_EVICTION_HARD, defaultWorkerThreads, type KubeletConfig } from '../../src/main/config/kubelet-config.js';
+import { DEFAULT_EVICTION_HARD, type KubeletConfig } from '../../src/main/config/kubelet-config.js';
+import { defaultWorkerThreads } from '../../src/main/config/config-defaults.js';
 import { resolveConfig, type ResolveEnv } from '../../src/main/config/load-config.js';
 
 const FILE = '/etc/kubelet-ts/config.yaml';

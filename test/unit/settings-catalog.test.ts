@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/common/errors.js';
 import { allFlagSpecs, FLAG_SPECS } from '../../src/main/config/flags.js';
-import { defaultKubeletConfig } from '../../src/main/config/kubelet-config.js';
+import { defaultKubeletConfig } from '../../src/main/config/config-defaults.js';
 import { resolveConfig, type ResolveEnv } from '../../src/main/config/load-config.js';
 import { configKey, isOther, UPSTREAM_SETTINGS } from '../../src/main/config/settings-catalog.js';
 import { renderSettingsTables, withSettingsTables } from '../../src/main/config/settings-table.js';

@@ -15,7 +15,7 @@
 import * as z from 'zod';
 import { isValidQuantity } from '../../api/quantity.js';
 import { durationString } from './duration-schema.js';
-import { ServerConfigFileFields, applyServerFile, defaultServerConfig, type ServerConfig } from './server-config.js';
+import { ServerConfigFileFields, applyServerFile, type ServerConfig } from './server-config.js';
 import { TAINT_EFFECTS, type TaintSpec } from './taints.js';
 import { collectOtherFields, otherFieldsShape, otherTopLevelKeys } from './settings-catalog.js';
 
@@ -338,113 +338,6 @@ export interface KubeletConfig extends ServerConfig {
 
 /** The fields a KubeletConfiguration file may set (the file schema's keys minus apiVersion/kind). */
 export type FileField = Exclude<keyof KubeletConfigurationFile, 'apiVersion' | 'kind'>;
-
-export interface DefaultsContext {
-  /** Upstream: readOnlyPort is 10255 without --config, 0 with it; so differ the authn/authz defaults. */
-  withConfigFile: boolean;
-  availableParallelism: number;
-  hostname: string;
-}
-
-/** Default worker-thread count: min(4, available parallelism). */
-export function defaultWorkerThreads(availableParallelism: number): number {
-  return Math.max(1, Math.min(4, Math.floor(availableParallelism)));
-}
-
-/** The built-in defaults (upstream SetDefaults_KubeletConfiguration plus our flag-only settings). */
-export function defaultKubeletConfig(ctx: DefaultsContext): KubeletConfig {
-  const endpoint = 'unix:///run/containerd/containerd.sock';
-  return {
-    enableServer: true,
-    staticPodPath: '',
-    staticPodURL: '',
-    staticPodURLHeader: {},
-    syncFrequency: 60_000,
-    fileCheckFrequency: 20_000,
-    httpCheckFrequency: 20_000,
-    podHousekeepingPeriod: 2_000,
-    address: '0.0.0.0',
-    port: 10250,
-    readOnlyPort: ctx.withConfigFile ? 0 : LEGACY_READ_ONLY_PORT,
-    healthzPort: 10248,
-    healthzBindAddress: '127.0.0.1',
-    maxPods: 110,
-    podsPerCore: 0,
-    podPidsLimit: -1,
-    podCIDR: '',
-    providerID: '',
-    runtimeRequestTimeout: 120_000,
-    containerRuntimeEndpoint: endpoint,
-    imageServiceEndpoint: endpoint,
-    podLogsDir: '/var/log/pods',
-    registerNode: true,
-    registerWithTaints: [],
-    nodeStatusUpdateFrequency: 10_000,
-    nodeStatusReportFrequency: 300_000,
-    nodeStatusMaxImages: 50,
-    nodeLeaseDurationSeconds: 40,
-    imageMinimumGCAge: 120_000,
-    imageMaximumGCAge: 0,
-    imageGCHighThresholdPercent: 85,
-    imageGCLowThresholdPercent: 80,
-    serializeImagePulls: true,
-    maxParallelImagePulls: null,
-    registryPullQPS: 5,
-    registryBurst: 10,
-    evictionHard: { ...DEFAULT_EVICTION_HARD },
-    evictionSoft: {},
-    evictionSoftGracePeriod: {},
-    evictionMinimumReclaim: {},
-    evictionPressureTransitionPeriod: 300_000,
-    evictionMaxPodGracePeriod: 0,
-    mergeDefaultEvictionSettings: false,
-    systemReserved: {},
-    kubeReserved: {},
-    enforceNodeAllocatable: ['pods'],
-    cgroupDriver: 'cgroupfs',
-    cgroupRoot: '',
-    cgroupsPerQOS: true,
-    failSwapOn: true,
-    oomScoreAdj: -999,
-    clusterDNS: [],
-    clusterDomain: '',
-    resolvConf: '/etc/resolv.conf',
-    hairpinMode: 'promiscuous-bridge',
-    kubeAPIQPS: 50,
-    kubeAPIBurst: 100,
-    eventRecordQPS: 50,
-    eventBurst: 100,
-    containerLogMaxSize: '10Mi',
-    containerLogMaxFiles: 5,
-    containerLogMaxWorkers: 1,
-    containerLogMonitorInterval: 10_000,
-    shutdownGracePeriod: 0,
-    shutdownGracePeriodCriticalPods: 0,
-    featureGates: {},
-    enableDebuggingHandlers: true,
-    enableSystemLogHandler: true,
-    enableProfilingHandler: true,
-    enableDebugFlagsHandler: true,
-    otherSettings: {},
-    logging: { format: 'text', verbosity: 0 },
-    ...defaultServerConfig(ctx.withConfigFile),
-
-    configFile: '',
-    kubeconfig: '',
-    bootstrapKubeconfig: '',
-    certDir: '',
-    rootDir: '/var/lib/kubelet',
-    containerLogsDir: '/var/log/containers',
-    hostnameOverride: '',
-    nodeName: ctx.hostname.trim().toLowerCase(),
-    nodeIp: '',
-    nodeLabels: {},
-    runonce: false,
-    workerThreads: defaultWorkerThreads(ctx.availableParallelism),
-    relistMode: 'parallel',
-    pleg: 'generic',
-  };
-}
 
 /** Upstream treats these file values as "unset" when zero/empty, and keeps the default. */
 const ZERO_MEANS_DEFAULT = new Set<FileField>([

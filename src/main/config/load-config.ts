@@ -30,10 +30,10 @@ import {
   RELIST_MODES,
   ReservedResourcesSchema,
   applyConfigFile,
-  defaultKubeletConfig,
   type KubeletConfig,
   type KubeletConfigurationFile,
 } from './kubelet-config.js';
+import { defaultKubeletConfig } from './config-defaults.js';
 import { AUTHORIZATION_MODES, SERVER_NESTED_KEYS, setPath } from './server-config.js';
 import { assessSettings } from './settings-catalog.js';
 

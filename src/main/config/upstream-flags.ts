@@ -35,7 +35,7 @@ export const UPSTREAM_FLAGS: readonly UpstreamSetting[] = [
   h('hostname-override', 'The node name.', { key: 'hostnameOverride' }),
   h('node-ip', 'The node addresses.', { key: 'nodeIp' }),
   h('node-labels', 'Labels of the registered node.', { key: 'nodeLabels' }),
-  h('root-dir', 'Directory of pod data and checkpoints.', { key: 'rootDir' }),
+  h('root-dir', 'Directory of pod directories, volumes and certificates (no checkpoints are written).', { key: 'rootDir' }),
   r('dynamic-config-dir', 'dynamic kubelet configuration was removed upstream; use --config.', { type: 'string', neutral: '' }),
   r('lock-file', 'run one agent per node from one systemd unit instead of a lock file.', { type: 'string', neutral: '' }),
   x('exit-on-lock-contention', 'there is no lock file (see --lock-file).', { type: 'bool', neutral: false }),
@@ -117,10 +117,14 @@ export const UPSTREAM_FLAGS: readonly UpstreamSetting[] = [
     type: 'int',
     neutral: -1,
   }),
-  x('master-service-namespace', 'service environment variables come from the pod\'s own namespace and "default", as upstream.', {
-    type: 'string',
-    neutral: 'default',
-  }),
+  r(
+    'master-service-namespace',
+    'the master service (for KUBERNETES_SERVICE_* variables) is read from "default" only; the flag is deprecated upstream.',
+    {
+      type: 'string',
+      neutral: 'default',
+    },
+  ),
   r('register-schedulable', 'use --register-with-taints=node.kubernetes.io/unschedulable:NoSchedule.', { type: 'bool', neutral: true }),
   r('keep-terminated-pod-volumes', 'volumes of terminated pods are always unmounted.', { type: 'bool', neutral: false }),
   x('really-crash-for-testing', 'an unexpected error already ends the process.', { type: 'bool', neutral: false }),

@@ -67,6 +67,25 @@ export function progressStep(
   return { state: next, line: { kind: 'progress', level: 'info' } };
 }
 
+/** The counts from the pods the sources want, their admission and their status phase (mirror pods are not in `pods`). */
+export function bootCounts(
+  pods: Iterable<{ metadata: { uid?: string } }>,
+  rejected: (uid: string) => boolean,
+  phase: (uid: string) => string | undefined,
+): PodCounts {
+  const counts = { desired: 0, admitted: 0, running: 0, completed: 0 };
+  for (const pod of pods) {
+    const uid = pod.metadata.uid ?? '';
+    counts.desired++;
+    if (rejected(uid)) continue;
+    counts.admitted++;
+    const p = phase(uid);
+    if (p === 'Running') counts.running++;
+    else if (p === 'Succeeded' || p === 'Failed') counts.completed++;
+  }
+  return counts;
+}
+
 export interface BootProgressOptions {
   clock: Clock;
   logger: Logger;

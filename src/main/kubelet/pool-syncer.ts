@@ -26,6 +26,7 @@ import type { ProbeStatusInputs, ProbeSyncInputs } from '../prober/prober-manage
 import type { PodStartMetrics } from '../status/pod-start-metrics.js';
 import type { PodVolumeManager } from '../volumes/volume-manager.js';
 import type { PodObjectsResolver } from './pod-objects.js';
+import type { ServiceEnvSource } from './service-env.js';
 
 export interface PoolSyncerOptions {
   runner: TaskRunner;
@@ -63,6 +64,8 @@ export interface PoolSyncerOptions {
   volumes?: PodVolumeManager;
   /** Cluster mode: the Secrets/ConfigMaps of env and the imagePullSecrets credentials, resolved per sync. */
   podObjects?: Pick<PodObjectsResolver, 'resolve' | 'forget'>;
+  /** Cluster mode: the services whose environment variables the pod's containers get. */
+  serviceEnv?: ServiceEnvSource;
 }
 
 /** What the pod syncer needs of the prober (ProberManager). */
@@ -194,6 +197,7 @@ export class PoolSyncer implements PodSyncer {
     const volumes = await this.waitForVolumes(ctx, pod);
     // A failed read (not a missing object) fails the sync; the pod worker retries it with backoff.
     const objects = await this.o.podObjects?.resolve(pod);
+    const serviceEnv = this.o.serviceEnv?.envFor(pod.metadata.namespace ?? 'default', pod.spec.enableServiceLinks !== false);
     const slot = this.o.cache.allocate(uid);
     const result = await this.slots.run(() =>
       this.o.runner.run({
@@ -208,6 +212,7 @@ export class PoolSyncer implements PodSyncer {
           ...this.o.probes?.syncInputs(uid),
           ...(this.o.volumes ? { volumes, podDir: this.o.volumes.podDir(uid) } : {}),
           ...(objects ? { objects } : {}),
+          ...(serviceEnv ? { serviceEnv } : {}),
         },
       }),
     );

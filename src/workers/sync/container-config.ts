@@ -92,6 +92,8 @@ export interface ContainerConfigOptions {
   mounts?: DeepPartial<Mount>[];
   /** Referenced Secrets and ConfigMaps, resolved on the main thread; unset without an apiserver. */
   objects?: PodObjects;
+  /** Service environment variables for the pod (main thread, service-env.ts); unset without an apiserver. */
+  serviceEnv?: Record<string, string>;
 }
 
 // --- $(VAR) expansion ----------------------------------------------------------
@@ -205,12 +207,14 @@ export function resourceFieldValue(
 
 /**
  * The container's environment in spec order (a repeated name keeps its first
- * position and its last value). Literal values have `$(VAR)` expanded against
- * the variables defined before them.
+ * position and its last value), then the service variables it does not set.
+ * Literal values have `$(VAR)` expanded against the variables defined before
+ * them and the service variables.
  */
 export function makeEnvironmentVariables(pod: Pod, container: Container, opts: ContainerConfigOptions): { name: string; value: string }[] {
   const ns = pod.metadata.namespace ?? 'default';
   const objects = opts.objects;
+  const serviceEnv = opts.serviceEnv;
   const needsApiserver = (what: string) =>
     envError(pod, container, `${what} needs the apiserver; the agent runs without one (--kubeconfig not set)`);
   // null: the object does not exist (upstream returns the apiserver's NotFound error).
@@ -236,7 +240,7 @@ export function makeEnvironmentVariables(pod: Pod, container: Container, opts: C
   for (const e of container.env ?? []) {
     const from = e.valueFrom;
     let v: string;
-    if (e.value || !from) v = expand(e.value ?? '', (n) => vars.get(n));
+    if (e.value || !from) v = expand(e.value ?? '', (n) => vars.get(n) ?? serviceEnv?.[n]);
     else if (from.fieldRef) {
       const f = fieldRefValue(pod, from.fieldRef.fieldPath, opts);
       if (f === undefined)
@@ -262,7 +266,10 @@ export function makeEnvironmentVariables(pod: Pod, container: Container, opts: C
     } else v = e.value ?? '';
     vars.set(e.name, v);
   }
-  return [...vars].map(([name, v]) => ({ name, value: v }));
+  // Service variables the container does not define itself come last (upstream), in name order.
+  const out = [...vars].map(([name, v]) => ({ name, value: v }));
+  if (serviceEnv) for (const name of Object.keys(serviceEnv).sort()) if (!vars.has(name)) out.push({ name, value: serviceEnv[name] });
+  return out;
 }
 
 /** Upstream validation.IsEnvVarName: envFrom keys that fail it are skipped. */

@@ -122,7 +122,7 @@ async function startContainer(
   node: NodeInfo,
   backoff: BackoffState,
   events: PodEvent[],
-  volumes: Pick<SyncPodInput, 'volumes' | 'podDir' | 'objects'>,
+  volumes: Pick<SyncPodInput, 'volumes' | 'podDir' | 'objects' | 'serviceEnv'>,
 ): Promise<StartOutcome> {
   const now = ctx.clock.now();
   const back = doBackOff(backoff, pod, container, status, now);
@@ -158,6 +158,7 @@ async function startContainer(
       imageRef: image.imageRef,
       memoryCapacityBytes: node.memoryCapacityBytes,
       objects: volumes.objects,
+      serviceEnv: volumes.serviceEnv,
     };
     opts.mounts = await containerMounts(ctx, pod, container, opts, sandbox.ips, node, volumes);
     config = generateContainerConfig(pod, container, opts);

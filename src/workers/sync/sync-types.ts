@@ -56,6 +56,8 @@ export interface SyncPodInput {
   podDir?: string;
   /** Secrets, ConfigMaps and registry credentials the pod references, read on the main thread (cluster mode). */
   objects?: PodObjects;
+  /** The pod's service environment variables (cluster mode; src/main/kubelet/service-env.ts). */
+  serviceEnv?: Record<string, string>;
 }
 
 /** Registry credentials for CRI PullImage (a CRI AuthConfig). */
