@@ -99,7 +99,7 @@ class Cursor {
     let result = 0;
     for (let shift = 0; shift < 70; shift += 7) {
       if (this.pos >= end) this.fail('truncated varint');
-      const b = buf[this.pos++]!;
+      const b = buf[this.pos++];
       if (shift < 32) result |= (b & 0x7f) << shift;
       if (b < 0x80) return result >>> 0;
     }
@@ -113,7 +113,7 @@ class Cursor {
     let hi = 0;
     for (let i = 0; i < 10; i++) {
       if (this.pos >= end) this.fail('truncated varint');
-      const b = buf[this.pos++]!;
+      const b = buf[this.pos++];
       if (i < 4) lo |= (b & 0x7f) << (7 * i);
       else if (i === 4) {
         lo |= (b & 0x0f) << 28;
@@ -196,8 +196,13 @@ class Cursor {
       const tag = this.tag(stop);
       if (tag === 10 || tag === 18) {
         const e = this.delimited(stop);
-        if (tag === 10) ((keyStart = this.pos), (keyEnd = e));
-        else ((valueStart = this.pos), (valueEnd = e));
+        if (tag === 10) {
+          keyStart = this.pos;
+          keyEnd = e;
+        } else {
+          valueStart = this.pos;
+          valueEnd = e;
+        }
         this.pos = e;
       } else this.skip(tag, stop);
     }
@@ -206,7 +211,7 @@ class Cursor {
     this.entryEnd = valueEnd;
     const len = keyEnd - keyStart;
     for (let k = 0; k < wanted.length; k++) {
-      const key = wanted[k]!;
+      const key = wanted[k];
       if (key.length !== len) continue;
       let i = len - 1;
       while (i >= 0 && this.buf[keyStart + i] === key[i]) i--;

@@ -148,7 +148,7 @@ describe('decodeListedContainers equals the full decode projected', () => {
         containers: [
           Container.fromPartial({ id: 'n', createdAt: -5n, state: 7 as ContainerState }),
           Container.fromPartial({ id: 'm', createdAt: (1n << 63n) - 1n, state: ContainerState.CONTAINER_EXITED }),
-          Container.fromPartial({ id: 'o', createdAt: -(1n << 63n), state: -1 as ContainerState }),
+          Container.fromPartial({ id: 'o', createdAt: -(1n << 63n), state: -1 }),
         ],
       }).finish(),
     ],
