@@ -34,7 +34,7 @@ export class CriRuntime implements Runtime {
         this.cri.listContainers({ filter: selector }),
       ]);
       ids = {
-        sandboxIds: boxes.items.map((s) => s.id),
+        sandboxes: boxes.items.map((s) => ({ id: s.id })),
         containers: containers.containers.map((c) => ({ id: c.id, sandboxId: c.podSandboxId })),
       };
     }
@@ -42,10 +42,12 @@ export class CriRuntime implements Runtime {
     // next relist reports their removal.
     const sandboxStatuses = (
       await Promise.all(
-        ids.sandboxIds.map(
-          async (id) =>
-            reusable(previous?.sandboxStatuses, id, known?.sandboxStates?.[id]) ??
-            this.cri.podSandboxStatus({ podSandboxId: id }).then((r) => (r.status ? toSandboxStatus(r.status) : undefined), ignoreNotFound),
+        ids.sandboxes.map(
+          async (b) =>
+            reusable(previous?.sandboxStatuses, b.id, b.state) ??
+            this.cri
+              .podSandboxStatus({ podSandboxId: b.id })
+              .then((r) => (r.status ? toSandboxStatus(r.status) : undefined), ignoreNotFound),
         ),
       )
     ).filter((s): s is SandboxStatus => s !== undefined);

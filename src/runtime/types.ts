@@ -73,8 +73,7 @@ export interface RuntimePod {
 
 /** The ids a relist saw for one pod: inspection reads these directly instead of listing the pod again. */
 export interface KnownPodIds {
-  sandboxIds: string[];
+  /** `state`: the listed state, which lets an inspection reuse an unchanged cached status (absent: read it). */
+  sandboxes: { id: string; state?: SandboxState }[];
   containers: { id: string; sandboxId: string; state?: ContainerState }[];
-  /** The listed state of each sandbox, by id; with `state` above it lets an inspection reuse unchanged statuses. */
-  sandboxStates?: Record<string, SandboxState>;
 }

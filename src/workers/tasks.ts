@@ -144,9 +144,8 @@ async function relist(ctx: TaskContext): Promise<RelistSummary> {
     for (const p of pods) {
       if (!changed.has(p.uid)) continue;
       known[p.uid] = {
-        sandboxIds: p.sandboxes.map((s) => s.id),
+        sandboxes: p.sandboxes.map((s) => ({ id: s.id, state: s.state })),
         containers: p.containers.map((c) => ({ id: c.id, sandboxId: c.sandboxId, state: c.state })),
-        sandboxStates: Object.fromEntries(p.sandboxes.map((s) => [s.id, s.state])),
       };
     }
   }

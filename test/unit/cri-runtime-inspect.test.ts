@@ -48,8 +48,7 @@ function criWith(sandbox: SandboxState, container: State): FakeCri {
 }
 
 const known = (sandbox: SandboxState, container: State): KnownPodIds => ({
-  sandboxIds: ['sb1'],
-  sandboxStates: { sb1: sandbox },
+  sandboxes: [{ id: 'sb1', state: sandbox }],
   containers: [{ id: 'c1', sandboxId: 'sb1', state: container }],
 });
 
@@ -99,7 +98,11 @@ describe('CriRuntime.getPodStatus with a cached status', () => {
     const previous = cached ? await cachedStatus(...cached) : undefined;
     const cri = criWith(...listed);
     let ids = known(...listed);
-    if (!withStates) ids = { sandboxIds: ids.sandboxIds, containers: ids.containers.map(({ id, sandboxId }) => ({ id, sandboxId })) };
+    if (!withStates)
+      ids = {
+        sandboxes: ids.sandboxes.map(({ id }) => ({ id })),
+        containers: ids.containers.map(({ id, sandboxId }) => ({ id, sandboxId })),
+      };
     const status = await new CriRuntime(cri.api, realClock).getPodStatus('u1', 'p', 'ns', ids, previous);
     expect(cri.methods().sort()).toEqual([...reads].sort());
     // The result is the same as reading everything.

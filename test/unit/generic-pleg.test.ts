@@ -155,8 +155,7 @@ describe('GenericPleg (inline runner, fake runtime)', () => {
     await pleg.relist();
     expect(runtime.calls.known).toEqual([
       {
-        sandboxIds: [p.sandboxes[0].id],
-        sandboxStates: { [p.sandboxes[0].id]: 'ready' },
+        sandboxes: [{ id: p.sandboxes[0].id, state: 'ready' }],
         containers: [{ id: hexId(1), sandboxId: p.sandboxes[0].id, state: 'running' }],
       },
     ]);
