@@ -284,8 +284,8 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
       networkError: () => runtimeState.networkErrors(),
       runtimeName: runtimeName(runtimeVersion.runtimeName),
       metrics: kubeletMetrics(registry),
-      // PoolRunner runs 8 tasks per worker; leave a quarter of that for PLEG tasks.
-      maxConcurrentSyncs: runner.threads > 0 ? runner.threads * 6 : 16,
+      // PoolRunner runs at least 16 tasks across its workers (8 per worker); leave a quarter for PLEG tasks.
+      maxConcurrentSyncs: runner.threads > 0 ? Math.max(12, runner.threads * 6) : 16,
       cacheUnreliable: (uid) => pleg.inspectionFailed(uid),
       releaseCacheSlot: (uid) => pleg.releaseSlotWhenUnused(uid),
       podTerminated: (uid) => statusSync?.enqueue(uid),

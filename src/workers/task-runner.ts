@@ -10,6 +10,7 @@ import { WorkerCrashedError } from '../common/errors.js';
 import { deserializeError } from './error-wire.js';
 import type { RequestOf, TaskRequest, TaskResult, TaskResults, TaskType, WorkerInit } from './protocol.js';
 import { createTaskContext, runTask, type TaskContext } from './tasks.js';
+import { WORKER_RESOURCE_LIMITS } from './worker-limits.js';
 import type { Runtime } from '../runtime/runtime.js';
 
 export interface TaskRunner {
@@ -75,11 +76,12 @@ export class PoolRunner implements TaskRunner {
       execArgv,
       minThreads: options.threads,
       maxThreads: options.threads,
-      concurrentTasksPerWorker: options.concurrentTasksPerWorker ?? 8,
+      concurrentTasksPerWorker: options.concurrentTasksPerWorker ?? Math.max(8, Math.ceil(16 / options.threads)),
       // 'sync' would park an idle worker's event loop, freezing its gRPC channel and timers.
       atomics: 'disabled',
       idleTimeout: Number.POSITIVE_INFINITY,
       workerData: init,
+      resourceLimits: WORKER_RESOURCE_LIMITS,
     });
   }
 

@@ -74,7 +74,7 @@ describe('defaults', () => {
     logging: { format: 'text', verbosity: 0 },
     rootDir: '/var/lib/kubelet',
     nodeName: 'node-a',
-    workerThreads: 4,
+    workerThreads: 1, // maxPods 110: one worker
     relistMode: 'parallel',
     pleg: 'generic',
     runonce: false,
@@ -96,13 +96,23 @@ describe('defaults', () => {
   });
 
   it.each([
-    [1, 1],
-    [2, 2],
-    [4, 4],
-    [64, 4],
-  ])('workerThreads default with %d CPUs is %d', (cpus, threads) => {
-    expect(defaultWorkerThreads(cpus)).toBe(threads);
-    expect(resolveConfig([], { ...env(), availableParallelism: cpus }).config.workerThreads).toBe(threads);
+    // [CPUs, maxPods, threads]
+    [1, 110, 1],
+    [2, 110, 1],
+    [2, 300, 1],
+    [2, 301, 2],
+    [2, 1100, 2],
+    [4, 600, 2],
+    [4, 1100, 4],
+    [64, 5000, 4],
+  ])('workerThreads default with %d CPUs and maxPods %d is %d', (cpus, maxPods, threads) => {
+    expect(defaultWorkerThreads(cpus, maxPods)).toBe(threads);
+    const flags = maxPods === 110 ? [] : [`--max-pods=${maxPods}`];
+    expect(resolveConfig(flags, { ...env(), availableParallelism: cpus }).config.workerThreads).toBe(threads);
+  });
+
+  it('an explicit --worker-threads wins over the maxPods-based default', () => {
+    expect(resolveConfig(['--max-pods=1100', '--worker-threads=1'], { ...env(), availableParallelism: 4 }).config.workerThreads).toBe(1);
   });
 });
 

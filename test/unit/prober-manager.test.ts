@@ -91,8 +91,10 @@ function setup() {
   const queued: ProbeResult[] = [];
   const events: { ref: ObjectReference; reason: string; message: string }[] = [];
   const pods = new Map<string, Pod>();
+  let opened = 0;
   const m = new ProberManager({
     channel: (onBatch) => {
+      opened++;
       deliver = onBatch;
       return channel;
     },
@@ -102,7 +104,7 @@ function setup() {
     logger: pino({ level: 'silent' }),
   });
   const send = (...results: ProbeResultChange[]) => deliver({ results, events: [], logs: [] });
-  return { m, channel, queued, events, pods, send, deliver: (b: ProberBatch) => deliver(b) };
+  return { m, channel, queued, events, pods, send, deliver: (b: ProberBatch) => deliver(b), opened: () => opened };
 }
 
 const change = (
@@ -131,6 +133,20 @@ describe('toProbePod', () => {
 });
 
 describe('ProberManager', () => {
+  it('opens the prober host only for the first pod with a probe', async () => {
+    const s = setup();
+    const plain = PodSchema.parse({ metadata: { name: 'p', namespace: 'default', uid: 'u2' }, spec: { containers: [{ name: 'a', image: 'b' }] } });
+    s.m.addPod(plain);
+    s.m.removePod('u2');
+    s.m.cleanupPods([]);
+    expect(await s.m.metricsText()).toBe('');
+    expect(s.opened()).toBe(0);
+    s.m.addPod(webPod());
+    s.m.addPod(plain);
+    expect(s.opened()).toBe(1);
+    expect(s.channel.calls[0]).toMatch(/^add u1/);
+  });
+
   it('lifecycle calls reach the host once per pod', () => {
     const s = setup();
     s.m.addPod(webPod());
@@ -146,6 +162,7 @@ describe('ProberManager', () => {
 
   it('result changes become syncLoop events as upstream: readiness and startup always, liveness on Failure only', () => {
     const s = setup();
+    s.m.addPod(webPod()); // opens the prober host
     s.send(
       change('c1', 'app', 'Readiness', 'Failure'),
       change('c1', 'app', 'Liveness', 'Success'),
@@ -162,6 +179,7 @@ describe('ProberManager', () => {
 
   it('syncInputs: the instances whose liveness or startup failed, and the started ones', () => {
     const s = setup();
+    s.m.addPod(webPod()); // opens the prober host
     s.send(
       change('c1', 'app', 'Liveness', 'Failure'),
       change('c2', 'side', 'Startup', 'Success'),
@@ -204,6 +222,7 @@ describe('ProberManager', () => {
 
   it('events are recorded against the container; unknown pods get a reference from the batch', () => {
     const s = setup();
+    s.m.addPod(webPod()); // opens the prober host
     s.pods.set('u1', { ...webPod(), metadata: { ...webPod().metadata, resourceVersion: '7' } });
     const e = { podUid: 'u1', podName: 'web', namespace: 'default', container: 'side', init: true, type: 'Warning' as const };
     s.deliver({

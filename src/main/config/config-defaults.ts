@@ -14,9 +14,20 @@ export interface DefaultsContext {
   hostname: string;
 }
 
-/** Default worker-thread count: min(4, available parallelism). */
-export function defaultWorkerThreads(availableParallelism: number): number {
-  return Math.max(1, Math.min(4, Math.floor(availableParallelism)));
+/** Pods one pool worker serves by default (see defaultWorkerThreads). */
+export const PODS_PER_WORKER = 300;
+
+/**
+ * Default worker-thread count: one per PODS_PER_WORKER of maxPods, at most
+ * min(4, available parallelism), at least one. A worker is an isolate with
+ * its own gRPC channel and module graph (~15-30 MiB resident once idle), and
+ * one worker keeps up with the relist and pod syncs of 300 pods (`npm run bench
+ * -- memory` and `-- peer`), so a node with upstream's default maxPods (110)
+ * runs one.
+ */
+export function defaultWorkerThreads(availableParallelism: number, maxPods: number): number {
+  const byPods = Math.ceil(Math.max(1, maxPods) / PODS_PER_WORKER);
+  return Math.max(1, Math.min(4, Math.floor(availableParallelism), byPods));
 }
 
 /** The built-in defaults (upstream SetDefaults_KubeletConfiguration plus our flag-only settings). */
@@ -108,7 +119,7 @@ export function defaultKubeletConfig(ctx: DefaultsContext): KubeletConfig {
     nodeIp: '',
     nodeLabels: {},
     runonce: false,
-    workerThreads: defaultWorkerThreads(ctx.availableParallelism),
+    workerThreads: defaultWorkerThreads(ctx.availableParallelism, 110),
     relistMode: 'parallel',
     pleg: 'generic',
   };

@@ -117,7 +117,7 @@ export const FLAG_SPECS: readonly FlagSpec[] = [
     'workerThreads',
     'int',
     'n',
-    'min(4, available parallelism)',
+    'ceil(maxPods / 300), at most min(4, available parallelism)',
     'Worker threads for runtime calls and decoding; 0 = inline mode (no worker threads).',
   ),
   spec('relist-mode', 'relistMode', 'enum', 'mode', 'parallel', 'How PLEG relists sandboxes and containers.', { choices: RELIST_MODES }),

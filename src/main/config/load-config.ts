@@ -33,7 +33,7 @@ import {
   type KubeletConfig,
   type KubeletConfigurationFile,
 } from './kubelet-config.js';
-import { defaultKubeletConfig } from './config-defaults.js';
+import { defaultKubeletConfig, defaultWorkerThreads } from './config-defaults.js';
 import { AUTHORIZATION_MODES, SERVER_NESTED_KEYS, setPath } from './server-config.js';
 import { assessSettings } from './settings-catalog.js';
 
@@ -115,6 +115,7 @@ export function resolveFromFlags(flags: ParsedFlags, env: ResolveEnv = {}): Reso
   config.configFile = displayFile;
 
   if (sources.imageServiceEndpoint === 'default') config.imageServiceEndpoint = config.containerRuntimeEndpoint;
+  if (sources.workerThreads === 'default') config.workerThreads = defaultWorkerThreads(ctx.availableParallelism, config.maxPods);
   const override = config.hostnameOverride.trim().toLowerCase();
   if (override !== '') {
     config.nodeName = override;

@@ -9,6 +9,7 @@ import * as Comlink from 'comlink';
 import { realClock } from '../../common/clock.js';
 import { CriClient } from '../../cri/client.js';
 import { serializeError } from '../../workers/error-wire.js';
+import { WORKER_RESOURCE_LIMITS } from '../../workers/worker-limits.js';
 import type { WorkerInit } from '../../workers/protocol.js';
 import { PodStatusCache } from '../../workers/shared/pod-status-cache.js';
 import { nodeEndpoint } from '../../workers/container-events/comlink-node.js';
@@ -66,12 +67,15 @@ export class InlineContainerEventSource implements ContainerEventSource {
  */
 function startWorker(init: WorkerInit): Worker {
   if (!import.meta.url.endsWith('.ts')) {
-    return new Worker(new URL('../../workers/container-events/events-worker.js', import.meta.url), { workerData: init });
+    return new Worker(new URL('../../workers/container-events/events-worker.js', import.meta.url), {
+      workerData: init,
+      resourceLimits: WORKER_RESOURCE_LIMITS,
+    });
   }
   const entry = new URL('../../workers/container-events/events-worker.ts', import.meta.url).href;
   // Resolved from the working directory (the repository, where tsx is a dev dependency).
   const stub = `import('tsx/esm/api').then((m) => { m.register(); return import(${JSON.stringify(entry)}); })`;
-  return new Worker(stub, { eval: true, workerData: init });
+  return new Worker(stub, { eval: true, workerData: init, resourceLimits: WORKER_RESOURCE_LIMITS });
 }
 
 /**

@@ -13,6 +13,7 @@ import { ProberHost, type ProberBatch } from '../../workers/prober/prober-host.j
 import type { ProberCommand, ProberInit, ProberMessage } from '../../workers/prober/prober-protocol.js';
 import type { ProbePod, ProbeType } from '../../workers/prober/probe-types.js';
 import { runProbe } from '../../workers/prober/run-probe.js';
+import { WORKER_RESOURCE_LIMITS } from '../../workers/worker-limits.js';
 
 export interface ProberChannel {
   addPod(pod: ProbePod): void;
@@ -31,12 +32,16 @@ export interface ProberChannel {
  */
 function startWorker(init: ProberInit): Worker {
   if (!import.meta.url.endsWith('.ts')) {
-    return new Worker(new URL('../../workers/prober/prober-thread-entry.js', import.meta.url), { workerData: init });
+    return new Worker(new URL('../../workers/prober/prober-thread-entry.js', import.meta.url), {
+      workerData: init,
+      resourceLimits: WORKER_RESOURCE_LIMITS,
+    });
   }
   const entry = fileURLToPath(new URL('../../workers/prober/prober-thread-entry.ts', import.meta.url));
   return new Worker(new URL('../../workers/ts-worker-boot.cjs', import.meta.url), {
     workerData: { ...init, __entry: entry },
     execArgv: ['--import', 'tsx'],
+    resourceLimits: WORKER_RESOURCE_LIMITS,
   });
 }
 

@@ -80,7 +80,11 @@ export function toProbePod(pod: Pod): ProbePod | undefined {
 const QUEUE_NAME: Record<ProbeType, ProbeResult['probe']> = { Liveness: 'liveness', Readiness: 'readiness', Startup: 'startup' };
 
 export class ProberManager {
-  private readonly channel: ProberChannel;
+  /**
+   * Opened by the first pod with a probe: a node without probes never starts
+   * the prober thread (an isolate costs ~15-30 MiB resident).
+   */
+  private channel: ProberChannel | undefined;
   /** Result per container id and probe type (the host's results managers, mirrored). */
   private readonly results = new Map<string, Map<ProbeType, ResultValue>>();
   /** Container ids with results, per pod. */
@@ -88,8 +92,10 @@ export class ProberManager {
   /** Probe types with a live worker, per pod (upstream getWorker). */
   private readonly active = new Map<string, Map<string, Set<ProbeType>>>();
 
-  constructor(private readonly o: ProberManagerOptions) {
-    this.channel = o.channel((batch) => this.onBatch(batch));
+  constructor(private readonly o: ProberManagerOptions) {}
+
+  private open(): ProberChannel {
+    return (this.channel ??= this.o.channel((batch) => this.onBatch(batch)));
   }
 
   addPod(pod: Pod): void {
@@ -101,7 +107,7 @@ export class ProberManager {
       byContainer.set(c.name, types);
     }
     this.active.set(p.uid, byContainer);
-    this.channel.addPod(p);
+    this.open().addPod(p);
   }
 
   stopLivenessAndStartup(uid: string): void {
@@ -111,12 +117,12 @@ export class ProberManager {
       types.delete('Liveness');
       types.delete('Startup');
     }
-    this.channel.stopLivenessAndStartup(uid);
+    this.channel?.stopLivenessAndStartup(uid);
   }
 
   removePod(uid: string): void {
     if (!this.active.delete(uid)) return;
-    this.channel.removePod(uid);
+    this.channel?.removePod(uid);
   }
 
   /** Upstream CleanupPods: stop the probes of every pod not in `desired`. */
@@ -128,7 +134,7 @@ export class ProberManager {
       this.active.delete(uid);
       changed = true;
     }
-    if (changed) this.channel.cleanupPods([...keep]);
+    if (changed) this.channel?.cleanupPods([...keep]);
   }
 
   get podCount(): number {
@@ -136,11 +142,11 @@ export class ProberManager {
   }
 
   metricsText(): Promise<string> {
-    return this.channel.metricsText();
+    return this.channel?.metricsText() ?? Promise.resolve('');
   }
 
   close(): Promise<void> {
-    return this.channel.close();
+    return this.channel?.close() ?? Promise.resolve();
   }
 
   private workerExists(uid: string, container: string, type: ProbeType): boolean {
@@ -171,7 +177,7 @@ export class ProberManager {
       }
       const exists = this.workerExists(uid, c.name, 'Readiness');
       out.readiness.set(c.name, !exists); // no worker: ready, as upstream
-      if (exists) this.channel.trigger(uid, c.name, 'Readiness');
+      if (exists) this.channel?.trigger(uid, c.name, 'Readiness');
     }
     return out;
   }
