@@ -25,6 +25,7 @@ const BENCHES: Record<string, string> = {
   'evented-pleg': 'evented-pleg.bench.ts',
   'relist-phases': 'relist-phases.bench.ts',
   'relist-decode': 'relist-decode.bench.ts',
+  memory: 'memory.bench.ts',
 };
 
 const [name, ...rest] = process.argv.slice(2);

@@ -49,6 +49,14 @@ export function podManifest(
   };
 }
 
+/** The node flags of bin/kubelet-ts.js's `#!/usr/bin/env -S node …` line, so the harness runs the agent as the installed command does. */
+export function binNodeFlags(): string[] {
+  const first = readFileSync(join(root, 'bin/kubelet-ts.js'), 'utf8').split('\n', 1)[0];
+  const m = /^#!\/usr\/bin\/env -S node(?<flags>( --\S+)*)$/.exec(first);
+  if (!m) throw new Error(`bin/kubelet-ts.js: unexpected first line ${JSON.stringify(first)}`);
+  return m.groups!.flags.split(' ').filter(Boolean);
+}
+
 export class AgentProcess {
   readonly dir: string;
   readonly manifests: string;
@@ -61,6 +69,8 @@ export class AgentProcess {
   readOnlyPort = 0;
   healthzPort = 0;
   private child: ChildProcess | undefined;
+  /** Extra environment for the agent process (e.g. NODE_OPTIONS), set before start(). */
+  env: Record<string, string> = {};
 
   /** extraArgs are appended to the CLI flags (later flags win), e.g. ['--max-pods=1100']. */
   constructor(
@@ -92,6 +102,7 @@ export class AgentProcess {
     const child = spawn(
       process.execPath,
       [
+        ...binNodeFlags(),
         join(root, 'bin/kubelet-ts.js'),
         `--container-runtime-endpoint=${this.endpoint}`,
         `--pod-manifest-path=${this.manifests}`,
@@ -107,7 +118,7 @@ export class AgentProcess {
         '--v=2',
         ...this.extraArgs,
       ],
-      { stdio: ['ignore', 'pipe', 'pipe'] },
+      { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...this.env } },
     );
     this.child = child;
     const collect = (b: Buffer) => {

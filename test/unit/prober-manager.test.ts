@@ -135,7 +135,10 @@ describe('toProbePod', () => {
 describe('ProberManager', () => {
   it('opens the prober host only for the first pod with a probe', async () => {
     const s = setup();
-    const plain = PodSchema.parse({ metadata: { name: 'p', namespace: 'default', uid: 'u2' }, spec: { containers: [{ name: 'a', image: 'b' }] } });
+    const plain = PodSchema.parse({
+      metadata: { name: 'p', namespace: 'default', uid: 'u2' },
+      spec: { containers: [{ name: 'a', image: 'b' }] },
+    });
     s.m.addPod(plain);
     s.m.removePod('u2');
     s.m.cleanupPods([]);
