@@ -17,7 +17,7 @@
  *       --steady-s 45  --settle-s 15  --no-snapshots
  *       --node-options "…" (added to the agent's NODE_OPTIONS)
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
