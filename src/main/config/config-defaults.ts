@@ -15,7 +15,10 @@ export interface DefaultsContext {
 }
 
 /** Pods one pool worker serves by default (see defaultWorkerThreads). */
-export const PODS_PER_WORKER = 300;
+const PODS_PER_WORKER = 300;
+
+/** Upstream's default maxPods. */
+const DEFAULT_MAX_PODS = 110;
 
 /**
  * Default worker-thread count: one per PODS_PER_WORKER of maxPods, at most
@@ -47,7 +50,7 @@ export function defaultKubeletConfig(ctx: DefaultsContext): KubeletConfig {
     readOnlyPort: ctx.withConfigFile ? 0 : LEGACY_READ_ONLY_PORT,
     healthzPort: 10248,
     healthzBindAddress: '127.0.0.1',
-    maxPods: 110,
+    maxPods: DEFAULT_MAX_PODS,
     podsPerCore: 0,
     podPidsLimit: -1,
     podCIDR: '',
@@ -119,7 +122,7 @@ export function defaultKubeletConfig(ctx: DefaultsContext): KubeletConfig {
     nodeIp: '',
     nodeLabels: {},
     runonce: false,
-    workerThreads: defaultWorkerThreads(ctx.availableParallelism, 110),
+    workerThreads: defaultWorkerThreads(ctx.availableParallelism, DEFAULT_MAX_PODS),
     relistMode: 'parallel',
     pleg: 'generic',
   };
