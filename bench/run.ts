@@ -26,6 +26,7 @@ const BENCHES: Record<string, string> = {
   'relist-phases': 'relist-phases.bench.ts',
   'relist-decode': 'relist-decode.bench.ts',
   memory: 'memory.bench.ts',
+  'cri-transport': 'cri-transport.bench.ts',
 };
 
 const [name, ...rest] = process.argv.slice(2);

@@ -2,6 +2,7 @@ import * as grpc from '@grpc/grpc-js';
 import * as api from '../gen/runtime/v1/api.js';
 import { CriDeadlineError, CriError, CriInvalidArgumentError, CriNotFoundError, CriUnavailableError } from '../common/errors.js';
 import { parseEndpoint } from './endpoint.js';
+import { H2Channel } from './h2-channel.js';
 import { IMAGE_OPERATIONS, RUNTIME_OPERATIONS, type ImageMethod, type OperationType, type RuntimeMethod } from './operations.js';
 
 /** The upstream kubelet's CRI message limit (both directions). */
@@ -87,13 +88,11 @@ const REQUESTS: { [K in RuntimeMethod | ImageMethod]: MessageCodec } = {
 };
 
 interface UnaryCall {
-  channel: grpc.Client;
+  channel: H2Channel;
   path: string;
   serialize: (request: unknown) => Buffer;
   operation: OperationType;
 }
-
-const identity = (bytes: Buffer): Buffer => bytes;
 
 const CHANNEL_OPTIONS: grpc.ChannelOptions = {
   'grpc.max_receive_message_length': MAX_MSG_SIZE,
@@ -136,17 +135,20 @@ export function criStatusMessage(err: unknown): string {
 }
 
 /**
- * A typed, promise-based CRI client over grpc-js. One instance holds one
- * channel per distinct endpoint; each worker thread owns its own instance.
- * Every unary call carries a deadline; errors are CriError subclasses.
- * The constructor defines one method per unary RPC of CriApi (see the
- * `CriClient` export below, which adds those methods to the type).
+ * A typed, promise-based CRI client. Unary calls go over an {@link H2Channel}
+ * (one HTTP/2 session per distinct endpoint); the GetContainerEvents server
+ * stream over a grpc-js client opened on first use. Each worker thread owns
+ * its own instance. Every unary call carries a deadline; errors are CriError
+ * subclasses. The constructor defines one method per unary RPC of CriApi
+ * (see the `CriClient` export below, which adds those methods to the type).
  */
 class CriClientBase {
   readonly runtimeEndpoint: string;
   readonly imageEndpoint: string;
-  private readonly runtime: grpc.Client;
-  private readonly image: grpc.Client;
+  private readonly runtime: H2Channel;
+  private readonly image: H2Channel;
+  private readonly runtimeTarget: string;
+  private streams: grpc.Client | undefined;
   private readonly timeoutMs: number;
   private readonly observer: CriCallObserver | undefined;
   private readonly calls = new Map<UnaryMethod, UnaryCall>();
@@ -156,14 +158,14 @@ class CriClientBase {
     const imageTarget = parseEndpoint(options.imageEndpoint ?? options.runtimeEndpoint);
     this.runtimeEndpoint = runtimeTarget.endpoint;
     this.imageEndpoint = imageTarget.endpoint;
+    this.runtimeTarget = runtimeTarget.grpcTarget;
     this.timeoutMs = options.timeoutMs ?? DEFAULT_RUNTIME_REQUEST_TIMEOUT_MS;
     this.observer = options.observer;
-    const creds = grpc.credentials.createInsecure();
-    this.runtime = new grpc.Client(runtimeTarget.grpcTarget, creds, CHANNEL_OPTIONS);
+    this.runtime = new H2Channel({ socketPath: runtimeTarget.socketPath, maxMessageBytes: MAX_MSG_SIZE });
     this.image =
       imageTarget.socketPath === runtimeTarget.socketPath
-        ? new grpc.Client(imageTarget.grpcTarget, creds, { ...CHANNEL_OPTIONS, channelOverride: this.runtime.getChannel() })
-        : new grpc.Client(imageTarget.grpcTarget, creds, CHANNEL_OPTIONS);
+        ? this.runtime
+        : new H2Channel({ socketPath: imageTarget.socketPath, maxMessageBytes: MAX_MSG_SIZE });
     for (const method of Object.keys(RUNTIME_OPERATIONS) as RuntimeMethod[]) {
       if (method !== 'getContainerEvents')
         this.defineUnary(method, this.runtime, api.RuntimeServiceService[method], RUNTIME_OPERATIONS[method]);
@@ -175,7 +177,7 @@ class CriClientBase {
 
   private defineUnary(
     method: UnaryMethod,
-    channel: grpc.Client,
+    channel: H2Channel,
     def: { path: string; responseDeserialize: (b: Buffer) => unknown },
     operation: OperationType,
   ): void {
@@ -203,48 +205,33 @@ class CriClientBase {
     return this.invoke(method, decode, request, options);
   }
 
-  private invoke<T>(method: UnaryMethod, decode: (bytes: Buffer) => T, request: unknown, options: CriCallOptions | undefined): Promise<T> {
+  private async invoke<T>(
+    method: UnaryMethod,
+    decode: (bytes: Buffer) => T,
+    request: unknown,
+    options: CriCallOptions | undefined,
+  ): Promise<T> {
     const { channel, path, serialize, operation } = this.calls.get(method)!;
-    return new Promise((resolve, reject) => {
-      const start = performance.now();
-      const signal = options?.signal;
-      if (signal?.aborted) {
-        reject(mapGrpcError(operation, { code: grpc.status.CANCELLED, details: `cancelled: ${String(signal.reason)}` }));
-        return;
+    const start = performance.now();
+    let failure: unknown;
+    try {
+      const bytes = await channel.unary(path, serialize(request ?? {}), {
+        timeoutMs: options?.timeoutMs ?? this.timeoutMs,
+        signal: options?.signal,
+      });
+      try {
+        const response = decode(bytes);
+        this.observer?.(operation, (performance.now() - start) / 1000, undefined);
+        return response;
+      } catch (decodeErr) {
+        failure = { code: grpc.status.INTERNAL, details: decodeErr instanceof Error ? decodeErr.message : String(decodeErr) };
       }
-      const deadline = new Date(Date.now() + (options?.timeoutMs ?? this.timeoutMs));
-      const onAbort = () => pending.cancel();
-      const pending = channel.makeUnaryRequest(
-        path,
-        serialize,
-        identity,
-        request ?? {},
-        new grpc.Metadata(),
-        { deadline },
-        (err, bytes) => {
-          signal?.removeEventListener('abort', onAbort);
-          let response: T | undefined;
-          let failure: unknown = err;
-          if (!err) {
-            try {
-              response = decode(bytes!);
-            } catch (decodeErr) {
-              failure = { code: grpc.status.INTERNAL, details: decodeErr instanceof Error ? decodeErr.message : String(decodeErr) };
-            }
-          }
-          const seconds = (performance.now() - start) / 1000;
-          if (failure) {
-            const mapped = mapGrpcError(operation, failure);
-            this.observer?.(operation, seconds, mapped);
-            reject(mapped);
-          } else {
-            this.observer?.(operation, seconds, undefined);
-            resolve(response as T);
-          }
-        },
-      );
-      signal?.addEventListener('abort', onAbort, { once: true });
-    });
+    } catch (err) {
+      failure = err;
+    }
+    const mapped = mapGrpcError(operation, failure);
+    this.observer?.(operation, (performance.now() - start) / 1000, mapped);
+    throw mapped;
   }
 
   /**
@@ -256,7 +243,8 @@ class CriClientBase {
     const def = api.RuntimeServiceService.getContainerEvents;
     const operation = RUNTIME_OPERATIONS.getContainerEvents;
     const start = performance.now();
-    const stream = this.runtime.makeServerStreamRequest(
+    this.streams ??= new grpc.Client(this.runtimeTarget, grpc.credentials.createInsecure(), CHANNEL_OPTIONS);
+    const stream = this.streams.makeServerStreamRequest(
       def.path,
       (m: api.GetEventsRequest) => Buffer.from(api.GetEventsRequest.encode(m).finish()),
       def.responseDeserialize,
@@ -274,18 +262,17 @@ class CriClientBase {
     return { events: iterate(), cancel: () => stream.cancel() };
   }
 
-  /** Resolves when the runtime channel is connected, or rejects after timeoutMs. */
-  waitForReady(timeoutMs: number): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.runtime.waitForReady(new Date(Date.now() + timeoutMs), (err) =>
-        err
-          ? reject(mapGrpcError('connect', { code: grpc.status.UNAVAILABLE, details: `${this.runtimeEndpoint}: ${err.message}` }))
-          : resolve(),
-      );
-    });
+  /** Resolves when the runtime endpoint accepts a connection, or rejects after timeoutMs. */
+  async waitForReady(timeoutMs: number): Promise<void> {
+    try {
+      await this.runtime.waitForReady(timeoutMs);
+    } catch (err) {
+      throw mapGrpcError('connect', { code: grpc.status.UNAVAILABLE, details: `${this.runtimeEndpoint}: ${(err as Error).message}` });
+    }
   }
 
   close(): void {
+    this.streams?.close();
     this.image.close();
     this.runtime.close();
   }

@@ -8,7 +8,8 @@
  *   container garbage collection.
  * The directory is KubeletConfig containerLogsDir ('' = no links).
  */
-import { lstatSync, mkdirSync, readdirSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import { lstatSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { mkdir, rm, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 
 /** ext4's file name limit, as upstream truncates the name. */
@@ -30,11 +31,23 @@ export function containerIdOfLink(name: string): string | undefined {
   return dash < 0 || dash === stem.length - 1 ? undefined : stem.slice(dash + 1);
 }
 
-/** Points the link at `target`, replacing an earlier one of the same name. */
-export function linkContainerLog(link: string, target: string, dir: string): void {
-  mkdirSync(dir, { recursive: true });
-  rmSync(link, { force: true });
-  symlinkSync(target, link);
+/**
+ * Points the link at `target`, replacing an earlier one of the same name.
+ * One symlink(2) when the directory exists and the name is free (every
+ * container start); the directory is made, or the old link removed, only
+ * when that call says so.
+ */
+export async function linkContainerLog(link: string, target: string, dir: string): Promise<void> {
+  try {
+    await symlink(target, link);
+    return;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') await mkdir(dir, { recursive: true });
+    else if (code === 'EEXIST') await rm(link, { force: true });
+    else throw err;
+  }
+  await symlink(target, link);
 }
 
 /** Removes the link (missing is fine). */

@@ -9,7 +9,7 @@
  * Errors of one container do not stop the others; they become the container's
  * waiting reason and the sync's error (the pod worker retries with backoff).
  */
-import { mkdirSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
 import type { Container, Pod } from '../../api/pod.js';
 import type { Clock } from '../../common/clock.js';
 import type { Mounter } from '../../common/mounter.js';
@@ -189,7 +189,7 @@ async function startContainer(
         container.name,
         containerId,
       );
-      linkContainerLog(link, join(sandbox.config.logDirectory, config.logPath), node.containerLogsDir);
+      await linkContainerLog(link, join(sandbox.config.logDirectory, config.logPath), node.containerLogsDir);
     } catch (err) {
       events.push({ type: 'Warning', reason: 'Failed', message: `Failed to create the container log link: ${(err as Error).message}` });
     }
@@ -284,7 +284,7 @@ export async function syncPod(ctx: SyncContext, input: SyncPodInput): Promise<Sy
   let ips = status.sandboxStatuses.find((s) => s.id === sandboxId)?.ips ?? status.ips;
   if (actions.createSandbox) {
     try {
-      mkdirSync(buildPodLogsDirectory(node.podLogsDir, pod), { recursive: true, mode: 0o755 });
+      await mkdir(buildPodLogsDirectory(node.podLogsDir, pod), { recursive: true, mode: 0o755 });
       sandboxId = (await ctx.cri.runPodSandbox({ config: sandboxConfig })).podSandboxId;
       const sb = await ctx.cri.podSandboxStatus({ podSandboxId: sandboxId });
       ips = [sb.status?.network?.ip, ...(sb.status?.network?.additionalIps ?? []).map((i) => i.ip)].filter((x): x is string => !!x);
