@@ -183,6 +183,17 @@ describe('FileSource periodic re-list', () => {
 });
 
 describe('FileSource empty and missing paths', () => {
+  it('a directory of many manifests, some bad, becomes one SET of the good pods in file-name order', async () => {
+    const names = Array.from({ length: 60 }, (_, i) => `p${String(i).padStart(2, '0')}`);
+    for (const n of names) await put(`${n}.yaml`, n.endsWith('7') ? 'kind: Pod\nmetadata: {name: [\n' : manifest(n));
+    await mkdir(join(dir, 'sub.yaml'));
+    const h = start();
+    await waitFor(() => h.got.length > 0, { what: 'first update' });
+    const good = names.filter((n) => !n.endsWith('7')).map((n) => `${n}-node1`);
+    expect(ops(h.got)[0]).toBe(`ADD:${good.join(',')}`);
+    await waitFor(() => h.logs.filter((l) => l['level'] === 50).length === 6, { what: 'one error per bad manifest' });
+  });
+
   it('an empty directory sends an empty SET and marks the source seen', async () => {
     const h = start();
     await waitFor(() => h.config.seenAllSources());

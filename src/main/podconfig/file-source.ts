@@ -24,9 +24,13 @@ import type { Logger } from 'pino';
 import type { Counter, Registry } from 'prom-client';
 import type { Clock } from '../../common/clock.js';
 import { ManifestError } from '../../common/errors.js';
+import { Semaphore } from '../../common/semaphore.js';
 import type { Pod } from '../../api/pod.js';
 import { decodePodManifest, manifestErrorsCounter, MAX_MANIFEST_BYTES } from './manifest.js';
 import { FILE_SOURCE, type PodSource, type SourceChannel } from './types.js';
+
+/** Manifests read and decoded at once when listing the directory. */
+const READ_CONCURRENCY = 16;
 
 export const DEFAULT_FILE_CHECK_FREQUENCY_MS = 20_000;
 export const DEFAULT_WATCH_DEBOUNCE_MS = 100;
@@ -179,28 +183,34 @@ export class FileSource implements PodSource {
 
   private async listDir(dir: string): Promise<Pod[]> {
     const names = (await readdir(dir)).filter((n) => !n.startsWith('.')).sort();
-    const pods: Pod[] = [];
     const live = new Set<string>();
-    for (const name of names) {
-      const file = join(dir, name);
-      let info;
-      try {
-        info = await stat(file);
-      } catch (err) {
-        this.log.debug({ file, err }, 'Cannot get metadata for manifest');
-        continue;
-      }
-      if (info.isDirectory()) {
-        this.log.debug({ file }, 'Not recursing into manifest path');
-        continue;
-      }
-      if (!info.isFile()) continue;
-      live.add(file);
-      const r = await this.decodeFile(file, info.size);
-      if (r.ok) pods.push(r.pod);
-    }
+    // Read and decode READ_CONCURRENCY files at a time (each read is several
+    // thread-pool round trips; one at a time, 1000 manifests took ~1 s), in
+    // name order for the result.
+    const read = new Semaphore(READ_CONCURRENCY);
+    const decoded = await Promise.all(
+      names.map((name) =>
+        read.run(async (): Promise<Decoded | undefined> => {
+          const file = join(dir, name);
+          let info;
+          try {
+            info = await stat(file);
+          } catch (err) {
+            this.log.debug({ file, err }, 'Cannot get metadata for manifest');
+            return undefined;
+          }
+          if (info.isDirectory()) {
+            this.log.debug({ file }, 'Not recursing into manifest path');
+            return undefined;
+          }
+          if (!info.isFile()) return undefined;
+          live.add(file);
+          return this.decodeFile(file, info.size);
+        }),
+      ),
+    );
     this.prune(live);
-    return pods;
+    return decoded.flatMap((r) => (r?.ok ? [r.pod] : []));
   }
 
   private prune(live: Set<string>): void {
