@@ -48,6 +48,26 @@ export interface UnaryCallOptions {
 }
 
 const USER_AGENT = 'kubelet-ts-cri/h2';
+/** Node's largest timer delay; a longer deadline is left to the server's grpc-timeout alone. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+const TIMEOUT_UNITS: [string, number][] = [
+  ['m', 1],
+  ['S', 1000],
+  ['M', 60_000],
+  ['H', 3_600_000],
+];
+
+/**
+ * The grpc-timeout header value: at most 8 digits (the gRPC spec; grpc-go
+ * resets a stream whose header is longer), in the finest unit that fits.
+ */
+export function grpcTimeoutHeader(ms: number): string {
+  for (const [unit, size] of TIMEOUT_UNITS) {
+    const n = Math.max(1, Math.ceil(ms / size));
+    if (n < 1e8) return `${n}${unit}`;
+  }
+  return '99999999H';
+}
 /** gRPC spec, "HTTP to gRPC Status Code Mapping" (a response without grpc-status). */
 function codeOfHttpStatus(httpStatus: number): Status {
   switch (httpStatus) {
@@ -162,7 +182,7 @@ export class H2Channel {
           'content-type': 'application/grpc',
           te: 'trailers',
           'user-agent': USER_AGENT,
-          'grpc-timeout': `${Math.max(1, Math.ceil(options.timeoutMs))}m`,
+          ...(Number.isFinite(options.timeoutMs) ? { 'grpc-timeout': grpcTimeoutHeader(options.timeoutMs) } : {}),
         });
       } catch (err) {
         this.session = undefined;
@@ -186,7 +206,10 @@ export class H2Channel {
         local ??= e;
         if (!stream.closed) stream.close(h2.NGHTTP2_CANCEL);
       };
-      const timer = setTimeout(() => abortWith(new GrpcCallError(Status.DEADLINE_EXCEEDED, 'Deadline exceeded')), options.timeoutMs);
+      const timer =
+        options.timeoutMs <= MAX_TIMER_MS
+          ? setTimeout(() => abortWith(new GrpcCallError(Status.DEADLINE_EXCEEDED, 'Deadline exceeded')), options.timeoutMs)
+          : undefined;
       const onAbort = () => abortWith(new GrpcCallError(Status.CANCELLED, `cancelled: ${String(options.signal?.reason)}`));
       options.signal?.addEventListener('abort', onAbort, { once: true });
       const statusFrom = (headers: Record<string, unknown>) => {

@@ -4,7 +4,7 @@ import { createServer, type Http2Server, type IncomingHttpHeaders, type ServerHt
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { H2Channel, type GrpcCallError } from '../../src/cri/h2-channel.js';
+import { grpcTimeoutHeader, H2Channel, type GrpcCallError } from '../../src/cri/h2-channel.js';
 
 /** A gRPC-shaped HTTP/2 server on a unix socket whose answer each test chooses. */
 type Handler = (stream: ServerHttp2Stream, headers: IncomingHttpHeaders, body: Buffer) => void;
@@ -90,6 +90,24 @@ describe('H2Channel (unary gRPC over HTTP/2)', () => {
     // An empty message (a proto3 response with only defaults) is valid.
     handler = (stream) => respondOk(stream, Buffer.alloc(0));
     expect((await channel.unary('/x', Buffer.alloc(0), { timeoutMs: 5000 })).length).toBe(0);
+  });
+
+  it('a deadline longer than any timer (an exec without timeout) is sent in 8 digits and does not end the call early', async () => {
+    expect([grpcTimeoutHeader(120_000), grpcTimeoutHeader(99_999_999), grpcTimeoutHeader(100_000_000)]).toEqual([
+      '120000m',
+      '99999999m',
+      '100000S',
+    ]);
+    expect(grpcTimeoutHeader(365 * 24 * 3600 * 1000)).toBe('31536000S');
+    expect(grpcTimeoutHeader(Number.MAX_SAFE_INTEGER)).toBe('99999999H');
+    await listen();
+    let header: unknown;
+    handler = (stream, headers) => {
+      header = headers['grpc-timeout'];
+      setImmediate(() => respondOk(stream, Buffer.from('done')));
+    };
+    const out = await channel.unary('/runtime.v1.RuntimeService/ExecSync', Buffer.alloc(0), { timeoutMs: 365 * 24 * 3600 * 1000 });
+    expect([out.toString(), header]).toEqual(['done', '31536000S']);
   });
 
   it('reports a trailers-only status with its decoded message', async () => {
