@@ -201,7 +201,7 @@ export class H2Channel {
       let grpcStatus: number | undefined;
       let grpcMessage = '';
       let local: GrpcCallError | undefined;
-      let cause: Error | undefined;
+      let cause: NodeJS.ErrnoException | undefined;
       const abortWith = (e: GrpcCallError) => {
         local ??= e;
         if (!stream.closed) stream.close(h2.NGHTTP2_CANCEL);
@@ -235,7 +235,7 @@ export class H2Channel {
         chunks.push(chunk);
       });
       stream.on('trailers', statusFrom);
-      stream.on('error', (err: Error) => {
+      stream.on('error', (err: NodeJS.ErrnoException) => {
         cause ??= err;
       });
       stream.on('close', () => {
@@ -250,6 +250,9 @@ export class H2Channel {
         }
         if (httpStatus !== 0 && httpStatus !== 200)
           return fail(new GrpcCallError(codeOfHttpStatus(httpStatus), `Received HTTP status code ${httpStatus}`));
+        // The runtime reset this stream (not the connection): the gRPC spec's RST_STREAM table.
+        if (cause?.code === 'ERR_HTTP2_STREAM_ERROR' && stream.rstCode)
+          return fail(new GrpcCallError(codeOfRstCode(stream.rstCode), `the runtime reset the stream (RST_STREAM code ${stream.rstCode})`));
         if (cause || httpStatus === 0)
           return fail(
             new GrpcCallError(

@@ -1,6 +1,13 @@
 import { status } from '@grpc/grpc-js';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type Http2Server, type IncomingHttpHeaders, type ServerHttp2Session, type ServerHttp2Stream } from 'node:http2';
+import {
+  constants,
+  createServer,
+  type Http2Server,
+  type IncomingHttpHeaders,
+  type ServerHttp2Session,
+  type ServerHttp2Stream,
+} from 'node:http2';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -134,6 +141,17 @@ describe('H2Channel (unary gRPC over HTTP/2)', () => {
     expect((await failure(channel.unary('/x', Buffer.alloc(0), { timeoutMs: 5000 }))).code).toBe(status.UNAVAILABLE);
     handler = (stream) => stream.respond({ ':status': 404 }, { endStream: true });
     expect((await failure(channel.unary('/x', Buffer.alloc(0), { timeoutMs: 5000 }))).code).toBe(status.UNIMPLEMENTED);
+  });
+
+  it('maps a stream the runtime resets by the RST_STREAM table, not as an unavailable runtime', async () => {
+    await listen();
+    handler = (stream) => stream.close(constants.NGHTTP2_PROTOCOL_ERROR);
+    const reset = await failure(channel.unary('/x', Buffer.alloc(0), { timeoutMs: 5000 }));
+    expect([reset.code, reset.details]).toEqual([status.INTERNAL, 'the runtime reset the stream (RST_STREAM code 1)']);
+    handler = (stream) => stream.close(constants.NGHTTP2_REFUSED_STREAM);
+    expect((await failure(channel.unary('/x', Buffer.alloc(0), { timeoutMs: 5000 }))).code).toBe(status.UNAVAILABLE);
+    handler = (stream) => respondOk(stream, Buffer.from('ok'));
+    expect((await channel.unary('/x', Buffer.alloc(0), { timeoutMs: 5000 })).toString()).toBe('ok');
   });
 
   it('refuses a response larger than the limit, and a request larger than it before sending', async () => {
