@@ -405,6 +405,7 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
       maxFiles: config.containerLogMaxFiles,
       maxWorkers: config.containerLogMaxWorkers,
       periodMs: config.containerLogMonitorInterval,
+      podLogsDir: config.podLogsDir,
     });
     logManager.start(signal);
     stops.push(() => logManager.idle());

@@ -4,6 +4,8 @@
  * files of running containers that reached containerLogMaxSize, keeping
  * containerLogMaxFiles files per container, containerLogMaxWorkers at a time.
  * Runs never overlap; a failed round is logged and the next one retries.
+ * Each round logs at debug level how many log paths it had to read through
+ * CRI ContainerStatus (those it could not derive from the labels).
  */
 import type { Logger } from 'pino';
 import { value } from '../../api/quantity.js';
@@ -19,6 +21,8 @@ export interface ContainerLogManagerOptions {
   maxFiles: number;
   maxWorkers: number;
   periodMs: number;
+  /** podLogsDir: the root under which the task derives log paths without ContainerStatus. */
+  podLogsDir: string;
 }
 
 export class ContainerLogManager {
@@ -59,8 +63,10 @@ export class ContainerLogManager {
         maxFiles: this.o.maxFiles,
         workers: this.o.maxWorkers,
         nowMs: this.o.clock.now(),
+        podLogsDir: this.o.podLogsDir,
       },
     });
+    this.o.logger.debug({ statusReads: r.statusReads }, 'Checked the container logs for rotation');
     for (const path of r.rotated) this.o.logger.info({ path }, 'Rotated the container log');
     for (const err of r.errors) this.o.logger.error({ err }, 'Failed to rotate the log of a running container');
   }

@@ -11,14 +11,26 @@
  *     next round tries again.
  * A missing log file of a running container is reopened (recovers a failed
  * earlier rotation). Errors of one container do not stop the others.
+ *
+ * Unlike upstream, a container's log path is not read with a CRI
+ * ContainerStatus call when it can be derived: a kubelet creates every
+ * container's log at `<podLogsDir>/<ns>_<name>_<uid>/<container>/<restartCount>.log`
+ * (sandbox logDirectory + container logPath), and ListContainers already
+ * returns those inputs as labels and the restartCount annotation. Only when
+ * they are missing or malformed, or the derived file cannot be stat()ed, is
+ * ContainerStatus asked (upstream's way, recovery included).
  */
 import { createReadStream, createWriteStream } from 'node:fs';
 import { readdir, rename, rm, stat } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
+import { basename, dirname, join, posix } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
+import type { Pod } from '../../api/pod.js';
 import type { CriApi } from '../../cri/client.js';
-import { ContainerState } from '../../gen/runtime/v1/api.js';
+import { ContainerState, type Container } from '../../gen/runtime/v1/api.js';
+import { ANNOTATION_RESTART_COUNT, LABEL_CONTAINER_NAME, LABEL_POD_NAME, LABEL_POD_NAMESPACE, LABEL_POD_UID } from '../../runtime/types.js';
+import { containerLogPath } from '../sync/container-config.js';
+import { buildPodLogsDirectory } from '../sync/sandbox-config.js';
 
 export interface RotateLogsInput {
   maxSizeBytes: number;
@@ -27,16 +39,46 @@ export interface RotateLogsInput {
   workers: number;
   /** ms since the epoch, for the rotated file's name. */
   nowMs: number;
+  /** Root of the pod log directories (podLogsDir): log paths are derived under it. */
+  podLogsDir: string;
 }
 
 export interface RotateLogsResult {
   /** Log paths rotated in this round. */
   rotated: string[];
   errors: string[];
+  /** ContainerStatus calls made (containers whose log path could not be derived). */
+  statusReads: number;
 }
 
 const GZ = '.gz';
 const TMP = '.tmp';
+
+/** A label value usable as (part of) one path segment: non-empty, no separator or NUL, not `.`/`..`. */
+function segment(v: string | undefined): v is string {
+  return !!v && !v.includes('/') && !v.includes('\0') && v !== '.' && v !== '..';
+}
+
+/** A restart count as the kubelet writes it (Go strconv.Itoa of a non-negative int). */
+const RESTART_COUNT = /^(0|[1-9]\d*)$/;
+
+/**
+ * The log path a kubelet gave a listed container (sandbox logDirectory +
+ * container logPath), from its labels and restartCount annotation; undefined
+ * when one of them is missing or malformed.
+ */
+export function derivedLogPath(podLogsDir: string, c: Pick<Container, 'labels' | 'annotations'>): string | undefined {
+  const name = c.labels[LABEL_POD_NAME];
+  const namespace = c.labels[LABEL_POD_NAMESPACE];
+  const uid = c.labels[LABEL_POD_UID];
+  const container = c.labels[LABEL_CONTAINER_NAME];
+  const count = c.annotations[ANNOTATION_RESTART_COUNT] ?? '';
+  if (!podLogsDir || !segment(name) || !segment(namespace) || !segment(uid) || !segment(container)) return undefined;
+  const restartCount = Number(count);
+  if (!RESTART_COUNT.test(count) || !Number.isSafeInteger(restartCount)) return undefined;
+  const pod: Pod = { metadata: { name, namespace, uid }, spec: { containers: [] } };
+  return posix.join(buildPodLogsDirectory(podLogsDir, pod), containerLogPath(container, restartCount));
+}
 
 /** Go's "20060102-150405" in UTC. */
 export function rotationSuffix(ms: number): string {
@@ -95,25 +137,39 @@ async function rotateOne(cri: CriApi, id: string, log: string, input: RotateLogs
   }
 }
 
+/** stat() of `log`; undefined when it does not exist. */
+function statIfExists(log: string) {
+  return stat(log).catch((err: NodeJS.ErrnoException) => {
+    if (err.code !== 'ENOENT') throw err;
+    return undefined;
+  });
+}
+
 export async function rotateLogs(cri: CriApi, input: RotateLogsInput): Promise<RotateLogsResult> {
-  const out: RotateLogsResult = { rotated: [], errors: [] };
+  const out: RotateLogsResult = { rotated: [], errors: [], statusReads: 0 };
   const running = await cri.listContainers({ filter: { state: { state: ContainerState.CONTAINER_RUNNING } } });
   const queue = [...running.containers];
-  const one = async (c: (typeof queue)[number]) => {
+  /** Upstream: the log path from ContainerStatus; a missing log of a running container is reopened. */
+  const fromStatus = async (c: Container) => {
+    out.statusReads++;
+    const log = (await cri.containerStatus({ containerId: c.id })).status?.logPath ?? '';
+    if (!log) return undefined;
+    let st = await statIfExists(log);
+    if (!st) {
+      await cri.reopenContainerLog({ containerId: c.id });
+      st = await stat(log);
+    }
+    return { log, st };
+  };
+  const one = async (c: Container) => {
     try {
-      const log = (await cri.containerStatus({ containerId: c.id })).status?.logPath ?? '';
-      if (!log) return;
-      let st = await stat(log).catch((err: NodeJS.ErrnoException) => {
-        if (err.code !== 'ENOENT') throw err;
-        return undefined;
-      });
-      if (!st) {
-        await cri.reopenContainerLog({ containerId: c.id });
-        st = await stat(log);
-      }
-      if (st.size < input.maxSizeBytes) return;
-      await rotateOne(cri, c.id, log, input);
-      out.rotated.push(log);
+      const derived = derivedLogPath(input.podLogsDir, c);
+      // Any failure to stat the derived path (it does not exist: another podLogsDir, a runtime's own path) → upstream's way.
+      const st = derived === undefined ? undefined : await stat(derived).catch(() => undefined);
+      const found = derived !== undefined && st ? { log: derived, st } : await fromStatus(c);
+      if (!found || found.st.size < input.maxSizeBytes) return;
+      await rotateOne(cri, c.id, found.log, input);
+      out.rotated.push(found.log);
     } catch (err) {
       out.errors.push(`${c.id.slice(0, 12)}: ${(err as Error).message}`);
     }
