@@ -21,7 +21,7 @@ import { GenericPleg } from '../src/main/pleg/generic-pleg.js';
 import { plegMetrics } from '../src/main/pleg/pleg-metrics.js';
 import { populate } from '../src/sim/populate.js';
 import { createSharedState } from '../src/workers/shared-state.js';
-import { PoolRunner, type TaskRunner } from '../src/workers/task-runner.js';
+import { PoolRunner, type RelistLoopConnection, type TaskRunner } from '../src/workers/task-runner.js';
 import type { TaskResults, TaskType, RequestOf } from '../src/workers/protocol.js';
 import { histograms, parseProm } from './lib/prom.js';
 import { arg, machine, percentile, round, writeResults } from './lib/report.js';
@@ -45,6 +45,9 @@ class CountingRunner implements TaskRunner {
   run<K extends TaskType>(request: RequestOf<K>): Promise<TaskResults[K]> {
     this.tasks++;
     return this.inner.run(request);
+  }
+  relistLoop(): RelistLoopConnection {
+    return this.inner.relistLoop();
   }
   close(): Promise<void> {
     return this.inner.close();

@@ -5,6 +5,7 @@
  * rejected pool promise always means the worker itself failed (crash,
  * termination) and never a task error.
  */
+import type { MessagePort } from 'node:worker_threads';
 import type { PlegEvent } from '../runtime/pleg-event.js';
 import type { KnownPodIds } from '../runtime/types.js';
 import type { GcContainer, GcRemoval, GcResult, GcSandbox } from './sync/container-gc.js';
@@ -41,7 +42,7 @@ export interface PodRef {
 
 export type TaskRequest =
   | { type: 'ping' }
-  | { type: 'relist' }
+  | { type: 'relistLoop'; port: MessagePort }
   | { type: 'inspect'; pods: PodRef[] }
   | { type: 'syncPod'; input: SyncPodInput }
   | { type: 'terminatePod'; input: TerminatePodInput }
@@ -68,6 +69,49 @@ export interface RelistSummary {
   timings: { listMs: number; recordsMs: number; diffMs: number; workerMs: number };
 }
 
+/** What the relist loop (src/workers/relist/relist-loop.ts) tells the main thread after each relist. */
+export interface RelistReport {
+  /** The relist's start on the loop's clock, ms since the epoch (upstream's relist timestamp). */
+  timestamp: number;
+  /** Start and end of the relist in the loop's thread, epoch ms with sub-ms precision (comparable across threads). */
+  startedAt: number;
+  endedAt: number;
+  /** The relist's time in the loop's thread, ms. */
+  workerMs: number;
+  /**
+   * Nothing new (no events, no new pods, no held reinspections): the relist
+   * ended in the loop's thread, which set the cache's global timestamp.
+   */
+  quiet: boolean;
+  /** Absent when the list failed. */
+  summary?: RelistSummary;
+  error?: SerializedError;
+}
+
+/** The main thread's answer to a RelistReport. */
+export interface RelistAck {
+  /** The main thread holds work for the next relist (pods to reinspect): it must not end without it. */
+  busy: boolean;
+}
+
+export interface RelistHandler {
+  relisted(report: RelistReport): Promise<RelistAck>;
+}
+
+/** The relist loop's API (comlink in pool mode; the loop object itself inline). */
+export interface RelistLoopApi {
+  /** The handler every relist is reported to; set before start or relistNow. */
+  attach(handler: RelistHandler): Promise<void>;
+  /** Relists every periodMs (the period runs after each relist and its handling). */
+  start(periodMs: number): Promise<void>;
+  /** Relists after any relist in progress; resolves when the handler has finished with it. */
+  relistNow(): Promise<void>;
+  /** A new period; relists at once. */
+  setPeriod(periodMs: number): Promise<void>;
+  /** Ends the loop after the relist in progress. */
+  stop(): Promise<void>;
+}
+
 export interface InspectOutcome {
   uid: string;
   /** undefined on success; the error otherwise (the pod is reinspected next relist). */
@@ -80,7 +124,7 @@ export interface InspectOutcome {
 
 export interface TaskResults {
   ping: { threadId: number };
-  relist: RelistSummary;
+  relistLoop: { stopped: true };
   inspect: { outcomes: InspectOutcome[] };
   syncPod: SyncPodResult;
   terminatePod: TerminatePodResult;

@@ -4,11 +4,15 @@
  * inline mode (--worker-threads=0) exists for debugging and for benchmarks to
  * compare against, not as a second implementation.
  */
-import type { Worker } from 'node:worker_threads';
+import { MessageChannel, type Worker } from 'node:worker_threads';
+import * as Comlink from 'comlink';
 import { Piscina } from 'piscina';
+import type { Clock } from '../common/clock.js';
 import { WorkerCrashedError } from '../common/errors.js';
+import { nodeEndpoint } from './container-events/comlink-node.js';
 import { deserializeError } from './error-wire.js';
-import type { RequestOf, TaskRequest, TaskResult, TaskResults, TaskType, WorkerInit } from './protocol.js';
+import type { RelistLoopApi, RequestOf, TaskRequest, TaskResult, TaskResults, TaskType, WorkerInit } from './protocol.js';
+import { RelistLoop } from './relist/relist-loop.js';
 import { createTaskContext, runTask, type TaskContext } from './tasks.js';
 import { WORKER_RESOURCE_LIMITS } from './worker-limits.js';
 import type { Runtime } from '../runtime/runtime.js';
@@ -20,9 +24,23 @@ export interface TaskRunner {
    * worker died mid-task; both are safe to retry.
    */
   run<K extends TaskType>(request: RequestOf<K>): Promise<TaskResults[K]>;
+  /**
+   * Starts the PLEG's relist loop where relists run: a long-lived task on a
+   * pool worker (comlink over a MessagePort), or on this thread inline.
+   */
+  relistLoop(): RelistLoopConnection;
   /** Worker threads (0 in inline mode). */
   readonly threads: number;
   close(): Promise<void>;
+}
+
+export interface RelistLoopConnection {
+  api: RelistLoopApi;
+  /**
+   * Settles when the loop has ended: undefined after stop(), an Error when
+   * its worker died (calls in flight then never answer: race them with this).
+   */
+  ended: Promise<Error | undefined>;
 }
 
 function unwrap<K extends TaskType>(result: TaskResult<K>): TaskResults[K] {
@@ -34,9 +52,15 @@ export class InlineRunner implements TaskRunner {
   readonly threads = 0;
   private readonly ctx: TaskContext;
 
-  /** `runtime` replaces the CRI-backed runtime (tests use a fake). */
-  constructor(init: WorkerInit, runtime?: Runtime) {
+  /** `runtime` replaces the CRI-backed runtime and `clock` the real clock (tests use fakes). */
+  constructor(init: WorkerInit, runtime?: Runtime, clock?: Clock) {
     this.ctx = createTaskContext(init, runtime);
+    if (clock) this.ctx.clock = clock;
+  }
+
+  relistLoop(): RelistLoopConnection {
+    const loop = new RelistLoop(this.ctx);
+    return { api: loop, ended: loop.stopped.then(() => undefined) };
   }
 
   async run<K extends TaskType>(request: RequestOf<K>): Promise<TaskResults[K]> {
@@ -66,6 +90,8 @@ function workerEntry(): { filename: string; execArgv: string[] } {
 export class PoolRunner implements TaskRunner {
   readonly threads: number;
   private readonly pool: Piscina;
+  /** Relist loops still running: each holds a task that close() must end first (piscina waits for running tasks). */
+  private readonly loops = new Set<RelistLoopConnection>();
 
   constructor(init: WorkerInit, options: PoolOptions) {
     if (!(options.threads >= 1)) throw new RangeError(`PoolRunner needs at least one thread, got ${options.threads}`);
@@ -98,12 +124,44 @@ export class PoolRunner implements TaskRunner {
     return unwrap(result);
   }
 
+  relistLoop(): RelistLoopConnection {
+    const { port1, port2 } = new MessageChannel();
+    const task = this.pool.run({ type: 'relistLoop', port: port2 } satisfies TaskRequest, { transferList: [port2] });
+    const remote = Comlink.wrap<RelistLoopApi>(nodeEndpoint(port1));
+    const api: RelistLoopApi = {
+      // The handler runs on this thread: the worker calls it through a comlink proxy.
+      attach: (handler) => remote.attach(Comlink.proxy(handler)),
+      start: (periodMs) => remote.start(periodMs),
+      relistNow: () => remote.relistNow(),
+      setPeriod: (periodMs) => remote.setPeriod(periodMs),
+      stop: () => remote.stop(),
+    };
+    const ended = (task as Promise<TaskResult<'relistLoop'>>)
+      .then(
+        (r): Error | undefined => (r.ok ? undefined : deserializeError(r.error)),
+        (err: unknown) =>
+          new WorkerCrashedError(
+            `worker thread failed while running the relist loop: ${err instanceof Error ? err.message : String(err)}; the pool replaces the worker`,
+            { cause: err },
+          ),
+      )
+      .finally(() => {
+        this.loops.delete(conn);
+        remote[Comlink.releaseProxy]();
+        port1.close();
+      });
+    const conn = { api, ended };
+    this.loops.add(conn);
+    return conn;
+  }
+
   /** The live worker threads (for diagnostics and the crash test). */
   workers(): Worker[] {
     return this.pool.threads;
   }
 
   async close(): Promise<void> {
+    await Promise.all([...this.loops].map((l) => Promise.race([l.api.stop(), l.ended]).catch(() => undefined)));
     await this.pool.close({ force: true });
   }
 }

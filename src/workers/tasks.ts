@@ -16,16 +16,8 @@ import { CriClient } from '../cri/client.js';
 import { CriRuntime } from '../runtime/cri-runtime.js';
 import type { Runtime } from '../runtime/runtime.js';
 import { serializeError } from './error-wire.js';
-import { diffSlots } from './pleg-diff.js';
-import {
-  assertNever,
-  type InspectOutcome,
-  type PodRef,
-  type RelistSummary,
-  type TaskRequest,
-  type TaskResult,
-  type WorkerInit,
-} from './protocol.js';
+import { serveRelistLoop } from './relist/relist-loop.js';
+import { assertNever, type InspectOutcome, type PodRef, type TaskRequest, type TaskResult, type WorkerInit } from './protocol.js';
 import { ImagePullGate } from './shared/image-pull-gate.js';
 import { MetricBlock } from './shared/metric-block.js';
 import { PodStatusCache } from './shared/pod-status-cache.js';
@@ -78,8 +70,9 @@ export async function runTask(ctx: TaskContext, request: TaskRequest): Promise<T
     switch (request.type) {
       case 'ping':
         return { ok: true, value: { threadId } };
-      case 'relist':
-        return { ok: true, value: await relist(ctx) };
+      case 'relistLoop':
+        await serveRelistLoop(ctx, request.port);
+        return { ok: true, value: { stopped: true } };
       case 'inspect':
         return { ok: true, value: { outcomes: await inspect(ctx, request.pods) } };
       case 'syncPod':
@@ -107,59 +100,6 @@ export async function runTask(ctx: TaskContext, request: TaskRequest): Promise<T
 function syncContext(ctx: TaskContext): SyncContext {
   if (!ctx.cri) throw new KubeletTsError('sync tasks need a CRI client; this task context was built with an injected runtime');
   return { cri: ctx.cri, runtime: ctx.runtime, cache: ctx.cache, clock: ctx.clock, mounter: ctx.mounter, pullGate: ctx.imagePullGate };
-}
-
-/**
- * List, decode and group the runtime's pods, write their records as the next
- * generation, and diff it against the previous one, all in this one task (a
- * steady relist costs one list pair, one diff and one task round trip). A
- * failed list leaves the committed generation untouched.
- */
-async function relist(ctx: TaskContext): Promise<RelistSummary> {
-  const t0 = performance.now();
-  const pods = await ctx.runtime.getPods();
-  const t1 = performance.now();
-  const { records } = ctx;
-  records.beginGeneration();
-  const newPods: RelistSummary['newPods'] = [];
-  const containersByState = { created: 0, running: 0, exited: 0, unknown: 0 };
-  let runningPods = 0;
-  try {
-    for (const p of pods) {
-      if (records.slotOf(p.uid) === undefined) newPods.push({ uid: p.uid, name: p.name, namespace: p.namespace });
-      records.putPod(p.uid, p.sandboxes, p.containers);
-      if (p.sandboxes.some((s) => s.state === 'ready')) runningPods++;
-      for (const c of p.containers) containersByState[c.state]++;
-    }
-    records.commitGeneration();
-  } catch (err) {
-    records.abortGeneration();
-    throw err;
-  }
-  const t2 = performance.now();
-  const events = diffSlots(records, 0, records.slotCount());
-  const known: RelistSummary['known'] = {};
-  if (events.length > 0) {
-    const changed = new Set(events.map((e) => e.id));
-    for (const p of pods) {
-      if (!changed.has(p.uid)) continue;
-      known[p.uid] = {
-        sandboxes: p.sandboxes.map((s) => ({ id: s.id, state: s.state })),
-        containers: p.containers.map((c) => ({ id: c.id, sandboxId: c.sandboxId, state: c.state })),
-      };
-    }
-  }
-  const t3 = performance.now();
-  return {
-    podCount: pods.length,
-    newPods,
-    runningPods,
-    containersByState,
-    slotCount: records.slotCount(),
-    events,
-    known,
-    timings: { listMs: t1 - t0, recordsMs: t2 - t1, diffMs: t3 - t2, workerMs: t3 - t0 },
-  };
 }
 
 /** GetPodStatus for each pod (reusing its cached status where the relist saw no change), concurrently, writing each into its cache slot. */

@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Registry } from 'prom-client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { silentLogger } from '../../src/common/logger.js';
 import { WorkerCrashedError } from '../../src/common/errors.js';
 import { CriClient } from '../../src/cri/client.js';
@@ -158,7 +158,7 @@ describe.each<Mode>(['generic', 'evented'])('%s PLEG on the worker pool against 
   it('replaces a worker killed mid-task; the task fails with WorkerCrashedError and the next one succeeds', async () => {
     sim.control.setLatency('ListContainers', { kind: 'fixed', ms: 60_000 });
     const before = sim.control.stats().calls.ListContainers ?? 0;
-    const inFlight = runner.run({ type: 'relist' }).then(
+    const inFlight = runner.run({ type: 'gcList' }).then(
       () => undefined,
       (e: unknown) => e,
     );
@@ -166,13 +166,13 @@ describe.each<Mode>(['generic', 'evented'])('%s PLEG on the worker pool against 
     await Promise.all(runner.workers().map((w) => w.terminate()));
     const err = await inFlight;
     expect(err).toBeInstanceOf(WorkerCrashedError);
-    expect((err as Error).message).toMatch(/worker thread failed while running task "relist"/);
+    expect((err as Error).message).toMatch(/worker thread failed while running task "gcList"/);
     sim.control.setLatency('ListContainers', undefined);
     shared.records.recoverAfterWriterCrash();
-    const summary = await pollUntil('a relist on a replacement worker', () => runner.run({ type: 'relist' }).catch(() => undefined), {
+    const listed = await pollUntil('a task on a replacement worker', () => runner.run({ type: 'gcList' }).catch(() => undefined), {
       timeoutMs: 30_000,
     });
-    expect(summary.podCount).toBeGreaterThanOrEqual(1);
+    expect(listed.sandboxes.length).toBeGreaterThanOrEqual(1);
     expect(runner.workers().length).toBeGreaterThanOrEqual(1);
   });
 
@@ -288,6 +288,66 @@ describe('evented PLEG fallback against kubelet-ts-sim', () => {
     } finally {
       await p.stop();
       sim.control.setErrorRate('GetContainerEvents', 0);
+    }
+  });
+});
+
+describe('generic PLEG relist loop on the pool against kubelet-ts-sim', () => {
+  let dir: string;
+  let sim: SimRuntimeHandle;
+  let shared: SharedState;
+  let runner: PoolRunner;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'kts-pleg-loop-'));
+    sim = await startSimRuntime({ listen: `unix://${join(dir, 'cri.sock')}` });
+    shared = createSharedState({ maxPods: 8 });
+    runner = new PoolRunner(shared.workerInit(sim.endpoint, { timeoutMs: 30_000 }), { threads: 1 });
+  });
+
+  afterAll(async () => {
+    await runner?.close();
+    await sim?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('relists on its worker’s timer with no task per steady relist, and keeps relisting after that worker dies', async () => {
+    const { logger, records } = captureLogger();
+    const registry = new Registry();
+    const events = new BoundedQueue<PlegEvent>(1000);
+    const pleg = new GenericPleg({
+      runner,
+      cache: shared.cache,
+      records: shared.records,
+      clock: realClock,
+      logger,
+      metrics: plegMetrics(registry),
+      sink: (e) => events.offer(e),
+      relistPeriodMs: 50,
+    });
+    const relists = () => sampleOf(registry, 'kubelet_pleg_relist_duration_seconds_count');
+    const stop = new AbortController();
+    const run = vi.spyOn(runner, 'run');
+    try {
+      pleg.start(stop.signal);
+      await pollUntil('steady relists', async () => (await relists()) >= 5);
+      expect(run).not.toHaveBeenCalled(); // an empty runtime: every relist is quiet and ends in the worker
+      const before = await relists();
+      const lastSeen = pleg.lastRelistTime();
+      await Promise.all(runner.workers().map((w) => w.terminate()));
+      await pollUntil(
+        'relists on a replacement worker',
+        async () => (await relists()) >= before + 5 && pleg.lastRelistTime() !== lastSeen,
+        {
+          timeoutMs: 60_000,
+        },
+      );
+      expect(records.some((r) => String(r.msg).includes('GenericPLEG: Unable to retrieve pods'))).toBe(true);
+      expect(pleg.healthy().ok).toBe(true);
+    } finally {
+      run.mockRestore();
+      stop.abort();
+      await pleg.stopped();
     }
   });
 });

@@ -29,7 +29,7 @@ function setup(channelCapacity = 1000) {
   const events = new BoundedQueue<PlegEvent>(channelCapacity);
   const sink = (e: PlegEvent) => events.offer(e);
   const generic = new GenericPleg({
-    runner: new InlineRunner(shared.workerInit('unix:///unused.sock'), runtime),
+    runner: new InlineRunner(shared.workerInit('unix:///unused.sock'), runtime, clock),
     cache: shared.cache,
     records: shared.records,
     clock,

@@ -76,7 +76,7 @@ describe('GenericPleg (inline runner, fake runtime)', () => {
 
   function makePleg(opts: { channelCapacity?: number; mode?: 'parallel' | 'serial' } = {}) {
     pleg = new GenericPleg({
-      runner: new InlineRunner(shared.workerInit('unix:///unused.sock'), runtime),
+      runner: new InlineRunner(shared.workerInit('unix:///unused.sock'), runtime, clock),
       cache: shared.cache,
       records: shared.records,
       clock,
@@ -148,7 +148,7 @@ describe('GenericPleg (inline runner, fake runtime)', () => {
     expect(simple(drain())).toEqual([`a:ContainerDied:${hexId(1).slice(0, 16)}`, `a:ContainerStarted:${hexId(2).slice(0, 16)}`].sort());
   });
 
-  it('inspects by the ids and states the relist listed, and uses one pool task for a steady relist', async () => {
+  it('inspects by the ids and states the relist listed, and a steady relist ends in the relist loop with no pool task', async () => {
     const p = runtimePod('a', [[1, 'running']]);
     p.containers[0].sandboxId = p.sandboxes[0].id;
     setPods(p);
@@ -160,10 +160,15 @@ describe('GenericPleg (inline runner, fake runtime)', () => {
       },
     ]);
     const spy = vi.spyOn(InlineRunner.prototype, 'run');
+    const lists = runtime.calls.getPods;
+    clock.step(1000);
     await pleg.relist();
-    expect(spy.mock.calls.map(([req]) => req.type)).toEqual(['relist']);
+    expect(runtime.calls.getPods).toBe(lists + 1);
+    expect(spy.mock.calls.map(([req]) => req.type)).toEqual([]);
     spy.mockRestore();
     expect(runtime.calls.getPodStatus).toHaveLength(1);
+    // The loop set the cache's global timestamp to the quiet relist's start.
+    expect(shared.cache.getGlobalTimestamp()).toBe(clock.now());
   });
 
   it('filters ContainerChanged (created/unknown states) out of delivery', async () => {
@@ -301,11 +306,12 @@ describe('GenericPleg cache slot release', () => {
   it('frees a released slot at the end of a relist only when the pod holds no runtime state', async () => {
     const runtime = new FakeRuntime();
     const shared = createSharedState({ maxPods: 8 });
+    const clock = new FakeClock();
     const pleg = new GenericPleg({
-      runner: new InlineRunner(shared.workerInit('unix:///unused.sock'), runtime),
+      runner: new InlineRunner(shared.workerInit('unix:///unused.sock'), runtime, clock),
       cache: shared.cache,
       records: shared.records,
-      clock: new FakeClock(),
+      clock,
       logger: silentLogger(),
       metrics: plegMetrics(new Registry()),
     });

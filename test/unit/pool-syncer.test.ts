@@ -21,6 +21,9 @@ class RecordingRunner implements TaskRunner {
     this.requests.push(request);
     return this.answer(request) as TaskResults[K];
   }
+  relistLoop(): never {
+    throw new Error('the pod syncer never starts a relist loop');
+  }
   async close(): Promise<void> {}
 }
 

@@ -1,12 +1,15 @@
 /**
  * The generic PLEG (upstream pkg/kubelet/pleg/generic.go), with the work
- * moved off the main thread: the relist (list + decode + records + diff, one
- * task) and pod inspection (parallel, bounded, by the ids the relist listed)
- * run as worker-pool tasks; this class only sequences them, keeps the small
- * per-pod bookkeeping, and delivers events. A steady relist (nothing changed)
- * is one task and no per-pod work here. A worker that dies after committing a
+ * moved off the main thread: the relist loop (its timer, the lists, decode,
+ * records and diff) runs in a pool worker (src/workers/relist/relist-loop.ts)
+ * and pod inspection (parallel, bounded, by the ids the relist listed) runs
+ * as pool tasks; this class handles each relist's report, sequences the
+ * inspections, keeps the small per-pod bookkeeping, and delivers events. A
+ * steady relist (nothing changed) ends in the worker, without a round trip:
+ * its report here only updates gauges. A worker that dies after committing a
  * relist's records loses that relist's events (the periodic sync covers
- * them, as upstream assumes for missed events).
+ * them, as upstream assumes for missed events); the loop is started again on
+ * a replacement worker.
  *
  * Upstream semantics kept:
  * - a failed list does not advance the relist time (health is measured from
@@ -25,12 +28,14 @@ import type { Logger } from 'pino';
 import type { Clock } from '../../common/clock.js';
 import { formatDuration } from '../config/duration.js';
 import type { PlegEvent } from '../../runtime/pleg-event.js';
-import type { InspectOutcome, PodRef, RelistSummary } from '../../workers/protocol.js';
+import type { InspectOutcome, PodRef, RelistAck, RelistHandler, RelistReport, RelistSummary } from '../../workers/protocol.js';
 import type { PodStatusCache } from '../../workers/shared/pod-status-cache.js';
 import type { RelistRecordTable } from '../../workers/shared/relist-records.js';
 import { serializeError } from '../../workers/error-wire.js';
 import { WorkerCrashedError } from '../../common/errors.js';
-import type { TaskRunner } from '../../workers/task-runner.js';
+import type { RelistLoopConnection, TaskRunner } from '../../workers/task-runner.js';
+import { deserializeError } from '../../workers/error-wire.js';
+import { epochHiRes } from '../../workers/relist/relist-loop.js';
 import { BoundedQueue } from './bounded-queue.js';
 import type { PlegMetrics } from './pleg-metrics.js';
 import type { PlegHealth, PodLifecycleEventGenerator } from './pleg.js';
@@ -76,11 +81,12 @@ export class GenericPleg implements PodLifecycleEventGenerator {
   private readonly slotReleases = new Set<string>();
   private relistTime: number | undefined;
   private lastRelistStart: number | undefined;
+  /** The relist loop (in a pool worker, or inline); undefined until first used and after its worker died. */
+  private loop: RelistLoopConnection | undefined;
+  /** Set by start(): the loop runs periodically until it aborts. */
+  private signal: AbortSignal | undefined;
   private running: Promise<void> | undefined;
-  /** The relist in progress: relists never overlap (one record-table writer). */
-  private current: Promise<void> | undefined;
-  /** Ends the loop's current period early (update()). */
-  private wake: AbortController | undefined;
+  private readonly handler: RelistHandler = { relisted: (report) => this.handleReport(report) };
 
   constructor(options: GenericPlegOptions) {
     this.o = {
@@ -109,15 +115,27 @@ export class GenericPleg implements PodLifecycleEventGenerator {
     return { cache, clock, logger, metrics, sink: this.sink, relistPeriodMs, relistThresholdMs };
   }
 
-  /** Relists every period until the signal aborts (upstream wait.Until: the period runs after each relist ends). */
+  /**
+   * Relists every period until the signal aborts (upstream wait.Until: the
+   * period runs after each relist ends). The loop's timer runs where the
+   * relist runs; a loop whose worker dies is started again.
+   */
   start(signal: AbortSignal): void {
     if (this.running) return;
+    this.signal = signal;
     this.running = (async () => {
       while (!signal.aborted) {
-        await this.relist();
-        this.wake = new AbortController();
-        const period = AbortSignal.any([signal, this.wake.signal]);
-        await this.o.clock.sleep(this.o.relistPeriodMs, period).catch(() => undefined);
+        const { api, ended } = this.connect();
+        const stop = () => {
+          api.stop().catch(() => undefined);
+        };
+        signal.addEventListener('abort', stop, { once: true });
+        if (signal.aborted) stop();
+        await Promise.race([api.start(this.o.relistPeriodMs), ended]).catch(() => undefined);
+        const err = await ended;
+        signal.removeEventListener('abort', stop);
+        // A dead worker: the pool replaces it; start the loop again after a period.
+        if (err && !signal.aborted) await this.o.clock.sleep(this.o.relistPeriodMs, signal).catch(() => undefined);
       }
     })();
   }
@@ -130,7 +148,8 @@ export class GenericPleg implements PodLifecycleEventGenerator {
   update(periods: { relistPeriodMs: number; relistThresholdMs: number }): void {
     this.o.relistPeriodMs = periods.relistPeriodMs;
     this.o.relistThresholdMs = periods.relistThresholdMs;
-    this.wake?.abort();
+    const loop = this.loop;
+    if (loop && this.signal) loop.api.setPeriod(periods.relistPeriodMs).catch(() => undefined);
   }
 
   /** Resolves when the loop started by start() has stopped. */
@@ -181,75 +200,85 @@ export class GenericPleg implements PodLifecycleEventGenerator {
     return this.relistTime;
   }
 
+  /** The relist loop, started on first use; a loop whose worker died is recovered from here. */
+  private connect(): RelistLoopConnection {
+    if (this.loop) return this.loop;
+    const conn = this.o.runner.relistLoop();
+    this.loop = conn;
+    conn.api.attach(this.handler).catch(() => undefined);
+    conn.ended
+      .then((err) => {
+        if (this.loop === conn) this.loop = undefined;
+        if (!err) return;
+        // Its writes may have stopped mid-generation.
+        if (err instanceof WorkerCrashedError) this.o.records.recoverAfterWriterCrash();
+        this.o.logger.error({ err: String(err) }, 'GenericPLEG: Unable to retrieve pods');
+      })
+      .catch(() => undefined);
+    return conn;
+  }
+
   /**
-   * One relist: list, diff, inspect, publish. Never throws. A call while a
+   * One relist now: list, diff, inspect, publish. Never throws. A call while a
    * relist runs waits for it and then relists again (upstream's Relist holds
    * a lock), so a forced relist always lists after it was asked for.
    */
   async relist(): Promise<void> {
-    const previous = this.current;
-    const next = (async () => {
-      await previous;
-      await this.relistOnce();
-    })();
-    this.current = next;
-    try {
-      await next;
-    } finally {
-      if (this.current === next) this.current = undefined;
-    }
+    const { api, ended } = this.connect();
+    await Promise.race([api.relistNow(), ended]).catch((err: unknown) => {
+      this.o.logger.error({ err: String(err) }, 'GenericPLEG: Unable to retrieve pods');
+    });
   }
 
-  private async relistOnce(): Promise<void> {
-    const { clock, metrics, logger, runner } = this.o;
-    const timestamp = clock.now();
-    const t0 = performance.now();
+  /** The main thread's part of one relist: health, gauges, and for a relist with news, inspection and events. */
+  private async handleReport(report: RelistReport): Promise<RelistAck> {
+    const { metrics, logger } = this.o;
+    const received = epochHiRes();
+    const { timestamp, summary } = report;
     if (this.lastRelistStart !== undefined) metrics.relistInterval.observe((timestamp - this.lastRelistStart) / 1000);
     this.lastRelistStart = timestamp;
-    try {
-      let summary: RelistSummary;
-      let tTask: number;
-      try {
-        summary = await runner.run({ type: 'relist' });
-        tTask = performance.now();
-        const wall = tTask - t0;
-        const phase = metrics.relistPhase;
-        phase.observe({ phase: 'list' }, summary.timings.listMs / 1000);
-        phase.observe({ phase: 'records' }, summary.timings.recordsMs / 1000);
-        phase.observe({ phase: 'diff' }, summary.timings.diffMs / 1000);
-        phase.observe({ phase: 'dispatch' }, Math.max(0, wall - summary.timings.workerMs) / 1000);
-      } catch (err) {
-        if (err instanceof WorkerCrashedError) this.o.records.recoverAfterWriterCrash();
-        logger.error({ err: String(err) }, 'GenericPLEG: Unable to retrieve pods');
-        return;
-      }
-      this.relistTime = timestamp;
-      metrics.lastSeen.set(timestamp / 1000);
-      metrics.runningPods.set(summary.runningPods);
-      for (const [state, n] of Object.entries(summary.containersByState)) metrics.runningContainers.set({ container_state: state }, n);
-      for (const p of summary.newPods) this.names.set(p.uid, { name: p.name, namespace: p.namespace });
-
-      const byPod = new Map<string, PlegEvent[]>();
-      for (const e of summary.events) {
-        let list = byPod.get(e.id);
-        if (!list) byPod.set(e.id, (list = []));
-        list.push(e);
-      }
-      // Pods that failed inspection last time: retry them with their held events.
-      for (const [uid, pending] of this.podsToReinspect) byPod.set(uid, [...pending.events, ...(byPod.get(uid) ?? [])]);
-      const needsReinspection = new Map<string, PendingPod>();
-      const tInspectStart = performance.now();
-      await this.inspectAndPublish(byPod, summary.known, needsReinspection);
-      const tInspectEnd = performance.now();
-      if (byPod.size > 0) metrics.relistPhase.observe({ phase: 'inspect' }, (tInspectEnd - tInspectStart) / 1000);
-      this.podsToReinspect = needsReinspection;
-      this.o.cache.setGlobalTimestamp(timestamp);
-      this.releaseUnusedSlots();
-      const end = performance.now();
-      metrics.relistPhase.observe({ phase: 'main' }, (end - tTask - (tInspectEnd - tInspectStart)) / 1000);
-    } finally {
-      metrics.relistDuration.observe((clock.now() - timestamp) / 1000);
+    if (!summary) {
+      logger.error({ err: String(deserializeError(report.error!)) }, 'GenericPLEG: Unable to retrieve pods');
+      metrics.relistDuration.observe(report.workerMs / 1000);
+      return { busy: this.podsToReinspect.size > 0 };
     }
+    const phase = metrics.relistPhase;
+    phase.observe({ phase: 'list' }, summary.timings.listMs / 1000);
+    phase.observe({ phase: 'records' }, summary.timings.recordsMs / 1000);
+    phase.observe({ phase: 'diff' }, summary.timings.diffMs / 1000);
+    phase.observe({ phase: 'dispatch' }, Math.max(0, received - report.endedAt) / 1000);
+    this.relistTime = timestamp;
+    metrics.lastSeen.set(timestamp / 1000);
+    metrics.runningPods.set(summary.runningPods);
+    for (const [state, n] of Object.entries(summary.containersByState)) metrics.runningContainers.set({ container_state: state }, n);
+    if (report.quiet) {
+      // Ended in the loop's thread, which set the cache's global timestamp.
+      this.releaseUnusedSlots();
+      metrics.relistDuration.observe(report.workerMs / 1000);
+      metrics.relistPhase.observe({ phase: 'main' }, (epochHiRes() - received) / 1000);
+      return { busy: false };
+    }
+    for (const p of summary.newPods) this.names.set(p.uid, { name: p.name, namespace: p.namespace });
+    const byPod = new Map<string, PlegEvent[]>();
+    for (const e of summary.events) {
+      let list = byPod.get(e.id);
+      if (!list) byPod.set(e.id, (list = []));
+      list.push(e);
+    }
+    // Pods that failed inspection last time: retry them with their held events.
+    for (const [uid, pending] of this.podsToReinspect) byPod.set(uid, [...pending.events, ...(byPod.get(uid) ?? [])]);
+    const needsReinspection = new Map<string, PendingPod>();
+    const tInspectStart = epochHiRes();
+    await this.inspectAndPublish(byPod, summary.known, needsReinspection);
+    const tInspectEnd = epochHiRes();
+    if (byPod.size > 0) metrics.relistPhase.observe({ phase: 'inspect' }, (tInspectEnd - tInspectStart) / 1000);
+    this.podsToReinspect = needsReinspection;
+    this.o.cache.setGlobalTimestamp(timestamp);
+    this.releaseUnusedSlots();
+    const end = epochHiRes();
+    metrics.relistPhase.observe({ phase: 'main' }, (end - received - (tInspectEnd - tInspectStart)) / 1000);
+    metrics.relistDuration.observe((end - report.startedAt) / 1000);
+    return { busy: this.podsToReinspect.size > 0 };
   }
 
   private async inspectAndPublish(

@@ -17,9 +17,10 @@ export interface PlegMetrics {
  * Phases of one relist, for kubelet_ts_pleg_relist_phase_seconds: `list`
  * (the two runtime lists, received and decoded, in a worker), `records`
  * (grouping and the record table write), `diff`, `inspect` (inspections of
- * pods with events), `dispatch` (the relist task's round trip seen from the
- * main thread minus its time in the worker: thread hops, queueing, message
- * copies) and `main` (main-thread work on the results).
+ * pods with events), `dispatch` (the hop of the relist's report from the
+ * worker's relist loop to the main thread: part of the relist's duration only
+ * when the main thread finishes the relist, i.e. it has events or held
+ * reinspections) and `main` (main-thread work on the report).
  */
 const RELIST_PHASES = ['list', 'records', 'diff', 'inspect', 'dispatch', 'main'] as const;
 
