@@ -5,6 +5,7 @@ import {
   bytesFor,
   capacityForMaxPods,
   DEFAULT_SLOT_BYTES,
+  H_GLOBAL_SEQ,
   HEADER_BYTES,
   PodStatusCache,
   S_SEQ,
@@ -173,6 +174,21 @@ describe('PodStatusCache', () => {
     c.setGlobalTimestamp(5000.25);
     expect(PodStatusCache.attach(c.buffer).getGlobalTimestamp()).toBe(5000.25);
     expect(c.generation()).toBeGreaterThan(g0);
+  });
+
+  it('lets any thread set the global timestamp, one write at a time; the owner recovers one a dead writer left open', () => {
+    const c = PodStatusCache.create({ capacity: 1, slotBytes: 1024 });
+    const words = new Int32Array(c.buffer);
+    PodStatusCache.attach(c.buffer).setGlobalTimestamp(10); // a worker's view
+    expect(c.getGlobalTimestamp()).toBe(10);
+    Atomics.add(words, H_GLOBAL_SEQ / 4, 1); // a write in progress on a thread that then died
+    expect(() => c.setGlobalTimestamp(20)).toThrow(/another write was in progress/);
+    expect(() => PodStatusCache.attach(c.buffer).recoverGlobalAfterWriterCrash()).toThrow(/owning thread/);
+    c.recoverGlobalAfterWriterCrash();
+    c.setGlobalTimestamp(30);
+    expect(c.getGlobalTimestamp()).toBe(30);
+    c.recoverGlobalAfterWriterCrash(); // nothing open: no change
+    expect(Atomics.load(words, H_GLOBAL_SEQ / 4) % 2).toBe(0);
   });
 
   it('isNewerThan follows upstream getIfNewerThan (strictly after; entry or global)', () => {

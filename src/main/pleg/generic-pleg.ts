@@ -211,7 +211,10 @@ export class GenericPleg implements PodLifecycleEventGenerator {
         if (this.loop === conn) this.loop = undefined;
         if (!err) return;
         // Its writes may have stopped mid-generation.
-        if (err instanceof WorkerCrashedError) this.o.records.recoverAfterWriterCrash();
+        if (err instanceof WorkerCrashedError) {
+          this.o.records.recoverAfterWriterCrash();
+          this.o.cache.recoverGlobalAfterWriterCrash();
+        }
         this.o.logger.error({ err: String(err) }, 'GenericPLEG: Unable to retrieve pods');
       })
       .catch(() => undefined);

@@ -25,7 +25,9 @@
  *   evented PLEG's event writer): the second waits for the first's write to
  *   end (`seqWriteAcquire`); a write to a slot that was freed meanwhile fails.
  * - `read*`, `isNewerThan`, `getGlobalTimestamp` may run on any thread.
- * - `setGlobalTimestamp` has one writer (the PLEG).
+ * - `setGlobalTimestamp` may run on any thread (the relist loop's worker ends a
+ *   quiet relist with it, the main thread a relist it inspected for, and the
+ *   evented PLEG moves it every 2 s); a write waits for another's to end.
  *
  * Capacity: the caller derives it from maxPods, normally
  * `capacityForMaxPods(maxPods)` = 2 × maxPods, so terminating pods that still
@@ -35,7 +37,7 @@ import { rebuildSlotIndex } from './slot-index.js';
 import { CapacityError, KubeletTsError } from '../../common/errors.js';
 import type { PodStatus } from '../../runtime/types.js';
 import { decodePodStatus, encodePodStatus } from './pod-status-codec.js';
-import { SeqLockArray, seqReadConsistent, seqWriteAcquire, seqWriteBegin, seqWriteEnd } from './seqlock.js';
+import { SeqLockArray, seqReadConsistent, seqWriteAcquire, seqWriteEnd } from './seqlock.js';
 
 export const POD_STATUS_CACHE_MAGIC = 0x4b505343; // 'KPSC'
 /** Bumped on any change to the header or slot layout below. */
@@ -293,6 +295,12 @@ export class PodStatusCache {
     Atomics.add(this.i32, seqIndex, 1);
   }
 
+  /** Owner only, when a thread that may have been setting the global timestamp died: an odd sequence is made even. */
+  recoverGlobalAfterWriterCrash(): void {
+    this.requireOwner('recoverGlobalAfterWriterCrash');
+    if ((Atomics.load(this.i32, H_GLOBAL_SEQ / 4) & 1) !== 0) Atomics.add(this.i32, H_GLOBAL_SEQ / 4, 1);
+  }
+
   /** Owner only: the uids that currently hold a slot. */
   uids(): string[] {
     this.requireOwner('uids');
@@ -353,9 +361,9 @@ export class PodStatusCache {
     return seqReadConsistent(this.i32, H_GLOBAL_SEQ / 4, () => this.f64[H_GLOBAL_TS / 8], undefined, 'global');
   }
 
-  /** Single writer (the PLEG, after a relist's inspections finished): upstream `cache.UpdateTime`. */
+  /** Any thread (the PLEG, at the end of a relist): upstream `cache.UpdateTime`. */
   setGlobalTimestamp(ms: number): void {
-    seqWriteBegin(this.i32, H_GLOBAL_SEQ / 4, 'global');
+    seqWriteAcquire(this.i32, H_GLOBAL_SEQ / 4, 'global');
     this.f64[H_GLOBAL_TS / 8] = ms;
     seqWriteEnd(this.i32, H_GLOBAL_SEQ / 4, 'global');
     Atomics.add(this.i32, H_GENERATION / 4, 1);
