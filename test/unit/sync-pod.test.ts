@@ -92,7 +92,7 @@ function harness(status: PodStatus) {
     backoff: {},
     node,
   });
-  return { cri, runtime, clock, ctx, input };
+  return { cri, runtime, clock, ctx, cache, input };
 }
 
 const c = (name: string, extra: Record<string, unknown> = {}) => ({ name, image: BUSYBOX, imagePullPolicy: 'IfNotPresent', ...extra });
@@ -318,8 +318,31 @@ describe('terminatePod returns the status read after the stop (upstream re-read 
       runtime.statuses.set(running.uid, stopped);
       return {};
     };
-    const r = await terminatePod(ctx, { pod, slot: -1, gracePeriodSeconds: 5, remove: false });
+    const r = await terminatePod(ctx, { pod, slot: -1, minTimestamp: 0, cacheUnreliable: true, gracePeriodSeconds: 5, remove: false });
     expect(r.status.sandboxStatuses.map((s) => s.state)).toEqual(['notready']);
     expect(r.status.containerStatuses.map((s) => [s.state, s.exitCode])).toEqual([['exited', 143]]);
+  });
+
+  const base = { minTimestamp: 1000, cacheUnreliable: false, gracePeriodSeconds: 5, remove: false };
+  it.each([
+    {
+      name: 'a cached status newer than the last sync: stops what it lists, reads the runtime only after',
+      cachedAt: 2000,
+      unreliable: false,
+      reads: 1,
+    },
+    { name: 'a cached status older than the last sync: reads the runtime before and after', cachedAt: 500, unreliable: false, reads: 2 },
+    { name: 'a failed inspection (cache unreliable): reads the runtime before and after', cachedAt: 2000, unreliable: true, reads: 2 },
+  ])('$name', async ({ cachedAt, unreliable, reads }) => {
+    const pod = makePod({ containers: [c('app')] });
+    const running = podStatus(pod, [sandbox('sb-1', 'ready')], [container(pod, 'app', 'running', { sandboxId: 'sb-1' })]);
+    const { cri, runtime, ctx, cache } = harness(running);
+    const slot = cache.allocate(pod.metadata.uid!);
+    cache.write(slot, { ...running, timestamp: cachedAt });
+    const r = await terminatePod(ctx, { ...base, pod, slot, cacheUnreliable: unreliable });
+    expect(runtime.calls.getPodStatus).toHaveLength(reads);
+    expect(cri.callsOf('stopContainer').map((x) => x.containerId)).toEqual([running.containerStatuses[0].id]);
+    expect(cri.callsOf('stopPodSandbox').map((x) => x.podSandboxId)).toEqual(['sb-1']);
+    expect(r.stoppedContainers).toBe(1);
   });
 });

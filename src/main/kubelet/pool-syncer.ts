@@ -258,7 +258,14 @@ export class PoolSyncer implements PodSyncer {
     const task = this.slots.run(() =>
       this.o.runner.run({
         type: 'terminatePod',
-        input: { pod, slot: this.o.cache.slotOf(uid) ?? -1, gracePeriodSeconds, remove: false },
+        input: {
+          pod,
+          slot: this.o.cache.slotOf(uid) ?? -1,
+          minTimestamp: this.lastSyncEnd.get(uid) ?? 0,
+          cacheUnreliable: this.o.cacheUnreliable?.(uid) ?? false,
+          gracePeriodSeconds,
+          remove: false,
+        },
       }),
     );
     const result = await untilAborted(task, ctx.signal);
@@ -307,6 +314,9 @@ export class PoolSyncer implements PodSyncer {
       { pod: `${runningPod.namespace}/${runningPod.name}`, podUID: runningPod.uid },
       'Killing orphaned pod known only to the runtime',
     );
-    await this.o.runner.run({ type: 'terminatePod', input: { pod, slot: -1, gracePeriodSeconds: 1, remove: false } });
+    await this.o.runner.run({
+      type: 'terminatePod',
+      input: { pod, slot: -1, minTimestamp: 0, cacheUnreliable: true, gracePeriodSeconds: 1, remove: false },
+    });
   }
 }

@@ -326,12 +326,17 @@ export async function syncPod(ctx: SyncContext, input: SyncPodInput): Promise<Sy
 
 /**
  * syncTerminatingPod (+ removal when the pod is gone from every source): stop
- * everything, then read the runtime again so the final status reflects the
+ * everything the pod's status lists (upstream: the pod worker's cached status,
+ * newer than the last sync; here the cache when it is that fresh, else the
+ * runtime), then read the runtime again so the final status reflects the
  * stop (upstream re-reads after KillPod), and return that status.
  */
 export async function terminatePod(ctx: SyncContext, input: TerminatePodInput): Promise<TerminatePodResult> {
   const { uid = '', name = '', namespace = '' } = input.pod.metadata;
-  const status = await ctx.runtime.getPodStatus(uid, name, namespace);
+  const status =
+    input.slot >= 0
+      ? await currentStatus(ctx, input.pod, input.slot, input.minTimestamp, input.cacheUnreliable)
+      : await ctx.runtime.getPodStatus(uid, name, namespace);
   const killed = await killPod(ctx, input.pod, status, input.gracePeriodSeconds);
   if (killed.error) throw new Error(`failed to "KillPodSandbox" for ${namespace}/${name}: ${killed.error}`);
   let after = await ctx.runtime.getPodStatus(uid, name, namespace);

@@ -109,7 +109,12 @@ export interface SyncPodResult {
 
 export interface TerminatePodInput {
   pod: Pod;
+  /** The pod's cache slot; -1 when it has none (an orphan known only to the runtime). */
   slot: number;
+  /** The end of the pod's last sync: the cached status is used only when newer (as SyncPodInput.minTimestamp). */
+  minTimestamp: number;
+  /** The PLEG could not inspect the pod: read the runtime instead of the cache. */
+  cacheUnreliable: boolean;
   gracePeriodSeconds: number;
   /** Also remove the containers and sandboxes (the pod is gone from every source). */
   remove: boolean;
