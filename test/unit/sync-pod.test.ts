@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { PodSchema, type Pod } from '../../src/api/pod.js';
+import { PodSandboxState } from '../../src/gen/runtime/v1/api.js';
 import type { ContainerStatus, PodStatus, SandboxStatus } from '../../src/runtime/types.js';
 import { PodStatusCache } from '../../src/workers/shared/pod-status-cache.js';
 import { hashContainer } from '../../src/workers/sync/container-hash.js';
@@ -126,6 +127,37 @@ describe('syncPod: a new sandbox purges the init containers of the old one (upst
     const { cri, ctx, input } = harness(status);
     await syncPod(ctx, input(pod));
     expect(cri.callsOf('removeContainer').map((r) => r.containerId)).toEqual([old.id]);
+  });
+});
+
+describe('syncPod publishes the sandbox it created in the pod status cache', () => {
+  it('with the IPs it read, timestamped before the sync ends, so the relist reuses it but the next sync does not trust it', async () => {
+    const pod = makePod({ containers: [c('app')] });
+    const { cri, ctx, clock, input } = harness(podStatus(pod, [], []));
+    cri.handlers.podSandboxStatus = async (r) => ({
+      status: { id: r.podSandboxId, state: PodSandboxState.SANDBOX_READY, createdAt: 7n, network: { ip: '10.1.0.9', additionalIps: [] } },
+    });
+    const i = input(pod);
+    clock.step(1000);
+    const result = await syncPod(ctx, i);
+    expect(result.error).toBeUndefined();
+    const created = cri.callsOf('createContainer')[0] as { podSandboxId: string };
+    const cached = ctx.cache.read(i.slot, pod.metadata.uid);
+    expect(cached?.sandboxStatuses).toEqual([expect.objectContaining({ id: created.podSandboxId, state: 'ready', ips: ['10.1.0.9'] })]);
+    expect(cached?.ips).toEqual(['10.1.0.9']);
+    expect(cached?.timestamp).toBe(clock.now());
+    clock.step(1); // the sync's end (PoolSyncer lastSyncEnd) is after the write
+    expect(ctx.cache.isNewerThan(i.slot, clock.now())).toBe(false);
+  });
+
+  it('never replaces a newer entry', async () => {
+    const pod = makePod({ containers: [c('app')] });
+    const { ctx, clock, input } = harness(podStatus(pod, [], []));
+    const i = input(pod);
+    const newer = podStatus(pod, [sandbox('sb-newer', 'ready')], []);
+    ctx.cache.write(i.slot, { ...newer, timestamp: clock.now() + 60_000 });
+    await syncPod(ctx, i);
+    expect(ctx.cache.read(i.slot, pod.metadata.uid)?.sandboxStatuses.map((x) => x.id)).toEqual(['sb-newer']);
   });
 });
 

@@ -15,7 +15,8 @@ import type { Clock } from '../../common/clock.js';
 import type { Mounter } from '../../common/mounter.js';
 import { criStatusMessage, type CriApi } from '../../cri/client.js';
 import type { Runtime } from '../../runtime/runtime.js';
-import type { PodStatus } from '../../runtime/types.js';
+import { toSandboxStatus } from '../../runtime/convert.js';
+import type { PodStatus, SandboxStatus } from '../../runtime/types.js';
 import type { ImagePullGate } from '../shared/image-pull-gate.js';
 import type { PodStatusCache } from '../shared/pod-status-cache.js';
 import { doBackOff, type BackoffState } from './backoff.js';
@@ -224,6 +225,27 @@ async function startContainer(
   return { backoff };
 }
 
+/**
+ * Writes the sandbox this sync just created (with the status it read for the
+ * pod IPs) into the pod's cache entry, so the relist that first lists it
+ * reuses it instead of reading it again (inspection keeps a cached status
+ * whose state is unchanged). The entry is timestamped now, before this sync
+ * ends, so the next sync does not trust it (upstream GetNewerThan(lastSyncTime));
+ * a newer entry is never replaced. Best effort: a failed write changes nothing.
+ */
+function publishCreatedSandbox(ctx: SyncContext, slot: number, before: PodStatus, sandbox: SandboxStatus): void {
+  if (slot < 0) return;
+  try {
+    ctx.cache.write(
+      slot,
+      { ...before, ips: sandbox.ips, sandboxStatuses: [sandbox, ...before.sandboxStatuses], timestamp: ctx.clock.now() },
+      { ifNotOlder: true },
+    );
+  } catch {
+    // A full slot or one freed meanwhile: the relist's inspection reads the sandbox as usual.
+  }
+}
+
 /** Removes dead containers; failures are reported as events and retried by a later sync or container GC. */
 async function removeQuietly(ctx: SyncContext, ids: string[], events: PodEvent[], containerLogsDir: string): Promise<void> {
   if (ids.length === 0) return;
@@ -288,6 +310,7 @@ export async function syncPod(ctx: SyncContext, input: SyncPodInput): Promise<Sy
       sandboxId = (await ctx.cri.runPodSandbox({ config: sandboxConfig })).podSandboxId;
       const sb = await ctx.cri.podSandboxStatus({ podSandboxId: sandboxId });
       ips = [sb.status?.network?.ip, ...(sb.status?.network?.additionalIps ?? []).map((i) => i.ip)].filter((x): x is string => !!x);
+      if (sb.status) publishCreatedSandbox(ctx, input.slot, status, toSandboxStatus(sb.status));
     } catch (err) {
       const message = `Failed to create pod sandbox: ${err instanceof Error ? err.message : String(err)}`;
       events.push({ type: 'Warning', reason: 'FailedCreatePodSandBox', message });
