@@ -18,14 +18,25 @@
  *    status); relist duration during the churn window;
  * 4. the agent stops and the run's pods are removed (not timed).
  *
+ * With `raw` in --agents (the full run is `--agents go,ts,raw`), each round
+ * first runs the floor: the same spawn and churn made directly over CRI with
+ * no agent (bench/lib/raw-peer.ts), --raw-conc pods at a time. Spawn: every
+ * pod's RunPodSandbox + CreateContainer + StartContainer; churn: every old
+ * pod's StopContainer (5 s, the manifests' grace) + StopPodSandbox and the N
+ * new pods' calls through one queue, stops first. Converged is the same CRI
+ * condition as the agents'; "reported" is the same instant (there is no
+ * /pods). No steady window. containerd's own CPU (utime+stime of the process
+ * in $KTS_CONTAINERD_RUN/containerd.pid) is taken over the spawn and churn
+ * windows of every run.
+ *
  * Pods: one container, `sh -c 'trap "exit 0" TERM; sleep 3600 & wait'`
  * (exits on SIGTERM, so churn measures the kubelets, not the grace period),
  * terminationGracePeriodSeconds 5.
  *
  * Writes bench/results/peer.{json,md} (or --out NAME).
- * Args: --sizes 100,250,500  --rounds 2 (round 1 go→ts, round 2 ts→go, …)
+ * Args: --sizes 100,250,500  --rounds 2 (round 1 go→ts, round 2 ts→go, …; raw first in each)
  *       --steady-s 90  --settle-s 15  --endpoint unix://…  --timeout-s 900
- *       --agents go,ts  --ts-args "--flag=… …"
+ *       --agents go,ts (any of go, ts, raw)  --raw-conc 8  --ts-args "--flag=… …"
  */
 import { performance } from 'node:perf_hooks';
 import { loadavg } from 'node:os';
@@ -40,10 +51,11 @@ import { histogramSeries, parsePromText } from '../src/common/prom-text.js';
 import { ContainerState } from '../src/gen/runtime/v1/api.js';
 import { LABEL_POD_NAME, LABEL_POD_NAMESPACE } from '../src/runtime/types.js';
 import { podManifest } from '../test/e2e/agent-harness.js';
-import { procCpuS } from './lib/cpu.js';
+import { containerdPid, procCpuS } from './lib/cpu.js';
 import { counters, parseProm } from './lib/prom.js';
 import { memoryMiB, peerAgent, type PeerAgent, type PeerKind } from './lib/peer-agents.js';
 import { peerMarkdown } from './lib/peer-report.js';
+import { mapLimit, RawPeer } from './lib/raw-peer.js';
 import { writePeerCharts } from './lib/charts.js';
 import { arg, machine, round, writeResults } from './lib/report.js';
 
@@ -53,11 +65,19 @@ const STEADY_S = Number(arg('steady-s', '90'));
 const SETTLE_S = Number(arg('settle-s', '15'));
 const ENDPOINT = arg('endpoint', process.env.KTS_CRI_ENDPOINT ?? 'unix:///run/kubelet-ts-containerd/containerd.sock');
 const TIMEOUT_MS = Number(arg('timeout-s', '900')) * 1000;
-const AGENTS = arg('agents', 'go,ts').split(',') as PeerKind[];
+type RunKind = PeerKind | 'raw';
+const KINDS: readonly string[] = ['go', 'ts', 'raw'];
+const AGENTS = arg('agents', 'go,ts').split(',').filter(Boolean) as RunKind[];
+for (const a of AGENTS) if (!KINDS.includes(a)) throw new Error(`--agents: unknown ${JSON.stringify(a)} (any of ${KINDS.join(', ')})`);
+const RAW_CONC = Number(arg('raw-conc', '8'));
+if (!Number.isInteger(RAW_CONC) || RAW_CONC < 1) throw new Error(`--raw-conc: not a positive integer: ${arg('raw-conc', '8')}`);
 const TS_ARGS = arg('ts-args', '').split(' ').filter(Boolean);
 const OUT = arg('out', 'peer');
 const NODE = 'peer-node';
 const COMMAND = ['sh', '-c', 'trap "exit 0" TERM; sleep 3600 & wait'];
+const GRACE_S = 5;
+/** containerd, whose CPU is taken over the spawn and churn windows (undefined: not found, NaN figures). */
+const RUNTIME_PID = containerdPid();
 
 const log = (msg: string) => console.log(`[${new Date().toISOString().slice(11, 23)}] ${msg}`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -99,6 +119,14 @@ function relistPhases(startText: string, endText: string): WindowStats['relistPh
   return Object.keys(out).length ? out : undefined;
 }
 
+/** containerd's CPU seconds (utime+stime of the process) over a run's spawn and churn windows. */
+export interface RuntimeCpu {
+  /** spawn → converged (all running, and for an agent all reported) */
+  spawnS: number;
+  /** manifests replaced → converged */
+  churnS?: number;
+}
+
 export interface AgentRun {
   agent: PeerKind;
   pods: number;
@@ -129,9 +157,40 @@ export interface AgentRun {
     convergedS: number;
     window: WindowStats;
   };
+  runtimeCpu?: RuntimeCpu;
   error?: string;
   logFile: string;
 }
+
+/** The floor: the same spawn and churn directly over CRI (bench/lib/raw-peer.ts). */
+export interface RawRun {
+  agent: 'raw';
+  pods: number;
+  round: number;
+  position: number;
+  /** pods created or stopped at a time */
+  concurrency: number;
+  loadavgStart: number[];
+  loadavgEnd: number[];
+  /** first call → N containers running (CRI) */
+  spawnRunningS: number;
+  /** the same instant as spawnRunningS (no agent to report) */
+  spawnReportedS: number;
+  /** first call → the last StartContainer returned */
+  spawnCallsS: number;
+  churn?: {
+    runtimeConvergedS: number;
+    /** the same instant as runtimeConvergedS */
+    reportedS: number;
+    convergedS: number;
+    /** first call → the last call returned */
+    callsS: number;
+  };
+  runtimeCpu?: RuntimeCpu;
+  error?: string;
+}
+
+export type PeerRun = AgentRun | RawRun;
 
 const ms = (s: number) => round(s * 1000, 2);
 
@@ -184,55 +243,65 @@ function reportedRunning(pods: Pod[], namespace: string, gen: string): number {
   return n;
 }
 
+/** What waitConverged watches: an agent (CRI and its /pods), or a raw run (CRI only, stopped by `signal` when its work fails). */
+type Watched = { kind: RunKind; namespace: string } & ({ agent: PeerAgent } | { signal: AbortSignal });
+
+interface Converged {
+  runtimeMs: number;
+  reportedMs: number;
+  bothMs: number;
+}
+
 /**
  * Polls CRI (every 250 ms) and the agent's /pods (every 500 ms) from t0 until
  * both show `gen`'s n pods running (and, with `noOthers`, no other running
- * container in the namespace). Times are ms from t0.
+ * container in the namespace). Without an agent, reported is the instant CRI
+ * converged. Times are ms from t0.
  */
-async function waitConverged(
-  cri: CriClient,
-  agent: PeerAgent,
-  n: number,
-  gen: string,
-  t0: number,
-  noOthers: boolean,
-): Promise<{ runtimeMs: number; reportedMs: number; bothMs: number }> {
+async function waitConverged(cri: CriClient, w: Watched, n: number, gen: string, t0: number, noOthers: boolean): Promise<Converged> {
   let runtimeMs = Number.NaN;
   let reportedMs = Number.NaN;
   let lastLog = t0;
   let reportedOk = false;
   for (let i = 0; ; i++) {
+    if ('signal' in w) w.signal.throwIfAborted();
     const now = performance.now();
-    const r = await runningByGeneration(cri, agent.namespace, gen);
+    const r = await runningByGeneration(cri, w.namespace, gen);
     const runtimeOk = r.mine === n && (!noOthers || r.others === 0);
     if (runtimeOk && Number.isNaN(runtimeMs)) runtimeMs = performance.now() - t0;
     let rep = -1;
-    if (i % 2 === 0 || runtimeOk) {
-      rep = reportedRunning(await agent.pods().catch(() => []), agent.namespace, gen);
+    if (!('agent' in w)) {
+      reportedOk = runtimeOk;
+      if (runtimeOk) reportedMs = runtimeMs;
+    } else if (i % 2 === 0 || runtimeOk) {
+      rep = reportedRunning(await w.agent.pods().catch(() => []), w.namespace, gen);
       reportedOk = rep === n;
       if (reportedOk && Number.isNaN(reportedMs)) reportedMs = performance.now() - t0;
     }
     if (runtimeOk && reportedOk) return { runtimeMs, reportedMs, bothMs: performance.now() - t0 };
     if (now - lastLog > 10_000) {
       lastLog = now;
-      log(`    ${agent.kind}: ${r.mine}/${n} running (${r.others} others), ${rep >= 0 ? rep : '?'}/${n} reported at ${s3(now - t0)} s`);
+      log(`    ${w.kind}: ${r.mine}/${n} running (${r.others} others), ${rep >= 0 ? rep : '?'}/${n} reported at ${s3(now - t0)} s`);
     }
     if (now - t0 > TIMEOUT_MS) {
-      throw new Error(
-        `${agent.kind}: not converged after ${TIMEOUT_MS} ms (${r.mine}/${n} running, ${r.others} others):\n${agent.tail(40)}`,
-      );
+      const tail = 'agent' in w ? `:\n${w.agent.tail(40)}` : '';
+      throw new Error(`${w.kind}: not converged after ${TIMEOUT_MS} ms (${r.mine}/${n} running, ${r.others} others)${tail}`);
     }
     await sleep(250);
   }
 }
 
-async function mapLimit<T>(items: T[], limit: number, fn: (t: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(limit, items.length) }, async () => {
-      while (next < items.length) await fn(items[next++]);
-    }),
-  );
+/** A raw run's CRI work from t0 while waitConverged watches it (and stops if the work fails); callsMs = t0 → the work's last call returned. */
+async function convergeWhile(
+  work: Promise<void>,
+  t0: number,
+  wait: (signal: AbortSignal) => Promise<Converged>,
+): Promise<Converged & { callsMs: number }> {
+  const ac = new AbortController();
+  const done = work.then(() => performance.now() - t0);
+  done.catch((err: unknown) => ac.abort(err));
+  const c = await wait(ac.signal);
+  return { ...c, callsMs: await done };
 }
 
 async function removeNamespace(cri: CriClient, namespace: string): Promise<number> {
@@ -244,22 +313,24 @@ async function removeNamespace(cri: CriClient, namespace: string): Promise<numbe
   return boxes.items.length;
 }
 
-/** The agent running now, for the interrupt handler. */
-let current: PeerAgent | undefined;
+/** The agent or raw run going on now, for the interrupt handler. */
+let current: { namespace: string; stop(): Promise<void>; cleanup(): Promise<void> } | undefined;
 
 async function agentRun(cri: CriClient, kind: PeerKind, n: number, roundNo: number, position: number): Promise<AgentRun> {
   const namespace = `peer-${kind}-${uniq()}`;
   const agent = peerAgent(kind, namespace, { endpoint: ENDPOINT, nodeName: NODE, namespace, maxPods: n + 20, tsArgs: TS_ARGS });
   current = agent;
   const logFile = join(tmpdir(), `kts-peer-${namespace}.log`);
-  const manifest = (gen: string, i: number) => podManifest(`${gen}-${i}`, namespace, [{ name: 'c', command: COMMAND }], { grace: 5 });
+  const manifest = (gen: string, i: number) => podManifest(`${gen}-${i}`, namespace, [{ name: 'c', command: COMMAND }], { grace: GRACE_S });
   const run: Partial<AgentRun> = { agent: kind, pods: n, round: roundNo, position, loadavgStart: loadavg().map((l) => round(l)), logFile };
   try {
     for (let i = 0; i < n; i++) agent.writeManifest(`a-${i}`, manifest('a', i));
+    const spawnCpu0 = procCpuS(RUNTIME_PID);
     const t0 = performance.now();
     await agent.start();
     run.healthzS = s3(performance.now() - t0);
-    const spawn = await waitConverged(cri, agent, n, 'a', t0, false);
+    const spawn = await waitConverged(cri, { kind, namespace, agent }, n, 'a', t0, false);
+    run.runtimeCpu = { spawnS: round(procCpuS(RUNTIME_PID) - spawnCpu0, 2) };
     run.spawnRunningS = s3(spawn.runtimeMs);
     run.spawnReportedS = s3(spawn.reportedMs);
     const startupOps = counters(parseProm(await agent.metrics()), 'kubelet_runtime_operations_total', 'operation_type');
@@ -287,10 +358,12 @@ async function agentRun(cri: CriClient, kind: PeerKind, n: number, roundNo: numb
 
     const churnCpu0 = procCpuS(agent.pid);
     const churnStart = await scrape(agent);
+    const churnRuntimeCpu0 = procCpuS(RUNTIME_PID);
     const t1 = performance.now();
     for (let i = 0; i < n; i++) agent.deleteManifest(`a-${i}`);
     for (let i = 0; i < n; i++) agent.writeManifest(`b-${i}`, manifest('b', i));
-    const churn = await waitConverged(cri, agent, n, 'b', t1, true);
+    const churn = await waitConverged(cri, { kind, namespace, agent }, n, 'b', t1, true);
+    run.runtimeCpu.churnS = round(procCpuS(RUNTIME_PID) - churnRuntimeCpu0, 2);
     const churnEnd = await scrape(agent);
     run.churn = {
       runtimeConvergedS: s3(churn.runtimeMs),
@@ -317,9 +390,62 @@ async function agentRun(cri: CriClient, kind: PeerKind, n: number, roundNo: numb
   return run as AgentRun;
 }
 
+/** The floor: spawn and churn of n pods directly over CRI, RAW_CONC at a time, with the agents' convergence conditions. */
+async function rawRun(cri: CriClient, n: number, roundNo: number, position: number): Promise<RawRun> {
+  const namespace = `peer-raw-${uniq()}`;
+  // Its own connection, as an agent has.
+  const rawCri = new CriClient({ runtimeEndpoint: ENDPOINT, timeoutMs: 120_000 });
+  const raw = new RawPeer(rawCri, { namespace, nodeName: NODE, concurrency: RAW_CONC, command: COMMAND, graceS: GRACE_S });
+  current = raw;
+  const run: Partial<RawRun> = {
+    agent: 'raw',
+    pods: n,
+    round: roundNo,
+    position,
+    concurrency: RAW_CONC,
+    loadavgStart: loadavg().map((l) => round(l)),
+  };
+  const watch = (signal: AbortSignal): Watched => ({ kind: 'raw', namespace, signal });
+  try {
+    const spawnCpu0 = procCpuS(RUNTIME_PID);
+    const t0 = performance.now();
+    const spawn = await convergeWhile(raw.spawn('a', n), t0, (signal) => waitConverged(cri, watch(signal), n, 'a', t0, false));
+    run.runtimeCpu = { spawnS: round(procCpuS(RUNTIME_PID) - spawnCpu0, 2) };
+    run.spawnRunningS = s3(spawn.runtimeMs);
+    run.spawnReportedS = s3(spawn.reportedMs);
+    run.spawnCallsS = s3(spawn.callsMs);
+    log(`  raw ${n}: running ${run.spawnRunningS} s (CRI; last call returned ${run.spawnCallsS} s), C=${RAW_CONC}`);
+
+    const churnCpu0 = procCpuS(RUNTIME_PID);
+    const t1 = performance.now();
+    const churn = await convergeWhile(raw.churn('a', 'b', n), t1, (signal) => waitConverged(cri, watch(signal), n, 'b', t1, true));
+    run.runtimeCpu.churnS = round(procCpuS(RUNTIME_PID) - churnCpu0, 2);
+    run.churn = {
+      runtimeConvergedS: s3(churn.runtimeMs),
+      reportedS: s3(churn.reportedMs),
+      convergedS: s3(churn.bothMs),
+      callsS: s3(churn.callsMs),
+    };
+    log(`  raw ${n}: churn converged ${run.churn.convergedS} s (last call returned ${run.churn.callsS} s)`);
+  } catch (err) {
+    run.error = err instanceof Error ? err.message : String(err);
+    log(`  raw ${n}: FAILED: ${run.error.split('\n')[0]}`);
+  } finally {
+    run.loadavgEnd = loadavg().map((l) => round(l));
+    await raw.stop();
+    const t = performance.now();
+    const removed = await removeNamespace(cri, namespace).catch(() => 0);
+    await raw.cleanup();
+    rawCri.close();
+    log(`  raw ${n}: removed ${removed} sandboxes in ${s3(performance.now() - t)} s`);
+    current = undefined;
+  }
+  return run as RawRun;
+}
+
 async function main(): Promise<void> {
   const cri = new CriClient({ runtimeEndpoint: ENDPOINT, timeoutMs: 120_000 });
-  const runs: AgentRun[] = [];
+  const runs: PeerRun[] = [];
   const meta = {
     machine: machine(),
     command: `node --import tsx bench/peer.bench.ts ${process.argv.slice(2).join(' ')}`.trim(),
@@ -327,13 +453,21 @@ async function main(): Promise<void> {
     steadyS: STEADY_S,
     settleS: SETTLE_S,
     tsArgs: TS_ARGS,
+    agents: AGENTS,
+    ...(AGENTS.includes('raw') ? { rawConcurrency: RAW_CONC } : {}),
+    runtimePid: RUNTIME_PID ?? null,
   };
+  if (!RUNTIME_PID) log(`containerd's pid not found (KTS_CONTAINERD_RUN/containerd.pid): no containerd CPU figures`);
+  const agents = AGENTS.filter((k): k is PeerKind => k !== 'raw');
   try {
     for (const n of SIZES) {
       for (let r = 1; r <= ROUNDS; r++) {
-        const order = r % 2 === 1 ? AGENTS : [...AGENTS].reverse();
+        // The floor first in every round, then the agents in alternating order.
+        const order: RunKind[] = [...(AGENTS.includes('raw') ? ['raw' as const] : []), ...(r % 2 === 1 ? agents : [...agents].reverse())];
         log(`== ${n} pods, round ${r}: ${order.join(' → ')}`);
-        for (const [i, kind] of order.entries()) runs.push(await agentRun(cri, kind, n, r, i + 1));
+        for (const [i, kind] of order.entries()) {
+          runs.push(kind === 'raw' ? await rawRun(cri, n, r, i + 1) : await agentRun(cri, kind, n, r, i + 1));
+        }
         writeResults(OUT, { ...meta, runs }, peerMarkdown(runs, meta));
       }
     }
@@ -346,14 +480,14 @@ async function main(): Promise<void> {
 
 for (const sig of ['SIGINT', 'SIGTERM'] as const) {
   process.once(sig, () => {
-    log(`${sig}: stopping the running agent and removing its pods`);
-    const agent = current;
+    log(`${sig}: stopping the running agent (or raw run) and removing its pods`);
+    const running = current;
     const cri = new CriClient({ runtimeEndpoint: ENDPOINT, timeoutMs: 60_000 });
     (async () => {
-      if (agent) {
-        await agent.stop().catch(() => undefined);
-        await removeNamespace(cri, agent.namespace).catch(() => undefined);
-        await agent.cleanup().catch(() => undefined);
+      if (running) {
+        await running.stop().catch(() => undefined);
+        await removeNamespace(cri, running.namespace).catch(() => undefined);
+        await running.cleanup().catch(() => undefined);
       }
     })()
       .catch((err: unknown) => log(`cleanup after ${sig} failed: ${String(err)}`))

@@ -85,30 +85,34 @@ export function writeStartupCdf(
   return writeChart(file, renderCdfSvg({ title, subtitle, xLabel: 'pod start-up (ms)', series }));
 }
 
-/** The figures of one peer-bench agent run that the charts draw. */
+/** The figures of one peer-bench run that the charts draw (a raw CRI run has no steady window). */
 export interface PeerChartRun {
   agent: string;
   pods: number;
   spawnRunningS: number;
-  steady: { relistMeanMs: number; relistP99Ms: number };
+  steady?: { relistMeanMs: number; relistP99Ms: number };
   churn?: { convergedS: number };
   error?: string;
 }
 
-/** Mean over the rounds of one agent at one size (NaN-free: failed runs are left out). */
+const PEER_NAMES: Record<string, string> = { go: 'Go kubelet 1.20.2', ts: 'kubelet-ts', raw: 'raw CRI' };
+
+/** Mean over the rounds of one agent at one size (NaN-free: failed runs are left out); agents with no such figure have no line. */
 function peerSeries(runs: readonly PeerChartRun[], label: string, pick: (r: PeerChartRun) => number | undefined): Series[] {
   const agents = [...new Set(runs.map((r) => r.agent))];
-  return agents.map((agent) => {
-    const sizes = [...new Set(runs.filter((r) => r.agent === agent).map((r) => r.pods))].sort((a, b) => a - b);
-    const points = sizes.flatMap((pods) => {
-      const vals = runs
-        .filter((r) => r.agent === agent && r.pods === pods && !r.error)
-        .map(pick)
-        .filter((v): v is number => v !== undefined && Number.isFinite(v));
-      return vals.length ? [{ x: pods, y: vals.reduce((a, b) => a + b, 0) / vals.length }] : [];
-    });
-    return { name: `${agent === 'go' ? 'Go kubelet 1.20.2' : agent === 'ts' ? 'kubelet-ts' : agent} ${label}`, points };
-  });
+  return agents
+    .map((agent) => {
+      const sizes = [...new Set(runs.filter((r) => r.agent === agent).map((r) => r.pods))].sort((a, b) => a - b);
+      const points = sizes.flatMap((pods) => {
+        const vals = runs
+          .filter((r) => r.agent === agent && r.pods === pods && !r.error)
+          .map(pick)
+          .filter((v): v is number => v !== undefined && Number.isFinite(v));
+        return vals.length ? [{ x: pods, y: vals.reduce((a, b) => a + b, 0) / vals.length }] : [];
+      });
+      return { name: `${PEER_NAMES[agent] ?? agent} ${label}`, points };
+    })
+    .filter((s) => s.points.length > 0);
 }
 
 /** peer-relist.svg (steady relist mean and p99 against pods) and peer-spawn.svg (spawn → running, churn convergence). */
@@ -122,13 +126,13 @@ export function writePeerCharts(runs: readonly PeerChartRun[], machine: { date?:
         subtitle: setup,
         xLabel: 'pods',
         yLabel: 'relist duration (ms, from each agent’s /metrics)',
-        series: [...peerSeries(runs, 'mean', (r) => r.steady.relistMeanMs), ...peerSeries(runs, 'p99', (r) => r.steady.relistP99Ms)],
+        series: [...peerSeries(runs, 'mean', (r) => r.steady?.relistMeanMs), ...peerSeries(runs, 'p99', (r) => r.steady?.relistP99Ms)],
       }),
     ),
     writeChart(
       'peer-spawn.svg',
       renderChartSvg({
-        title: 'Spawn and full churn: kubelet-ts and the Go kubelet',
+        title: `Spawn and full churn: kubelet-ts and the Go kubelet${runs.some((r) => r.agent === 'raw') ? ' (raw CRI: the floor)' : ''}`,
         subtitle: setup,
         xLabel: 'pods',
         yLabel: 'seconds',
