@@ -10,6 +10,7 @@ import type { z } from 'zod';
 import { ManifestError } from '../../common/errors.js';
 import { PodListSchema, PodSchema, type Pod } from '../../api/pod.js';
 import { applyStaticPodDefaults, type StaticPodDefaultsOptions } from './defaults.js';
+import { parseJsonManifest } from './json-manifest.js';
 import { formatFieldErrors, validatePod } from './validation.js';
 
 /** Where a manifest came from and how to default it. */
@@ -44,11 +45,14 @@ function withNumbers(v: unknown): unknown {
  * static-pod UID hashes. Throws ManifestError.
  */
 export function parseManifest(body: string, where: string): { doc: Record<string, unknown>; exact: Record<string, unknown> } {
-  let exact: unknown;
-  try {
-    exact = parseYaml(body, { version: '1.1', intAsBigInt: true });
-  } catch (err) {
-    fail(where, `not valid YAML or JSON: ${(err as Error).message.split('\n')[0]}`, err);
+  // Plain JSON skips the YAML parser when the result is certain to be the same (json-manifest.ts).
+  let exact: unknown = parseJsonManifest(body);
+  if (exact === undefined) {
+    try {
+      exact = parseYaml(body, { version: '1.1', intAsBigInt: true });
+    } catch (err) {
+      fail(where, `not valid YAML or JSON: ${(err as Error).message.split('\n')[0]}`, err);
+    }
   }
   if (exact === null || typeof exact !== 'object' || Array.isArray(exact)) fail(where, 'the document is not an object');
   return { doc: withNumbers(exact) as Record<string, unknown>, exact: exact as Record<string, unknown> };
