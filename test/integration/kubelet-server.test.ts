@@ -103,7 +103,7 @@ describe('kubelet server', () => {
       good: { authenticated: true, user: { name: 'alice', groups: ['devs'] } },
       denied: { authenticated: true, user: { name: 'eve', groups: [] } },
     };
-    const cert = loadServingCert({
+    const cert = await loadServingCert({
       tlsCertFile: '',
       tlsPrivateKeyFile: '',
       certDir: join(dir, 'pki'),

@@ -183,8 +183,8 @@ describe('serving certificate', () => {
   const dir = mkdtempSync(join(tmpdir(), 'kts-cert-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('generates kubelet.crt/kubelet.key once (serving cert then its CA) and reuses them', () => {
-    const a = loadServingCert({
+  it('generates kubelet.crt/kubelet.key once (serving cert then its CA) and reuses them', async () => {
+    const a = await loadServingCert({
       tlsCertFile: '',
       tlsPrivateKeyFile: '',
       certDir: join(dir, 'pki'),
@@ -199,24 +199,26 @@ describe('serving certificate', () => {
     expect(leaf.verify(ca.publicKey)).toBe(true);
     expect(ca.ca).toBe(true);
     expect(new Date(leaf.validFrom).getTime()).toBe(Date.UTC(2026, 0, 1) - 3600_000);
-    const b = loadServingCert({ tlsCertFile: '', tlsPrivateKeyFile: '', certDir: join(dir, 'pki'), hostname: 'other', nowMs: 0 });
+    const b = await loadServingCert({ tlsCertFile: '', tlsPrivateKeyFile: '', certDir: join(dir, 'pki'), hostname: 'other', nowMs: 0 });
     expect([b.generated, b.cert]).toEqual([false, a.cert]);
   });
 
-  it('configured files are used as they are; unreadable ones are a clear error', () => {
+  it('configured files are used as they are; unreadable ones are a clear error', async () => {
     writeFileSync(join(dir, 'c.pem'), readFileSync(join(dir, 'pki', 'kubelet.crt')));
     writeFileSync(join(dir, 'k.pem'), readFileSync(join(dir, 'pki', 'kubelet.key')));
     expect(
-      loadServingCert({
-        tlsCertFile: join(dir, 'c.pem'),
-        tlsPrivateKeyFile: join(dir, 'k.pem'),
-        certDir: '/nonexistent',
-        hostname: 'h',
-        nowMs: 0,
-      }).generated,
+      (
+        await loadServingCert({
+          tlsCertFile: join(dir, 'c.pem'),
+          tlsPrivateKeyFile: join(dir, 'k.pem'),
+          certDir: '/nonexistent',
+          hostname: 'h',
+          nowMs: 0,
+        })
+      ).generated,
     ).toBe(false);
-    expect(() =>
+    await expect(
       loadServingCert({ tlsCertFile: join(dir, 'nope'), tlsPrivateKeyFile: join(dir, 'k.pem'), certDir: '/x', hostname: 'h', nowMs: 0 }),
-    ).toThrow(/cannot load the serving certificate/);
+    ).rejects.toThrow(/cannot load the serving certificate/);
   });
 });

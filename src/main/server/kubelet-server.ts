@@ -31,6 +31,7 @@ import { listenError, routeHealthz, type HealthCheck, type HealthFailureLog } fr
 import type { RequestAuthenticator } from './authenticator.js';
 import type { Authorizer } from './authorizer.js';
 import { serveContainerLogs, type ContainerLogsHost } from './container-logs.js';
+import { jsonListBytes } from './json-list.js';
 import type { HttpMetrics } from './http-metrics.js';
 import { serveNodeLogs } from './node-logs.js';
 import { nodeRequestAttributes } from './request-attributes.js';
@@ -98,13 +99,16 @@ function isDebuggingPath(path: string): boolean {
 
 const PROM_TEXT = 'text/plain; version=0.0.4; charset=utf-8';
 
-function send(res: ServerResponse, status: number, body: string, type = 'text/plain; charset=utf-8'): void {
+function send(res: ServerResponse, status: number, body: string | Buffer, type = 'text/plain; charset=utf-8'): void {
   res.statusCode = status;
   res.setHeader('content-type', type);
   res.end(body);
 }
 
 const sendJson = (res: ServerResponse, body: unknown) => send(res, 200, JSON.stringify(body), 'application/json');
+
+/** The JSON of /pods items already sent (they are the same objects until their pod or status changes). */
+const podItemJson = new WeakMap<object, Buffer>();
 
 /** Go's path.Clean of the decoded URL path, keeping a trailing slash (ServeMux does). */
 export function cleanPath(decoded: string): string {
@@ -138,7 +142,7 @@ async function route(
   switch (path) {
     case '/pods':
     case '/pods/':
-      sendJson(res, h.pods());
+      send(res, 200, jsonListBytes(h.pods(), podItemJson), 'application/json');
       return true;
     case '/metrics':
       send(res, 200, await h.registry.metrics(), h.registry.contentType);

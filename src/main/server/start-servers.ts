@@ -105,7 +105,7 @@ export async function startKubeletServers(d: ServerDeps): Promise<KubeletServers
   const metrics = httpMetrics(d.registry);
   const out: KubeletServers = {};
   if (config.enableServer) {
-    const cert = loadServingCert({
+    const cert = await loadServingCert({
       tlsCertFile: config.tlsCertFile,
       tlsPrivateKeyFile: config.tlsPrivateKeyFile,
       certDir: config.certDir || join(config.rootDir, 'pki'),

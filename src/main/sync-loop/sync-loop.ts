@@ -8,7 +8,7 @@
  */
 import type { Logger } from 'pino';
 import type { Clock } from '../../common/clock.js';
-import type { Pod } from '../../api/pod.js';
+import type { Pod, PodStatus } from '../../api/pod.js';
 import type { PodHandlers } from '../kubelet/handlers.js';
 import type { PodManager } from '../kubelet/pod-manager.js';
 import type { RuntimeState } from '../kubelet/runtime-state.js';
@@ -48,6 +48,8 @@ export class SyncLoop {
   /** When the loop last entered or left an iteration (upstream syncLoopMonitor); undefined before the first. */
   private lastIteration: number | undefined;
   private running: Promise<void> | undefined;
+  /** podList's item of each pod, for the status it was made with. */
+  private readonly listItems = new WeakMap<Pod, { status: PodStatus | undefined; item: Pod }>();
 
   constructor(private readonly o: SyncLoopOptions) {
     this.queue = o.queue ?? new SyncLoopQueue();
@@ -115,11 +117,21 @@ export class SyncLoop {
     return idle > threshold ? { ok: false, message: 'sync Loop took longer than expected' } : { ok: true, message: 'ok' };
   }
 
-  /** PodList of the pods this node runs, with the status the kubelet computed (for /pods). */
+  /**
+   * PodList of the pods this node runs, with the status the kubelet computed
+   * (for /pods). An item is the same object while neither its pod nor its
+   * status changes (both are replaced, never changed in place), so the
+   * server can reuse its JSON (json-list.ts); callers must not change items.
+   */
   podList(): { apiVersion: 'v1'; kind: 'PodList'; metadata: Record<string, never>; items: Pod[] } {
-    const items = this.o.podManager
-      .pods()
-      .map((p) => ({ ...p, status: this.o.statusManager.getPodStatus(p.metadata.uid ?? '') ?? p.status ?? {} }));
+    const items = this.o.podManager.pods().map((p) => {
+      const status = this.o.statusManager.getPodStatus(p.metadata.uid ?? '');
+      const known = this.listItems.get(p);
+      if (known && known.status === status) return known.item;
+      const item = { ...p, status: status ?? p.status ?? {} };
+      this.listItems.set(p, { status, item });
+      return item;
+    });
     return { apiVersion: 'v1', kind: 'PodList', metadata: {}, items };
   }
 

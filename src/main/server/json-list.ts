@@ -1,0 +1,40 @@
+/**
+ * The JSON of a list object (a PodList) as bytes, built item by item: the
+ * same bytes as `Buffer.from(JSON.stringify(list))`, without one string of
+ * the whole list. /pods of 1000 pods is ~2 MB: as one string it is built,
+ * flattened and copied again into the response, and the megabytes of
+ * short-lived strings cost the main thread more than the serialization.
+ */
+
+const COMMA = Buffer.from(',');
+const CLOSE = Buffer.from(']}');
+
+/**
+ * `list` as JSON bytes; a list whose last key is not an `items` array is
+ * stringified whole. `cache`: the JSON of item objects already seen, by
+ * identity (for lists whose items are replaced, never changed in place).
+ */
+export function jsonListBytes(list: unknown, cache?: WeakMap<object, Buffer>): Buffer {
+  const keys = list !== null && typeof list === 'object' && !Array.isArray(list) ? Object.keys(list) : [];
+  const items = (list as { items?: unknown } | null)?.items;
+  if (keys.at(-1) !== 'items' || !Array.isArray(items) || typeof (list as { toJSON?: unknown }).toJSON === 'function') {
+    return Buffer.from(JSON.stringify(list) ?? '');
+  }
+  // `{…,"items":[]}` split around the empty array.
+  const shell = JSON.stringify({ ...(list as object), items: [] });
+  const chunks: Buffer[] = [Buffer.from(shell.slice(0, -2))];
+  for (let i = 0; i < items.length; i++) {
+    if (i > 0) chunks.push(COMMA);
+    const item: unknown = items[i];
+    const cacheable = cache !== undefined && item !== null && typeof item === 'object';
+    let bytes = cacheable ? cache.get(item) : undefined;
+    if (bytes === undefined) {
+      // An array element that JSON cannot represent (undefined, a function) is null, as in JSON.stringify.
+      bytes = Buffer.from(JSON.stringify(item) ?? 'null');
+      if (cacheable) cache.set(item, bytes);
+    }
+    chunks.push(bytes);
+  }
+  chunks.push(CLOSE);
+  return Buffer.concat(chunks);
+}
