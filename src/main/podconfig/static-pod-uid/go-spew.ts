@@ -24,6 +24,18 @@ function bytesCompare(a: string, b: string): number {
   return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
 }
 
+const SURROGATE = /[\ud800-\udfff]/;
+
+/**
+ * Map keys in the byte order of their UTF-8 encoding (go-spew's SortKeys on
+ * strings). Without surrogates that is the strings' code unit order; keys
+ * with one (a lone one encodes as U+FFFD) are compared by their bytes.
+ */
+function sortKeys(keys: string[]): string[] {
+  if (keys.some((k) => SURROGATE.test(k))) return keys.sort(bytesCompare);
+  return keys.sort((a, b) => (a < b ? -1 : 1));
+}
+
 function zeroOf(t: GoType): unknown {
   switch (t.k) {
     case 'string':
@@ -42,6 +54,14 @@ function zeroOf(t: GoType): unknown {
 }
 
 export class GoSpew {
+  /**
+   * The rendering of each type's zero value (nil or missing) by type name,
+   * with and without its type prefix: it depends on the type alone, and
+   * most of a core.Pod is zero.
+   */
+  private readonly zeroTyped = new Map<string, string>();
+  private readonly zeroUntyped = new Map<string, string>();
+
   constructor(private readonly types: GoTypes) {}
 
   private type(name: string): GoType {
@@ -58,6 +78,19 @@ export class GoSpew {
   }
 
   private format(out: string[], name: string, value: unknown, ignoreType: boolean): void {
+    if (value !== undefined && value !== null) return this.formatValue(out, name, value, ignoreType);
+    const zero = ignoreType ? this.zeroUntyped : this.zeroTyped;
+    let text = zero.get(name);
+    if (text === undefined) {
+      const parts: string[] = [];
+      this.formatValue(parts, name, undefined, ignoreType);
+      text = parts.join('');
+      zero.set(name, text);
+    }
+    out.push(text);
+  }
+
+  private formatValue(out: string[], name: string, value: unknown, ignoreType: boolean): void {
     const t = this.type(name);
     if (t.k === 'ptr') {
       if (value === undefined || value === null) {
@@ -97,13 +130,13 @@ export class GoSpew {
           out.push('<nil>');
           return;
         }
-        const entries = Object.entries(v as Record<string, unknown>).sort(([a], [b]) => bytesCompare(a, b));
+        const m = v as Record<string, unknown>;
         out.push('map[');
-        entries.forEach(([k, item], i) => {
+        sortKeys(Object.keys(m)).forEach((k, i) => {
           if (i > 0) out.push(' ');
           this.format(out, t.key, k, true);
           out.push(':');
-          this.format(out, t.e, item, true);
+          this.format(out, t.e, m[k], true);
         });
         out.push(']');
         return;
