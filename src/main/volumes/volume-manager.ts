@@ -26,7 +26,7 @@
  *    a volume waiting for a missing object is retried as soon as it appears.
  *  - Every operation is observed in storage_operation_duration_seconds.
  */
-import { mkdir, readdir } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import type { Pod } from '../../api/pod.js';
 import type { Clock } from '../../common/clock.js';
@@ -40,7 +40,7 @@ import { podReference, type EventRecorder } from '../events/event-recorder.js';
 import { findPlugin, mountedVolumeNames } from './pod-volumes.js';
 import type { StorageOperation, VolumeMetrics } from './volume-metrics.js';
 import type { MountedVolume, ObjectRef, VolumeHost, VolumePlugin } from './volume-plugin.js';
-import { backoffMs, needsPropagation, newVolume, type PodEntry, type VolumeEntry, type Waiter } from './volume-state.js';
+import { backoffMs, ensureDir, needsPropagation, newVolume, type PodEntry, type VolumeEntry, type Waiter } from './volume-state.js';
 
 /** upstream podAttachAndMountTimeout. */
 export const ATTACH_MOUNT_TIMEOUT_MS = 123_000;
@@ -137,10 +137,12 @@ export class VolumeManager implements PodVolumeManager {
   async waitForAttachAndMount(pod: Pod, signal?: AbortSignal): Promise<VolumeMap> {
     const uid = pod.metadata.uid ?? '';
     const pd = podDir(this.o.host.rootDir, uid);
-    await mkdir(podVolumesDir(pd), { recursive: true, mode: 0o750 });
-    await mkdir(podPluginsDir(pd), { recursive: true, mode: 0o750 });
+    const made = this.pods.get(uid)?.dirsMade === true;
+    await ensureDir(podVolumesDir(pd), 0o750, made);
+    await ensureDir(podPluginsDir(pd), 0o750, made);
     if (needsPropagation(pod)) await this.ensureRootShared();
     const entry = this.addPod(pod);
+    entry.dirsMade = true;
     const expected = [...entry.volumes.values()].filter((e) => e.desired).map((e) => e.name);
     if (expected.length === 0 && entry.errors.length === 0) return {};
     v(this.o.logger, 3).info({ pod: podName(pod) }, 'Waiting for volumes to attach and mount for pod');

@@ -3,6 +3,7 @@
  * the world, kept together per pod): which volumes are wanted, which are set
  * up, what is in flight and when a failed operation may be retried.
  */
+import { mkdir, stat } from 'node:fs/promises';
 import type { Pod } from '../../api/pod.js';
 import type { MountedVolume, ObjectRef, VolumePlugin } from './volume-plugin.js';
 
@@ -44,6 +45,19 @@ export interface PodEntry {
   errors: string[];
   refs: ObjectRef[];
   waiters: Set<Waiter>;
+  /** A sync made the pod's directories: the next one checks them with a stat before any mkdir. */
+  dirsMade?: boolean;
+}
+
+/**
+ * mkdir -p of `path` (mode for what it creates). `likelyExists`: a stat
+ * first, which settles an existing directory in one thread-pool round trip
+ * (a recursive mkdir takes two: mkdir, then a stat on EEXIST); anything else
+ * goes to the mkdir, with its errors.
+ */
+export async function ensureDir(path: string, mode: number, likelyExists: boolean): Promise<void> {
+  if (likelyExists && (await stat(path).catch(() => undefined))?.isDirectory()) return;
+  await mkdir(path, { recursive: true, mode });
 }
 
 export function backoffMs(failures: number): number {
