@@ -182,7 +182,10 @@ class CriClientBase {
     operation: OperationType,
   ): void {
     const codec = REQUESTS[method];
-    const serialize = (partial: unknown): Buffer => Buffer.from(codec.encode(codec.fromPartial(partial ?? {})).finish());
+    const serialize = (partial: unknown): Buffer => {
+      const bytes = codec.encode(codec.fromPartial(partial ?? {})).finish();
+      return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength); // a view: the channel copies it into its frame
+    };
     this.calls.set(method, { channel, path: def.path, serialize, operation });
     const call = (request?: unknown, options?: CriCallOptions): Promise<unknown> =>
       this.invoke(method, def.responseDeserialize, request, options);

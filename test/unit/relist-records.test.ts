@@ -91,6 +91,41 @@ describe('RelistRecordTable', () => {
     expect(t.slotChanged(t.slotOf('p1')!)).toBe(false);
   });
 
+  it('slotChanged: presence, a sandbox or container added, gone or in another state; free slots never', () => {
+    const t = RelistRecordTable.create({ capacity: 3 });
+    const gen = (pods: [uid: string, sandboxes: string[], containers: string[]][]) => {
+      t.beginGeneration();
+      for (const [uid, sb, cs] of pods) {
+        t.putPod(
+          uid,
+          sb.map((state) => ({ id: S1, state: state as 'ready' })),
+          cs.map((state, i) => ({ id: [C1, C2][i], state: state as 'running' })),
+        );
+      }
+      t.commitGeneration();
+    };
+    const changed = () => [0, 1, 2].map((slot) => t.slotChanged(slot));
+    gen([['p1', ['ready'], ['running']]]);
+    const p1 = t.slotOf('p1')!;
+    expect(changed()[p1]).toBe(true); // new
+    gen([['p1', ['ready'], ['running']]]);
+    expect(changed()).toEqual([false, false, false]);
+    gen([['p1', ['notready'], ['running']]]);
+    expect(changed()[p1]).toBe(true); // sandbox state
+    gen([['p1', ['notready'], ['running', 'created']]]);
+    expect(changed()[p1]).toBe(true); // a container more
+    gen([['p1', ['notready'], ['running', 'created']]]);
+    expect(changed()[p1]).toBe(false);
+    gen([['p1', ['notready'], ['running', 'exited']]]);
+    expect(changed()[p1]).toBe(true); // container state
+    gen([['p1', [], ['running', 'exited']]]);
+    expect(changed()[p1]).toBe(true); // sandbox gone
+    gen([]);
+    expect(changed()[p1]).toBe(true); // pod gone
+    gen([]);
+    expect(changed()).toEqual([false, false, false]);
+  });
+
   it('flip swaps which generation reads as new', () => {
     const t = RelistRecordTable.create({ capacity: 2 });
     t.beginGeneration();

@@ -414,11 +414,31 @@ export class RelistRecordTable {
     };
   }
 
-  /** True if the old and new generations of `slot` differ (presence, ids or states). No allocation of records. */
+  /**
+   * True if the old and new generations of `slot` differ (presence, ids or
+   * states). Allocates nothing: every relist asks it of every slot.
+   */
   slotChanged(slot: number): boolean {
-    const o = this.records(slot, 'old');
-    const n = this.records(slot, 'new');
-    return o.present !== n.present || !sameRecords(o.sandboxes, n.sandboxes) || !sameRecords(o.containers, n.containers);
+    const u32 = this.u32;
+    const ng = this.newGen();
+    const o = this.genBase(slot, ng === 0 ? 1 : 0);
+    const n = this.genBase(slot, ng);
+    const present = u32[n + G_PRESENT] === 1;
+    if ((u32[o + G_PRESENT] === 1) !== present) return true;
+    if (!present) return false;
+    const ms = this.maxSandboxesPerPod;
+    const mc = this.maxContainersPerPod;
+    const containers = G_RECORDS + RECORD_WORDS * ms;
+    return (
+      !sameRecordsAt(u32, o + G_RECORDS, Math.min(u32[o + G_SANDBOX_COUNT], ms), n + G_RECORDS, Math.min(u32[n + G_SANDBOX_COUNT], ms)) ||
+      !sameRecordsAt(
+        u32,
+        o + containers,
+        Math.min(u32[o + G_CONTAINER_COUNT], mc),
+        n + containers,
+        Math.min(u32[n + G_CONTAINER_COUNT], mc),
+      )
+    );
   }
 
   /** Per id in either generation of `slot`: its old and new state ('non-existent' when absent). */
@@ -442,11 +462,20 @@ function findRecord(recs: Uint32Array, hi: number, lo: number): number {
   return -1;
 }
 
-function sameRecords(a: Uint32Array, b: Uint32Array): boolean {
-  if (a.length !== b.length) return false;
-  for (let r = 0; r < b.length; r += RECORD_WORDS) {
-    const at = findRecord(a, b[r + REC_HI], b[r + REC_LO]);
-    if (at < 0 || a[at + REC_STATE] !== b[r + REC_STATE]) return false;
+/** The `aCount` records at word `a` and the `bCount` at word `b` of `u32` hold the same ids in the same states (in any order). */
+function sameRecordsAt(u32: Uint32Array, a: number, aCount: number, b: number, bCount: number): boolean {
+  if (aCount !== bCount) return false;
+  const aEnd = a + RECORD_WORDS * aCount;
+  const bEnd = b + RECORD_WORDS * bCount;
+  for (let r = b; r < bEnd; r += RECORD_WORDS) {
+    let at = -1;
+    for (let q = a; q < aEnd; q += RECORD_WORDS) {
+      if (u32[q + REC_HI] === u32[r + REC_HI] && u32[q + REC_LO] === u32[r + REC_LO]) {
+        at = q;
+        break;
+      }
+    }
+    if (at < 0 || u32[at + REC_STATE] !== u32[r + REC_STATE]) return false;
   }
   return true;
 }
