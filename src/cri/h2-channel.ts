@@ -50,6 +50,8 @@ export interface UnaryCallOptions {
 const USER_AGENT = 'kubelet-ts-cri/h2';
 /** Node's largest timer delay; a longer deadline is left to the server's grpc-timeout alone. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
+/** The HTTP/2 flow-control windows (stream and connection) the client offers: upstream's 16 MiB message limit, so one response never waits for a WINDOW_UPDATE. */
+const MAX_WINDOW_BYTES = 16 * 1024 * 1024;
 const TIMEOUT_UNITS: [string, number][] = [
   ['m', 1],
   ['S', 1000],
@@ -141,7 +143,11 @@ export class H2Channel {
       // grpc-js disables the session memory check too: large list responses must not trip it.
       maxSessionMemory: Number.MAX_SAFE_INTEGER,
       maxSendHeaderBlockLength: Number.MAX_SAFE_INTEGER,
+      // A list response of a few hundred pods is larger than HTTP/2's default 64 KiB window: with it, the
+      // runtime stops mid-response until a WINDOW_UPDATE comes back (a round trip through both processes).
+      settings: { initialWindowSize: MAX_WINDOW_BYTES },
     });
+    session.once('connect', () => session.setLocalWindowSize(MAX_WINDOW_BYTES));
     const drop = () => {
       if (this.session === session) this.session = undefined;
     };

@@ -99,6 +99,19 @@ describe('H2Channel (unary gRPC over HTTP/2)', () => {
     expect((await channel.unary('/x', Buffer.alloc(0), { timeoutMs: 5000 })).length).toBe(0);
   });
 
+  it('offers 16 MiB flow-control windows, so a large response is sent without waiting for a WINDOW_UPDATE', async () => {
+    await listen();
+    let offered: { stream?: number; connection?: number } = {};
+    handler = (stream) => {
+      const session = stream.session!;
+      offered = { stream: session.remoteSettings.initialWindowSize, connection: session.state.remoteWindowSize };
+      respondOk(stream, Buffer.from('ok'));
+    };
+    await channel.unary('/x', Buffer.alloc(0), { timeoutMs: 5000 });
+    expect(offered.stream).toBe(16 * 1024 * 1024);
+    expect(offered.connection).toBeGreaterThan(15 * 1024 * 1024);
+  });
+
   it('a deadline longer than any timer (an exec without timeout) is sent in 8 digits and does not end the call early', async () => {
     expect([grpcTimeoutHeader(120_000), grpcTimeoutHeader(99_999_999), grpcTimeoutHeader(100_000_000)]).toEqual([
       '120000m',
