@@ -39,7 +39,7 @@
  *       --agents go,ts (any of go, ts, raw)  --raw-conc 8  --ts-args "--flag=… …"
  */
 import { performance } from 'node:perf_hooks';
-import { loadavg } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -51,7 +51,7 @@ import { histogramSeries, parsePromText } from '../src/common/prom-text.js';
 import { ContainerState } from '../src/gen/runtime/v1/api.js';
 import { LABEL_POD_NAME, LABEL_POD_NAMESPACE } from '../src/runtime/types.js';
 import { podManifest } from '../test/e2e/agent-harness.js';
-import { containerdPid, procCpuS } from './lib/cpu.js';
+import { containerdPid, procCpuS, waitQuiet } from './lib/cpu.js';
 import { counters, parseProm } from './lib/prom.js';
 import { memoryMiB, peerAgent, type PeerAgent, type PeerKind } from './lib/peer-agents.js';
 import { peerMarkdown } from './lib/peer-report.js';
@@ -466,6 +466,9 @@ async function main(): Promise<void> {
         const order: RunKind[] = [...(AGENTS.includes('raw') ? ['raw' as const] : []), ...(r % 2 === 1 ? agents : [...agents].reverse())];
         log(`== ${n} pods, round ${r}: ${order.join(' → ')}`);
         for (const [i, kind] of order.entries()) {
+          // Every run starts on a quiet machine: the previous run's pods leave the kernel busy for minutes.
+          const quiet = await waitQuiet({ cpus: cpus().length });
+          log(`  ${kind}: machine busy ${Math.round(quiet.busy * 100)} % after waiting ${quiet.waitedS} s for it to settle`);
           runs.push(kind === 'raw' ? await rawRun(cri, n, r, i + 1) : await agentRun(cri, kind, n, r, i + 1));
         }
         writeResults(OUT, { ...meta, runs }, peerMarkdown(runs, meta));

@@ -13,6 +13,28 @@ export function machineBusyS(): number {
     return Number.NaN;
   }
 }
+/**
+ * Waits until the machine is quiet: busy below `maxBusy` (fraction of all
+ * cores) over a `windowMs` sample, at most `timeoutMs`. For runs that follow
+ * heavy ones (the kernel tears down hundreds of network namespaces for a
+ * while after the pods are gone). Returns the last sample and the time waited.
+ */
+export async function waitQuiet(o: {
+  cpus: number;
+  maxBusy?: number;
+  windowMs?: number;
+  timeoutMs?: number;
+}): Promise<{ busy: number; waitedS: number }> {
+  const { cpus, maxBusy = 0.15, windowMs = 5000, timeoutMs = 300_000 } = o;
+  const t0 = performance.now();
+  for (;;) {
+    const b0 = machineBusyS();
+    await new Promise((r) => setTimeout(r, windowMs));
+    const busy = (machineBusyS() - b0) / cpus / (windowMs / 1000);
+    const waitedS = round((performance.now() - t0) / 1000, 1);
+    if (!(busy > maxBusy) || performance.now() - t0 > timeoutMs) return { busy: round(busy, 2), waitedS };
+  }
+}
 /** utime+stime (all threads) of a process in seconds; NaN when gone. */
 export function procCpuS(pid: number | undefined): number {
   if (!pid) return Number.NaN;

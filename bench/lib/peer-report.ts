@@ -71,7 +71,7 @@ export function peerMarkdown(runs: readonly PeerRun[], meta: Record<string, unkn
     'Standalone, static pods (one container each) on the same containerd, one agent at a time; a round runs the two in one order, ' +
       'the next in the other. Spawn times are seen through CRI and through each agent’s /pods; relist figures come from each agent’s own ' +
       '`kubelet_pleg_relist_duration_seconds` over the window (p99 interpolated in upstream’s buckets). Churn replaces every manifest at once. ' +
-      `Steady window ${String(meta.steadyS)} s after all pods are Running plus ${String(meta.settleS)} s. Ratios are ts / go within one round.`,
+      `Steady window ${String(meta.steadyS)} s after all pods are Running plus ${String(meta.settleS)} s. Every run starts once the machine is quiet (under 15 % busy over 5 s, waited for up to 5 min). Ratios are ts / go within one round.`,
     '',
   );
   if (runs.some((r) => r.agent === 'raw')) {
