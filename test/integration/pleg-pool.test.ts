@@ -202,24 +202,25 @@ describe.each<Mode>(['generic', 'evented'])('%s PLEG on the worker pool against 
   });
 });
 
-describe('evented PLEG fallback against kubelet-ts-sim', () => {
-  let dir: string;
-  let sim: SimRuntimeHandle;
-  let shared: SharedState;
-  let runner: PoolRunner;
-
+/** A sim runtime and a one-thread pool for a describe block: started before its tests, removed after them. */
+function simPool(prefix: string): { sim: SimRuntimeHandle; shared: SharedState; runner: PoolRunner } {
+  const env = {} as { dir: string; sim: SimRuntimeHandle; shared: SharedState; runner: PoolRunner };
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'kts-pleg-fb-'));
-    sim = await startSimRuntime({ listen: `unix://${join(dir, 'cri.sock')}` });
-    shared = createSharedState({ maxPods: 8 });
-    runner = new PoolRunner(shared.workerInit(sim.endpoint, { timeoutMs: 30_000 }), { threads: 1 });
+    env.dir = mkdtempSync(join(tmpdir(), prefix));
+    env.sim = await startSimRuntime({ listen: `unix://${join(env.dir, 'cri.sock')}` });
+    env.shared = createSharedState({ maxPods: 8 });
+    env.runner = new PoolRunner(env.shared.workerInit(env.sim.endpoint, { timeoutMs: 30_000 }), { threads: 1 });
   });
-
   afterAll(async () => {
-    await runner?.close();
-    await sim?.close();
-    rmSync(dir, { recursive: true, force: true });
+    await env.runner?.close();
+    await env.sim?.close();
+    rmSync(env.dir, { recursive: true, force: true });
   });
+  return env;
+}
+
+describe('evented PLEG fallback against kubelet-ts-sim', () => {
+  const env = simPool('kts-pleg-fb-');
 
   async function startEvented(relistPeriodMs: number) {
     const { logger, records } = captureLogger();
@@ -228,16 +229,16 @@ describe('evented PLEG fallback against kubelet-ts-sim', () => {
     const events = new BoundedQueue<PlegEvent>(1000);
     const sink = (e: PlegEvent) => events.offer(e);
     const generic = new GenericPleg({
-      runner,
-      cache: shared.cache,
-      records: shared.records,
+      runner: env.runner,
+      cache: env.shared.cache,
+      records: env.shared.records,
       clock: realClock,
       logger,
       metrics,
       sink,
       relistPeriodMs,
     });
-    const source = new WorkerContainerEventSource(shared.workerInit(sim.endpoint, { timeoutMs: 30_000 }));
+    const source = new WorkerContainerEventSource(env.shared.workerInit(env.sim.endpoint, { timeoutMs: 30_000 }));
     const evented = new EventedPleg({
       generic,
       source,
@@ -250,8 +251,8 @@ describe('evented PLEG fallback against kubelet-ts-sim', () => {
   }
 
   it('falls back at once, with one log line, when the runtime does not implement GetContainerEvents', async () => {
-    sim.control.setErrorRate('GetContainerEvents', 1, 12, 'unknown method GetContainerEvents for service runtime.v1.RuntimeService');
-    const before = sim.control.stats().calls.GetContainerEvents ?? 0;
+    env.sim.control.setErrorRate('GetContainerEvents', 1, 12, 'unknown method GetContainerEvents for service runtime.v1.RuntimeService');
+    const before = env.sim.control.stats().calls.GetContainerEvents ?? 0;
     const p = await startEvented(100);
     try {
       await pollUntil('the fallback', () => !p.evented.eventedInUse);
@@ -261,7 +262,7 @@ describe('evented PLEG fallback against kubelet-ts-sim', () => {
         'generic relists after the fallback',
         async () => (await p.count('kubelet_pleg_relist_duration_seconds_count')) >= relisted + 3,
       );
-      expect((sim.control.stats().calls.GetContainerEvents ?? 0) - before).toBe(1);
+      expect((env.sim.control.stats().calls.GetContainerEvents ?? 0) - before).toBe(1);
       const lines = p.records.filter((r) => String(r.msg).includes('Evented PLEG'));
       expect(lines).toHaveLength(1);
       expect(lines[0].msg).toMatch(/does not implement GetContainerEvents.*falling back to the generic PLEG \(relist every 0.1s\)/);
@@ -269,17 +270,17 @@ describe('evented PLEG fallback against kubelet-ts-sim', () => {
       expect(p.evented.healthy().ok).toBe(true);
     } finally {
       await p.stop();
-      sim.control.setErrorRate('GetContainerEvents', 0);
+      env.sim.control.setErrorRate('GetContainerEvents', 0);
     }
   });
 
   it('retries a failing stream with a forced relist each time and falls back after 5 failures', async () => {
-    sim.control.setErrorRate('GetContainerEvents', 1, 14, 'stream broken');
-    const before = sim.control.stats().calls.GetContainerEvents ?? 0;
+    env.sim.control.setErrorRate('GetContainerEvents', 1, 14, 'stream broken');
+    const before = env.sim.control.stats().calls.GetContainerEvents ?? 0;
     const p = await startEvented(60_000);
     try {
       await pollUntil('the fallback', () => !p.evented.eventedInUse);
-      expect((sim.control.stats().calls.GetContainerEvents ?? 0) - before).toBe(5);
+      expect((env.sim.control.stats().calls.GetContainerEvents ?? 0) - before).toBe(5);
       expect(await p.count('kubelet_evented_pleg_connection_error_count')).toBe(5);
       // The first relist plus one forced per failure but the last (which falls back and relists at once).
       await pollUntil('the relists', async () => (await p.count('kubelet_pleg_relist_duration_seconds_count')) >= 6);
@@ -287,38 +288,22 @@ describe('evented PLEG fallback against kubelet-ts-sim', () => {
       expect(lines.map((r) => r.msg)).toEqual([expect.stringMatching(/stream failed 5 times; last: .*stream broken.*relist every 60s/)]);
     } finally {
       await p.stop();
-      sim.control.setErrorRate('GetContainerEvents', 0);
+      env.sim.control.setErrorRate('GetContainerEvents', 0);
     }
   });
 });
 
 describe('generic PLEG relist loop on the pool against kubelet-ts-sim', () => {
-  let dir: string;
-  let sim: SimRuntimeHandle;
-  let shared: SharedState;
-  let runner: PoolRunner;
-
-  beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'kts-pleg-loop-'));
-    sim = await startSimRuntime({ listen: `unix://${join(dir, 'cri.sock')}` });
-    shared = createSharedState({ maxPods: 8 });
-    runner = new PoolRunner(shared.workerInit(sim.endpoint, { timeoutMs: 30_000 }), { threads: 1 });
-  });
-
-  afterAll(async () => {
-    await runner?.close();
-    await sim?.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const env = simPool('kts-pleg-loop-');
 
   it('relists on its worker’s timer with no task per steady relist, and keeps relisting after that worker dies', async () => {
     const { logger, records } = captureLogger();
     const registry = new Registry();
     const events = new BoundedQueue<PlegEvent>(1000);
     const pleg = new GenericPleg({
-      runner,
-      cache: shared.cache,
-      records: shared.records,
+      runner: env.runner,
+      cache: env.shared.cache,
+      records: env.shared.records,
       clock: realClock,
       logger,
       metrics: plegMetrics(registry),
@@ -327,14 +312,14 @@ describe('generic PLEG relist loop on the pool against kubelet-ts-sim', () => {
     });
     const relists = () => sampleOf(registry, 'kubelet_pleg_relist_duration_seconds_count');
     const stop = new AbortController();
-    const run = vi.spyOn(runner, 'run');
+    const run = vi.spyOn(env.runner, 'run');
     try {
       pleg.start(stop.signal);
       await pollUntil('steady relists', async () => (await relists()) >= 5);
       expect(run).not.toHaveBeenCalled(); // an empty runtime: every relist is quiet and ends in the worker
       const before = await relists();
       const lastSeen = pleg.lastRelistTime();
-      await Promise.all(runner.workers().map((w) => w.terminate()));
+      await Promise.all(env.runner.workers().map((w) => w.terminate()));
       await pollUntil(
         'relists on a replacement worker',
         async () => (await relists()) >= before + 5 && pleg.lastRelistTime() !== lastSeen,
