@@ -7,8 +7,9 @@ import { plegMetrics, type PlegMetrics } from '../../src/main/pleg/pleg-metrics.
 import type { PlegEvent } from '../../src/runtime/pleg-event.js';
 import type { ContainerState, PodStatus, RuntimePod } from '../../src/runtime/types.js';
 import { createSharedState, type SharedState } from '../../src/workers/shared-state.js';
-import { InlineRunner } from '../../src/workers/task-runner.js';
+import { InlineRunner, type TaskRunner } from '../../src/workers/task-runner.js';
 import { FakeClock } from '../fakes/fake-clock.js';
+import { captureLogger } from '../helpers/capture-logger.js';
 import { FakeRuntime } from '../fakes/fake-runtime.js';
 
 const hexId = (n: number) => n.toString(16).padStart(16, '0') + 'ab'.repeat(24);
@@ -208,6 +209,33 @@ describe('GenericPleg (inline runner, fake runtime)', () => {
     expect(second.map((e) => e.id)).toEqual(['a', 'a']);
     expect(shared.cache.read(shared.cache.slotOf('a')!, 'a')?.containerStatuses).toHaveLength(1);
     expect(runtime.calls.getPodStatus.filter((u) => u === 'a')).toHaveLength(2);
+  });
+
+  it('reinspects held pods after its relist loop was replaced (the new loop does not know the main thread holds work)', async () => {
+    const inner = new InlineRunner(shared.workerInit('unix:///unused.sock'), runtime, clock);
+    let die: ((err: Error) => void) | undefined;
+    const runner: TaskRunner = {
+      threads: 0,
+      run: (request) => inner.run(request),
+      close: () => inner.close(),
+      relistLoop: () => {
+        const conn = inner.relistLoop();
+        const died = new Promise<Error>((resolve) => (die = resolve));
+        return { api: conn.api, ended: Promise.race([conn.ended, died]) };
+      },
+    };
+    const { logger, records } = captureLogger();
+    pleg = new GenericPleg({ runner, cache: shared.cache, records: shared.records, clock, logger, metrics });
+    setPods(runtimePod('a', [[1, 'running']]));
+    runtime.statusErrors.set('a', new CriUnavailableError('podsandbox_status: down', 'podsandbox_status', 14));
+    await pleg.relist();
+    expect(drain()).toEqual([]);
+    runtime.statusErrors.clear();
+    die!(new Error('the relist loop’s worker went away'));
+    await vi.waitFor(() => expect(records.map((r) => r.err)).toContain('Error: the relist loop’s worker went away'));
+    await pleg.relist(); // a new loop: nothing new in its diff, so it reports the relist as quiet
+    expect(drain().map((e) => e.id)).toEqual(['a', 'a']);
+    expect(shared.cache.read(shared.cache.slotOf('a')!, 'a')?.containerStatuses).toHaveLength(1);
   });
 
   it('advances the cache global timestamp only after inspections finish', async () => {

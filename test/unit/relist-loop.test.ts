@@ -73,6 +73,24 @@ describe('RelistLoop', () => {
     expect(t.reports[3].quiet).toBe(true);
   });
 
+  it('brings the next relist to the handler when a report did not reach it', async () => {
+    let fail = false;
+    const t = setup(() => {
+      if (fail) throw new Error('the main thread is going away');
+      return { busy: false };
+    });
+    t.runtime.pods = [pod('a')];
+    await t.loop.relistNow();
+    fail = true;
+    t.clock.step(1000);
+    await t.loop.relistNow(); // quiet, but its report fails
+    expect(t.reports[1].quiet).toBe(true);
+    fail = false;
+    t.clock.step(1000);
+    await t.loop.relistNow();
+    expect(t.reports[2].quiet).toBe(false);
+  });
+
   it('reports a failed list with its error and no summary, leaving the cache timestamp alone', async () => {
     const t = setup();
     t.runtime.listError = new CriUnavailableError('list_containers: down', 'list_containers', 14);

@@ -150,6 +150,21 @@ describe('syncPod publishes the sandbox it created in the pod status cache', () 
     expect(ctx.cache.isNewerThan(i.slot, clock.now())).toBe(false);
   });
 
+  it('keeps an entry written while it created the sandbox (an inspection that saw more than the status the sync started from)', async () => {
+    const pod = makePod({ containers: [c('app')] });
+    const { cri, ctx, clock, input } = harness(podStatus(pod, [], []));
+    const i = input(pod);
+    cri.handlers.podSandboxStatus = async (r) => {
+      ctx.cache.write(i.slot, { ...podStatus(pod, [sandbox('sb-seen', 'ready')], []), timestamp: clock.now() });
+      clock.step(10);
+      return {
+        status: { id: r.podSandboxId, state: PodSandboxState.SANDBOX_READY, createdAt: 7n, network: { ip: '10.1.0.9', additionalIps: [] } },
+      };
+    };
+    await syncPod(ctx, i);
+    expect(ctx.cache.read(i.slot, pod.metadata.uid)?.sandboxStatuses.map((x) => x.id)).toEqual(['sb-seen']);
+  });
+
   it('never replaces a newer entry', async () => {
     const pod = makePod({ containers: [c('app')] });
     const { ctx, clock, input } = harness(podStatus(pod, [], []));
@@ -369,6 +384,10 @@ describe('terminatePod returns the status read after the stop (upstream re-read 
     const pod = makePod({ containers: [c('app')] });
     const running = podStatus(pod, [sandbox('sb-1', 'ready')], [container(pod, 'app', 'running', { sandboxId: 'sb-1' })]);
     const { cri, runtime, ctx, cache } = harness(running);
+    cri.handlers.stopPodSandbox = async () => {
+      runtime.statuses.set(running.uid, stoppedCopy(running));
+      return {};
+    };
     const slot = cache.allocate(pod.metadata.uid!);
     cache.write(slot, { ...running, timestamp: cachedAt });
     const r = await terminatePod(ctx, { ...base, pod, slot, cacheUnreliable: unreliable });
@@ -377,4 +396,39 @@ describe('terminatePod returns the status read after the stop (upstream re-read 
     expect(cri.callsOf('stopPodSandbox').map((x) => x.podSandboxId)).toEqual(['sb-1']);
     expect(r.stoppedContainers).toBe(1);
   });
+
+  it('a fresh cached status that lags the runtime: stops what the read after the kill still shows running', async () => {
+    const pod = makePod({ containers: [c('app')] });
+    const running = podStatus(pod, [sandbox('sb-1', 'ready')], [container(pod, 'app', 'running', { sandboxId: 'sb-1' })]);
+    const { cri, runtime, ctx, cache } = harness(running);
+    cri.handlers.stopPodSandbox = async () => {
+      runtime.statuses.set(running.uid, stoppedCopy(running));
+      return {};
+    };
+    const slot = cache.allocate(pod.metadata.uid!);
+    cache.write(slot, { ...podStatus(pod, [], []), timestamp: 2000 });
+    const r = await terminatePod(ctx, { ...base, pod, slot });
+    expect(cri.callsOf('stopContainer').map((x) => x.containerId)).toEqual([running.containerStatuses[0].id]);
+    expect(cri.callsOf('stopPodSandbox').map((x) => x.podSandboxId)).toEqual(['sb-1']);
+    expect(r.stoppedContainers).toBe(1);
+    expect(r.status.containerStatuses.map((x) => x.state)).toEqual(['exited']);
+    expect(runtime.calls.getPodStatus).toHaveLength(2);
+  });
+
+  it('a container still running after the second kill fails the termination (the pod worker retries)', async () => {
+    const pod = makePod({ containers: [c('app')] });
+    const running = podStatus(pod, [sandbox('sb-1', 'ready')], [container(pod, 'app', 'running', { sandboxId: 'sb-1' })]);
+    const { ctx, cache } = harness(running);
+    const slot = cache.allocate(pod.metadata.uid!);
+    cache.write(slot, { ...running, timestamp: 2000 });
+    await expect(terminatePod(ctx, { ...base, pod, slot })).rejects.toThrow(/detected running containers after a successful KillPod.*app/);
+  });
 });
+
+/** `status` after its pod was stopped: sandboxes not ready, containers exited. */
+function stoppedCopy(status: PodStatus): PodStatus {
+  const stopped = structuredClone(status);
+  for (const s of stopped.sandboxStatuses) s.state = 'notready';
+  for (const x of stopped.containerStatuses) Object.assign(x, { state: 'exited', exitCode: 143 });
+  return stopped;
+}

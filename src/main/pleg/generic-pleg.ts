@@ -86,7 +86,15 @@ export class GenericPleg implements PodLifecycleEventGenerator {
   /** Set by start(): the loop runs periodically until it aborts. */
   private signal: AbortSignal | undefined;
   private running: Promise<void> | undefined;
-  private readonly handler: RelistHandler = { relisted: (report) => this.handleReport(report) };
+  /** The report being handled: reports are handled one at a time, also across a loop restarted after its worker died. */
+  private handling: Promise<unknown> = Promise.resolve();
+  private readonly handler: RelistHandler = {
+    relisted: (report) => {
+      const next = this.handling.then(() => this.handleReportSafely(report));
+      this.handling = next;
+      return next;
+    },
+  };
 
   constructor(options: GenericPlegOptions) {
     this.o = {
@@ -233,6 +241,16 @@ export class GenericPleg implements PodLifecycleEventGenerator {
     });
   }
 
+  /** handleReport, whose failure is logged here and makes the loop bring its next relist to the main thread. */
+  private async handleReportSafely(report: RelistReport): Promise<RelistAck> {
+    try {
+      return await this.handleReport(report);
+    } catch (err) {
+      this.o.logger.error({ err: String(err) }, 'GenericPLEG: relist failed; the next relist retries it');
+      return { busy: true };
+    }
+  }
+
   /** The main thread's part of one relist: health, gauges, and for a relist with news, inspection and events. */
   private async handleReport(report: RelistReport): Promise<RelistAck> {
     const { metrics, logger } = this.o;
@@ -254,8 +272,9 @@ export class GenericPleg implements PodLifecycleEventGenerator {
     metrics.lastSeen.set(timestamp / 1000);
     metrics.runningPods.set(summary.runningPods);
     for (const [state, n] of Object.entries(summary.containersByState)) metrics.runningContainers.set({ container_state: state }, n);
-    if (report.quiet) {
-      // Ended in the loop's thread, which set the cache's global timestamp.
+    // A quiet relist ended in the loop's thread, which set the cache's global timestamp. Pods held for
+    // reinspection make any relist a main-thread one (a loop restarted after its worker died has not been told).
+    if (report.quiet && this.podsToReinspect.size === 0) {
       this.releaseUnusedSlots();
       metrics.relistDuration.observe(report.workerMs / 1000);
       metrics.relistPhase.observe({ phase: 'main' }, (epochHiRes() - received) / 1000);

@@ -226,9 +226,9 @@ export class FileSource implements PodSource {
   }
 
   /**
-   * The whole content of a file shorter than ONE_READ_BYTES, in one open, one
-   * read(2) and one close (stat then readFile take five thread-pool round
-   * trips). Undefined when that does not settle it (the file is longer, or
+   * The whole content of a file shorter than ONE_READ_BYTES, in one open, two
+   * read(2)s (the second confirms the end of the file) and one close (stat
+   * then readFile take five thread-pool round trips). Undefined when that does not settle it (the file is longer, or
    * cannot be opened or read): the caller then stats and reads it as before,
    * which skips what is not a regular file and reports errors. O_NONBLOCK: a
    * FIFO put in the file's place never blocks the open.
@@ -243,7 +243,11 @@ export class FileSource implements PodSource {
     const buf = this.buffers.pop() ?? Buffer.allocUnsafeSlow(ONE_READ_BYTES);
     try {
       const { bytesRead } = await handle.read(buf, 0, buf.length, 0);
-      return bytesRead < buf.length ? buf.toString('utf8', 0, bytesRead) : undefined;
+      if (bytesRead >= buf.length) return undefined;
+      // A short read is the end of a local file, but not always elsewhere (NFS, FUSE): take it only once the
+      // next read finds nothing after it, so a partly read manifest is never decoded as a whole one.
+      const more = await handle.read(buf, bytesRead, 1, bytesRead);
+      return more.bytesRead === 0 ? buf.toString('utf8', 0, bytesRead) : undefined;
     } catch {
       return undefined;
     } finally {

@@ -119,7 +119,8 @@ export class RelistLoop implements RelistLoopApi {
     try {
       ack = await handler.relisted(report);
     } catch {
-      // The main thread went away (shutdown); nothing is waiting for this relist.
+      // The report did not reach the handler (the main thread is going away): the next relist goes to it.
+      this.mainBusy = true;
       return;
     }
     this.mainBusy = ack.busy;

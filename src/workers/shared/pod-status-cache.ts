@@ -254,11 +254,15 @@ export class PodStatusCache {
    * Encodes `status` and publishes it with its timestamp. Two threads may
    * write one slot (the later waits for the earlier, see `seqWriteAcquire`).
    * With `ifNotOlder`, a status older than the slot's is not written (upstream
-   * cache.Set with the evented PLEG) and false is returned. Throws
+   * cache.Set with the evented PLEG) and false is returned; with
+   * `ifNoNewerThan`, nothing is written (false) when the slot's status is newer
+   * than that time (a writer whose status derives from a read at that time
+   * must not replace one observed since). Both are checked under the write
+   * lock. Throws
    * CapacityError if it does not fit the slot (the slot keeps its previous
    * status), KubeletTsError if the slot is free or holds another pod.
    */
-  write(slot: number, status: PodStatus, options: { ifNotOlder?: boolean } = {}): boolean {
+  write(slot: number, status: PodStatus, options: { ifNotOlder?: boolean; ifNoNewerThan?: number } = {}): boolean {
     const len = encodePodStatus(status, this.scratch);
     const b = this.base(slot);
     const uidLen = encoder.encodeInto(status.uid, this.uidScratch).written;
@@ -268,7 +272,8 @@ export class PodStatusCache {
       Atomics.sub(this.i32, seqIndex, 1);
       throw new KubeletTsError(`pod status cache slot ${slot} is free or allocated to another pod; cannot write pod ${status.uid}`);
     }
-    if (options.ifNotOlder && this.view.getFloat64(b + S_TIMESTAMP, true) > status.timestamp) {
+    const current = this.view.getFloat64(b + S_TIMESTAMP, true);
+    if ((options.ifNotOlder && current > status.timestamp) || (options.ifNoNewerThan !== undefined && current > options.ifNoNewerThan)) {
       Atomics.sub(this.i32, seqIndex, 1); // nothing written: the sequence goes back, readers need not retry
       return false;
     }

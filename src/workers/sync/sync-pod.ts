@@ -230,8 +230,10 @@ async function startContainer(
  * pod IPs) into the pod's cache entry, so the relist that first lists it
  * reuses it instead of reading it again (inspection keeps a cached status
  * whose state is unchanged). The entry is timestamped now, before this sync
- * ends, so the next sync does not trust it (upstream GetNewerThan(lastSyncTime));
- * a newer entry is never replaced. Best effort: a failed write changes nothing.
+ * ends, so the next sync does not trust it (upstream GetNewerThan(lastSyncTime)).
+ * It is written only while the slot holds nothing newer than `before` (the
+ * status this sync started from): an inspection that ran meanwhile saw more
+ * than `before` and keeps its entry. Best effort: a failed write changes nothing.
  */
 function publishCreatedSandbox(ctx: SyncContext, slot: number, before: PodStatus, sandbox: SandboxStatus): void {
   if (slot < 0) return;
@@ -239,7 +241,7 @@ function publishCreatedSandbox(ctx: SyncContext, slot: number, before: PodStatus
     ctx.cache.write(
       slot,
       { ...before, ips: sandbox.ips, sandboxStatuses: [sandbox, ...before.sandboxStatuses], timestamp: ctx.clock.now() },
-      { ifNotOlder: true },
+      { ifNoNewerThan: before.timestamp },
     );
   } catch {
     // A full slot or one freed meanwhile: the relist's inspection reads the sandbox as usual.
@@ -347,12 +349,20 @@ export async function syncPod(ctx: SyncContext, input: SyncPodInput): Promise<Sy
   return { plan, reasons, backoff, events, ...(errors.length ? { error: errors.join('; ') } : {}) };
 }
 
+/** A running container or a ready sandbox: what a finished kill leaves none of. */
+function stillUp(status: PodStatus): boolean {
+  return status.containerStatuses.some((c) => c.state === 'running') || status.sandboxStatuses.some((s) => s.state === 'ready');
+}
+
 /**
  * syncTerminatingPod (+ removal when the pod is gone from every source): stop
  * everything the pod's status lists (upstream: the pod worker's cached status,
  * newer than the last sync; here the cache when it is that fresh, else the
  * runtime), then read the runtime again so the final status reflects the
- * stop (upstream re-reads after KillPod), and return that status.
+ * stop (upstream re-reads after KillPod), and return that status. If that
+ * read still shows a running container or a ready sandbox, they are stopped
+ * too and the runtime read once more; a container running after that is an
+ * error (retried by the pod worker).
  */
 export async function terminatePod(ctx: SyncContext, input: TerminatePodInput): Promise<TerminatePodResult> {
   const { uid = '', name = '', namespace = '' } = input.pod.metadata;
@@ -363,6 +373,21 @@ export async function terminatePod(ctx: SyncContext, input: TerminatePodInput): 
   const killed = await killPod(ctx, input.pod, status, input.gracePeriodSeconds);
   if (killed.error) throw new Error(`failed to "KillPodSandbox" for ${namespace}/${name}: ${killed.error}`);
   let after = await ctx.runtime.getPodStatus(uid, name, namespace);
+  if (stillUp(after)) {
+    // The status the kill worked from missed something (a cached status can lag what the last sync created):
+    // stop what the runtime lists now; anything still running after that fails the termination, which the
+    // pod worker retries (upstream SyncTerminatingPod's check after KillPod).
+    const again = await killPod(ctx, input.pod, after, input.gracePeriodSeconds);
+    if (again.error) throw new Error(`failed to "KillPodSandbox" for ${namespace}/${name}: ${again.error}`);
+    killed.stoppedContainers += again.stoppedContainers;
+    killed.stoppedSandboxes += again.stoppedSandboxes;
+    killed.events.push(...again.events);
+    after = await ctx.runtime.getPodStatus(uid, name, namespace);
+    const running = after.containerStatuses.filter((c) => c.state === 'running').map((c) => c.name);
+    if (running.length > 0) {
+      throw new Error(`detected running containers after a successful KillPod, CRI violation: ${running.join(', ')}`);
+    }
+  }
   if (input.remove) {
     await removePod(ctx.cri, after);
     after = await ctx.runtime.getPodStatus(uid, name, namespace);
