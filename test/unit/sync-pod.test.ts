@@ -371,6 +371,20 @@ describe('terminatePod returns the status read after the stop (upstream re-read 
   });
 
   const base = { minTimestamp: 1000, cacheUnreliable: false, gracePeriodSeconds: 5, remove: false };
+  /** A pod with one running container in a ready sandbox, and its cache slot; `stops`: stopping the sandbox stops both in the fake runtime. */
+  function runningPod({ stops }: { stops: boolean }) {
+    const pod = makePod({ containers: [c('app')] });
+    const running = podStatus(pod, [sandbox('sb-1', 'ready')], [container(pod, 'app', 'running', { sandboxId: 'sb-1' })]);
+    const h = harness(running);
+    if (stops) {
+      h.cri.handlers.stopPodSandbox = async () => {
+        h.runtime.statuses.set(running.uid, stoppedCopy(running));
+        return {};
+      };
+    }
+    return { pod, running, ...h, slot: h.cache.allocate(pod.metadata.uid!) };
+  }
+
   it.each([
     {
       name: 'a cached status newer than the last sync: stops what it lists, reads the runtime only after',
@@ -381,14 +395,7 @@ describe('terminatePod returns the status read after the stop (upstream re-read 
     { name: 'a cached status older than the last sync: reads the runtime before and after', cachedAt: 500, unreliable: false, reads: 2 },
     { name: 'a failed inspection (cache unreliable): reads the runtime before and after', cachedAt: 2000, unreliable: true, reads: 2 },
   ])('$name', async ({ cachedAt, unreliable, reads }) => {
-    const pod = makePod({ containers: [c('app')] });
-    const running = podStatus(pod, [sandbox('sb-1', 'ready')], [container(pod, 'app', 'running', { sandboxId: 'sb-1' })]);
-    const { cri, runtime, ctx, cache } = harness(running);
-    cri.handlers.stopPodSandbox = async () => {
-      runtime.statuses.set(running.uid, stoppedCopy(running));
-      return {};
-    };
-    const slot = cache.allocate(pod.metadata.uid!);
+    const { pod, running, cri, runtime, ctx, cache, slot } = runningPod({ stops: true });
     cache.write(slot, { ...running, timestamp: cachedAt });
     const r = await terminatePod(ctx, { ...base, pod, slot, cacheUnreliable: unreliable });
     expect(runtime.calls.getPodStatus).toHaveLength(reads);
@@ -398,14 +405,7 @@ describe('terminatePod returns the status read after the stop (upstream re-read 
   });
 
   it('a fresh cached status that lags the runtime: stops what the read after the kill still shows running', async () => {
-    const pod = makePod({ containers: [c('app')] });
-    const running = podStatus(pod, [sandbox('sb-1', 'ready')], [container(pod, 'app', 'running', { sandboxId: 'sb-1' })]);
-    const { cri, runtime, ctx, cache } = harness(running);
-    cri.handlers.stopPodSandbox = async () => {
-      runtime.statuses.set(running.uid, stoppedCopy(running));
-      return {};
-    };
-    const slot = cache.allocate(pod.metadata.uid!);
+    const { pod, running, cri, runtime, ctx, cache, slot } = runningPod({ stops: true });
     cache.write(slot, { ...podStatus(pod, [], []), timestamp: 2000 });
     const r = await terminatePod(ctx, { ...base, pod, slot });
     expect(cri.callsOf('stopContainer').map((x) => x.containerId)).toEqual([running.containerStatuses[0].id]);
@@ -416,10 +416,7 @@ describe('terminatePod returns the status read after the stop (upstream re-read 
   });
 
   it('a container still running after the second kill fails the termination (the pod worker retries)', async () => {
-    const pod = makePod({ containers: [c('app')] });
-    const running = podStatus(pod, [sandbox('sb-1', 'ready')], [container(pod, 'app', 'running', { sandboxId: 'sb-1' })]);
-    const { ctx, cache } = harness(running);
-    const slot = cache.allocate(pod.metadata.uid!);
+    const { pod, running, ctx, cache, slot } = runningPod({ stops: false });
     cache.write(slot, { ...running, timestamp: 2000 });
     await expect(terminatePod(ctx, { ...base, pod, slot })).rejects.toThrow(/detected running containers after a successful KillPod.*app/);
   });
