@@ -228,8 +228,9 @@ export class FileSource implements PodSource {
   /**
    * The whole content of a file shorter than ONE_READ_BYTES, in one open, two
    * read(2)s (the second confirms the end of the file) and one close (stat
-   * then readFile take five thread-pool round trips). Undefined when that does not settle it (the file is longer, or
-   * cannot be opened or read): the caller then stats and reads it as before,
+   * then readFile take five thread-pool round trips). Undefined when that
+   * does not settle it (the file is longer, or cannot be opened or read): the
+   * caller then stats and reads it as before,
    * which skips what is not a regular file and reports errors. O_NONBLOCK: a
    * FIFO put in the file's place never blocks the open.
    */

@@ -370,15 +370,18 @@ export async function terminatePod(ctx: SyncContext, input: TerminatePodInput): 
     input.slot >= 0
       ? await currentStatus(ctx, input.pod, input.slot, input.minTimestamp, input.cacheUnreliable)
       : await ctx.runtime.getPodStatus(uid, name, namespace);
-  const killed = await killPod(ctx, input.pod, status, input.gracePeriodSeconds);
-  if (killed.error) throw new Error(`failed to "KillPodSandbox" for ${namespace}/${name}: ${killed.error}`);
+  const kill = async (from: PodStatus) => {
+    const r = await killPod(ctx, input.pod, from, input.gracePeriodSeconds);
+    if (r.error) throw new Error(`failed to "KillPodSandbox" for ${namespace}/${name}: ${r.error}`);
+    return r;
+  };
+  const killed = await kill(status);
   let after = await ctx.runtime.getPodStatus(uid, name, namespace);
   if (stillUp(after)) {
     // The status the kill worked from missed something (a cached status can lag what the last sync created):
     // stop what the runtime lists now; anything still running after that fails the termination, which the
     // pod worker retries (upstream SyncTerminatingPod's check after KillPod).
-    const again = await killPod(ctx, input.pod, after, input.gracePeriodSeconds);
-    if (again.error) throw new Error(`failed to "KillPodSandbox" for ${namespace}/${name}: ${again.error}`);
+    const again = await kill(after);
     killed.stoppedContainers += again.stoppedContainers;
     killed.stoppedSandboxes += again.stoppedSandboxes;
     killed.events.push(...again.events);
