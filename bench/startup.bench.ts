@@ -24,6 +24,10 @@
  *    saw the pod) → the container's CRI started_at (ns). Then /metrics:
  *    kubelet_pod_worker_duration_seconds and kubelet_runtime_operations_duration_seconds.
  *
+ * Every timed phase (each raw batch, the agent) starts once the machine is
+ * quiet (waitQuiet: under 15 % busy over 5 s): the kernel and the shims go on
+ * tearing down the previous batch for seconds after its pods are removed.
+ *
  * Headline ratio: agent wall (from spawn) / raw wall at C=8. The agent's effective CRI
  * concurrency is not fixed (2 worker threads × up to 8 concurrent pod syncs, each
  * SyncPod calling the runtime in sequence), so C=8 is the FACTS figure for containerd
@@ -34,6 +38,7 @@
  *       --containerd-endpoint unix:///run/kubelet-ts-containerd/containerd.sock
  *       --containerd-conc 8,16  --sim-conc 8,32  --sim-latency lognormal:0.7:5
  *       --timeout-s 600  --agent-args "--worker-threads=2 ..." (extra agent flags, space separated)
+ *       --agent-node-flags "--cpu-prof --cpu-prof-dir=/tmp/prof" (node flags for the agent process only)
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -46,9 +51,10 @@ import { runRawPod, SIM_BUSYBOX_IMAGE } from '../src/sim/populate.js';
 import { AgentProcess, podManifest } from '../test/e2e/agent-harness.js';
 import { arg, machine, percentile, round, writeResults } from './lib/report.js';
 import { startSimProcess } from './lib/sim-process.js';
-import { containerdPid, cpuStart, setRuntimePid, type CpuWindow } from './lib/cpu.js';
+import { cpus } from 'node:os';
+import { containerdPid, cpuStart, setRuntimePid, waitQuiet, type CpuWindow } from './lib/cpu.js';
 import { counters, histograms, parseProm, type HistSummary } from './lib/prom.js';
-import { markdown, writeStartupCharts } from './lib/startup-report.js';
+import { markdown, writeStartupCharts, type Quiet } from './lib/startup-report.js';
 
 const SCENARIOS = arg('scenarios', 'containerd,sim').split(',').filter(Boolean);
 const CD_PODS = Number(arg('containerd-pods', '100'));
@@ -59,6 +65,7 @@ const SIM_CONC = arg('sim-conc', '8,32').split(',').map(Number);
 const SIM_LATENCY = arg('sim-latency', 'lognormal:0.7:5');
 const TIMEOUT_MS = Number(arg('timeout-s', '600')) * 1000;
 const AGENT_ARGS = arg('agent-args', '').split(' ').filter(Boolean);
+const AGENT_NODE_FLAGS = arg('agent-node-flags', '').split(' ').filter(Boolean);
 const OUT = arg('out', 'startup');
 const NODE = 'bench-node';
 const CONFIG_SEEN = 'kubernetes.io/config.seen';
@@ -140,6 +147,7 @@ export interface RawResult {
   /** batch start → each pod's StartContainer returned, ms (for the CDF chart) */
   perPodMs: number[];
   cpu: CpuWindow;
+  quiet?: Quiet;
 }
 
 async function rawRun(cri: CriClient, n: number, concurrency: number, namespace: string, logRoot: string): Promise<RawResult> {
@@ -191,6 +199,7 @@ async function rawRun(cri: CriClient, n: number, concurrency: number, namespace:
 export interface AgentResult {
   path: 'agent';
   pods: number;
+  quiet?: Quiet;
   /** spawn → all Running in /pods */
   wallS: number;
   /** /healthz answering → all Running */
@@ -241,6 +250,7 @@ const isAllRunning = (pods: Pod[], n: number, namespace: string): number => {
 
 async function agentRun(cri: CriClient, endpoint: string, n: number, namespace: string, pollIntervalMs: number): Promise<AgentResult> {
   const agent = new AgentProcess(endpoint, NODE, namespace, [`--max-pods=${n + 100}`, ...AGENT_ARGS]);
+  agent.nodeFlags = AGENT_NODE_FLAGS;
   const notes: string[] = [];
   const logFile = join(tmpdir(), `kts-startup-agent-${namespace}.log`);
   try {
@@ -386,6 +396,13 @@ export interface ScenarioResult {
   ratioFromFirstSeenVsRawC8: number;
 }
 
+/** Waits for the previous phase's teardown (network namespaces, shims) to settle; logged and kept with the phase. */
+async function quietMachine(): Promise<Quiet> {
+  const q = await waitQuiet({ cpus: cpus().length });
+  log(`  machine: ${Math.round(q.busy * 100)} % busy after waiting ${q.waitedS} s`);
+  return q;
+}
+
 async function scenario(
   runtime: string,
   endpoint: string,
@@ -403,8 +420,9 @@ async function scenario(
     for (const c of concs) {
       const ns = `su-raw-${uniq()}`;
       try {
+        const quiet = await quietMachine();
         log(`  raw C=${c}: ${n} pods`);
-        const r = await rawRun(cri, n, c, ns, logRoot);
+        const r = { ...(await rawRun(cri, n, c, ns, logRoot)), quiet };
         log(`  raw C=${c}: wall ${r.wallS} s, per-pod p50 ${r.perPodP50Ms} ms p99 ${r.perPodP99Ms} ms`);
         raw.push(r);
       } finally {
@@ -414,8 +432,9 @@ async function scenario(
       }
     }
     (globalThis as { gc?: () => void }).gc?.();
+    const quiet = await quietMachine();
     log(`  agent: ${n} pods`);
-    const agent = await agentRun(cri, endpoint, n, `su-agent-${uniq()}`, pollIntervalMs);
+    const agent = { ...(await agentRun(cri, endpoint, n, `su-agent-${uniq()}`, pollIntervalMs)), quiet };
     log(
       `  agent: wall ${agent.wallS} s (from healthz ${agent.wallFromHealthzS} s), per-pod p50 ${agent.perPodP50Ms} ms p99 ${agent.perPodP99Ms} ms`,
     );

@@ -183,6 +183,8 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
       metrics: plegMetricSet,
       mode: config.relistMode,
       sink: plegSink,
+      // A relist can clear "PLEG is not healthy" for the syncLoop waiting on runtimeErrors().
+      onRelist: () => runtimeState.changed(),
     });
     const pleg: PodLifecycleEventGenerator =
       config.pleg === 'evented'
@@ -288,6 +290,8 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
       maxConcurrentSyncs: runner.threads > 0 ? Math.max(12, runner.threads * 6) : 16,
       cacheUnreliable: (uid) => pleg.inspectionFailed(uid),
       releaseCacheSlot: (uid) => pleg.releaseSlotWhenUnused(uid),
+      // The evented PLEG hears of changes from the runtime's event stream.
+      runtimeChanged: config.pleg === 'generic' ? () => genericPleg.relistSoon() : undefined,
       podTerminated: (uid) => statusSync?.enqueue(uid),
       probes: prober,
       startMetrics,
@@ -341,7 +345,10 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
     });
 
     // Start-up order as upstream's startKubelet + Kubelet.Run: the HTTP servers, node status and
-    // lease, runtime health, (pod status), the PLEG, then the syncLoop.
+    // lease, runtime health, (pod status), the PLEG, then the syncLoop. As upstream's ListenAndServe
+    // goroutines, the servers come up beside the rest: the PLEG and the syncLoop do not wait for the
+    // serving certificate (an RSA key is generated when none is on disk); a server that cannot start
+    // still fails the start-up.
     // Upstream's healthz checks. PLEG health is not one of them: it stops the syncLoop (runtimeErrors) instead.
     const logHealth = new LogHealth(logger, clock);
     logHealth.start(signal);
@@ -365,7 +372,7 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
         : undefined;
     if (healthz) stops.push(() => healthz.close());
     // The kubelet server (HTTPS, authn/authz) and the read-only server (server/).
-    const servers = await startKubeletServers({
+    const serversStarting = startKubeletServers({
       config,
       hostname,
       registry,
@@ -393,10 +400,6 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
         sleep: (ms, s) => clock.sleep(ms, s),
       },
     });
-    for (const server of [servers.main, servers.readOnly]) {
-      if (!server) continue;
-      stops.push(() => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))));
-    }
     const logManager = new ContainerLogManager({
       runner,
       clock,
@@ -451,6 +454,11 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
     });
     containerGc.start(signal);
     stops.push(() => containerGc.idle());
+    const servers = await serversStarting;
+    for (const server of [servers.main, servers.readOnly]) {
+      if (!server) continue;
+      stops.push(() => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))));
+    }
     logger.info(
       {
         port: servers.main ? boundPort(servers.main) : 0,

@@ -71,6 +71,8 @@ export class AgentProcess {
   private child: ChildProcess | undefined;
   /** Extra environment for the agent process (e.g. NODE_OPTIONS), set before start(). */
   env: Record<string, string> = {};
+  /** Extra node flags for the agent process (e.g. --cpu-prof, not allowed in NODE_OPTIONS), set before start(). */
+  nodeFlags: string[] = [];
 
   /** extraArgs are appended to the CLI flags (later flags win), e.g. ['--max-pods=1100']. */
   constructor(
@@ -103,6 +105,7 @@ export class AgentProcess {
       process.execPath,
       [
         ...binNodeFlags(),
+        ...this.nodeFlags,
         join(root, 'bin/kubelet-ts.js'),
         `--container-runtime-endpoint=${this.endpoint}`,
         `--pod-manifest-path=${this.manifests}`,

@@ -1,5 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { mkdtemp, mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { mkdtemp, mkdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -184,14 +186,23 @@ describe('FileSource periodic re-list', () => {
 
 describe('FileSource empty and missing paths', () => {
   it('a directory of many manifests, some bad, becomes one SET of the good pods in file-name order', async () => {
-    const names = Array.from({ length: 60 }, (_, i) => `p${String(i).padStart(2, '0')}`);
+    // More than one read slice (64 files), and entries off the one-read path: a manifest over 16 KiB, a
+    // symlink to a manifest, a FIFO (skipped, never blocks) and a directory (not recursed into).
+    const names = Array.from({ length: 150 }, (_, i) => `p${String(i).padStart(3, '0')}`);
     for (const n of names) await put(`${n}.yaml`, n.endsWith('7') ? 'kind: Pod\nmetadata: {name: [\n' : manifest(n));
+    await put('q-big.yaml', manifest('q-big').replace('metadata:\n', `metadata:\n  annotations: {note: "${'x'.repeat(20_000)}"}\n`));
+    const outside = await mkdtemp(join(tmpdir(), 'kts-file-source-link-'));
+    stops.push(() => rmSync(outside, { recursive: true, force: true }));
+    await writeFile(join(outside, 'm.yaml'), manifest('r-link'));
+    await symlink(join(outside, 'm.yaml'), join(dir, 'r-link.yaml'));
+    execFileSync('mkfifo', [join(dir, 's-fifo.yaml')]);
     await mkdir(join(dir, 'sub.yaml'));
     const h = start();
     await waitFor(() => h.got.length > 0, { what: 'first update' });
-    const good = names.filter((n) => !n.endsWith('7')).map((n) => `${n}-node1`);
+    const good = [...names.filter((n) => !n.endsWith('7')), 'q-big', 'r-link'].map((n) => `${n}-node1`);
     expect(ops(h.got)[0]).toBe(`ADD:${good.join(',')}`);
-    await waitFor(() => h.logs.filter((l) => l['level'] === 50).length === 6, { what: 'one error per bad manifest' });
+    expect(h.got[0].pods.find((p) => p.metadata.name === 'q-big-node1')?.metadata.annotations?.['note']).toHaveLength(20_000);
+    await waitFor(() => h.logs.filter((l) => l['level'] === 50).length === 15, { what: 'one error per bad manifest' });
   });
 
   it('an empty directory sends an empty SET and marks the source seen', async () => {

@@ -355,3 +355,64 @@ describe('GenericPleg cache slot release', () => {
     expect(shared.cache.slotOf('a')).toBeDefined();
   });
 });
+
+describe('GenericPleg early relists (relistSoon)', () => {
+  it('coalesces requests into one relist after 20 ms, keeps early relists 200 ms apart, and calls onRelist', async () => {
+    const runtime = new FakeRuntime();
+    const shared = createSharedState({ maxPods: 8 });
+    const clock = new FakeClock();
+    let relisted = 0;
+    const pleg = new GenericPleg({
+      runner: new InlineRunner(shared.workerInit('unix:///unused.sock'), runtime, clock),
+      cache: shared.cache,
+      records: shared.records,
+      clock,
+      logger: silentLogger(),
+      metrics: plegMetrics(new Registry()),
+      relistPeriodMs: 60_000,
+      onRelist: () => relisted++,
+    });
+    const settle = async () => {
+      for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+    };
+    const ac = new AbortController();
+    pleg.start(ac.signal);
+    await settle();
+    const lists = () => runtime.calls.getPods;
+    expect(lists()).toBe(1); // the loop's first relist
+    expect(relisted).toBe(1);
+
+    const p = runtimePod('a', [[1, 'running']]);
+    runtime.pods = [p];
+    runtime.statuses = new Map([['a', statusOf(p)]]);
+    pleg.relistSoon();
+    pleg.relistSoon();
+    pleg.relistSoon();
+    clock.step(19);
+    await settle();
+    expect(lists()).toBe(1);
+    clock.step(1);
+    await settle();
+    expect(lists()).toBe(2); // one relist for the three requests
+    expect(relisted).toBe(2);
+    expect(pleg.events.drain().map((e) => `${e.id}:${e.type}`)).toContain('a:ContainerStarted');
+
+    pleg.relistSoon(); // 20 ms after the last early relist started: waits until 200 ms after it
+    clock.step(20);
+    await settle();
+    expect(lists()).toBe(2);
+    clock.step(179);
+    await settle();
+    expect(lists()).toBe(2);
+    clock.step(1); // 200 ms after the previous early relist started
+    await settle();
+    expect(lists()).toBe(3);
+
+    ac.abort();
+    pleg.relistSoon(); // after stop: nothing
+    clock.step(1000);
+    await settle();
+    expect(lists()).toBe(3);
+    await pleg.stopped();
+  });
+});

@@ -42,8 +42,8 @@ describe('legacy container log links', () => {
     writeFileSync(log0, 'x');
     writeFileSync(log1, 'y');
     const link = legacyLogLinkPath(links, 'web', 'default', 'app', 'aaa');
-    await linkContainerLog(link, log0, links);
-    await linkContainerLog(link, log1, links);
+    linkContainerLog(link, log0, links);
+    linkContainerLog(link, log1, links);
     expect(readlinkSync(link)).toBe(log1);
     symlinkSync(join(dir, 'gone.log'), join(links, 'old_default_app-bbb.log'));
     writeFileSync(join(links, 'plain_default_app-ccc.log'), 'not a link');

@@ -67,10 +67,10 @@ const defaultAnswer: Answer = (r) =>
   r.type === 'terminatePod'
     ? { stoppedContainers: 1, stoppedSandboxes: 1, removed: false, events: [], status: runningStatus(false) }
     : r.type === 'syncPod'
-      ? { plan: '', reasons: {}, backoff: {}, events: [] }
+      ? { plan: '', acted: false, reasons: {}, backoff: {}, events: [] }
       : {};
 
-function setup(answer: Answer = defaultAnswer) {
+function setup(answer: Answer = defaultAnswer, runtimeChanged?: () => void) {
   const clock = new FakeClock();
   const cache = PodStatusCache.create({ capacity: 4 });
   const podManager = new PodManager();
@@ -95,11 +95,34 @@ function setup(answer: Answer = defaultAnswer) {
     logger: pino({ level: 'silent' }),
     networkError: () => undefined,
     recorder: { record: () => undefined },
+    runtimeChanged,
   });
   return { clock, cache, podManager, statusManager, runner, syncer };
 }
 
 const ctx = { signal: new AbortController().signal };
+
+describe('PoolSyncer: a sync that acted asks for an early relist', () => {
+  it('calls runtimeChanged after a sync task that acted, not after one that did nothing', async () => {
+    let acted = false;
+    let changed = 0;
+    const { syncer } = setup(
+      (r) => (r.type === 'syncPod' ? { plan: '', acted, reasons: {}, backoff: {}, events: [] } : defaultAnswer(r)),
+      () => changed++,
+    );
+    const pod = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'p', namespace: 'default', uid: 'u1' },
+      spec: { containers: [{ name: 'app', image: 'busybox:1' }] },
+    } as Pod;
+    await syncer.syncPod(ctx, 'sync', pod);
+    expect(changed).toBe(0);
+    acted = true;
+    await syncer.syncPod(ctx, 'sync', pod);
+    expect(changed).toBe(1);
+  });
+});
 
 describe('PoolSyncer: termination leaves removal to container GC', () => {
   it('a pod gone from every source is not removed when terminated', async () => {

@@ -3,7 +3,7 @@ import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { PodHandlers } from '../../src/main/kubelet/handlers.js';
 import type { PodManager } from '../../src/main/kubelet/pod-manager.js';
-import type { RuntimeState } from '../../src/main/kubelet/runtime-state.js';
+import { RuntimeState } from '../../src/main/kubelet/runtime-state.js';
 import { LogHealth } from '../../src/main/http/log-health.js';
 import { startHealthzServer, type HealthCheck } from '../../src/main/http/server.js';
 import type { PodWorkers } from '../../src/main/pod-workers/pod-workers.js';
@@ -46,29 +46,68 @@ describe('syncLoop channel choice (Go select: random among ready channels)', () 
 });
 
 describe('syncLoop health (upstream syncLoopHealthCheck)', () => {
-  function loop(clock: FakeClock, runtimeDown: { value: boolean }, syncFrequencyMs = 60_000) {
+  function loop(
+    clock: FakeClock,
+    runtimeDown: { value: boolean },
+    syncFrequencyMs = 60_000,
+    runtimeState: Pick<RuntimeState, 'runtimeErrors' | 'nextChange'> = {
+      runtimeErrors: () => (runtimeDown.value ? ['container runtime is down'] : []),
+      nextChange: (signal) => new Promise<void>((r) => signal.addEventListener('abort', () => r(), { once: true })),
+    },
+    syncs = { count: 0 },
+  ) {
     const queue = new SyncLoopQueue();
     const sl = new SyncLoop({
       podConfig: { updates: { iterate: async function* () {} }, seenAllSources: () => true } as unknown as PodConfig,
-      handlers: { handlePodSyncs: () => {}, podsToSync: () => [], handlePodCleanups: () => {} } as unknown as PodHandlers,
+      handlers: { handlePodSyncs: () => syncs.count++, podsToSync: () => [], handlePodCleanups: () => {} } as unknown as PodHandlers,
       podWorkers: { dueForResync: () => [] } as unknown as PodWorkers,
       podManager: { pods: () => [] } as unknown as PodManager,
       statusManager: {} as StatusManager,
-      runtimeState: { runtimeErrors: () => (runtimeDown.value ? ['container runtime is down'] : []) } as unknown as RuntimeState,
+      runtimeState: runtimeState as RuntimeState,
       clock,
       logger: pino({ level: 'silent' }),
       queue,
       syncFrequencyMs,
     });
-    return sl;
+    return { sl, queue };
   }
   const settle = () => new Promise((r) => setImmediate(r));
+
+  it('skips while the PLEG has not relisted yet, and runs as soon as the first relist lands, not at the end of the backoff', async () => {
+    const clock = new FakeClock();
+    const pleg = { ok: false };
+    const ready = { type: 'RuntimeReady', status: true, reason: '', message: '' };
+    const network = { ...ready, type: 'NetworkReady' };
+    const state = new RuntimeState(
+      { status: () => Promise.resolve({ status: { conditions: [ready, network] }, info: {} }) } as never,
+      { healthy: () => ({ ok: pleg.ok, message: pleg.ok ? 'ok' : 'pleg has yet to be successful' }) },
+      clock,
+      pino({ level: 'silent' }),
+    );
+    await state.update();
+    const syncs = { count: 0 };
+    const ac = new AbortController();
+    const { sl, queue } = loop(clock, { value: false }, 60_000, state, syncs);
+    sl.start(ac.signal);
+    queue.tick('sync');
+    await settle();
+    expect(syncs.count).toBe(0); // skipped: "PLEG is not healthy: pleg has yet to be successful"
+    pleg.ok = true;
+    await settle();
+    expect(syncs.count).toBe(0); // nothing said the state changed: still in the 100 ms backoff
+    state.changed(); // what the PLEG's onRelist does
+    await settle();
+    await settle();
+    expect(syncs.count).toBe(1); // the fake clock never moved
+    ac.abort();
+    await sl.stopped();
+  });
 
   it('a loop that only skips for runtime errors stops being healthy after max(2 × syncFrequency, 5 min)', async () => {
     const clock = new FakeClock();
     const down = { value: false };
     const ac = new AbortController();
-    const sl = loop(clock, down);
+    const { sl } = loop(clock, down);
     sl.start(ac.signal);
     await settle();
     clock.step(1000); // one sync tick: an iteration
@@ -93,7 +132,7 @@ describe('syncLoop health (upstream syncLoopHealthCheck)', () => {
   it('the threshold follows syncFrequency when it is longer than 2.5 min', async () => {
     const clock = new FakeClock();
     const ac = new AbortController();
-    const sl = loop(clock, { value: false }, 10 * 60_000);
+    const { sl } = loop(clock, { value: false }, 10 * 60_000);
     expect(sl.healthy().ok).toBe(true); // never iterated yet: healthy, as upstream's zero time
     sl.start(ac.signal);
     await settle();

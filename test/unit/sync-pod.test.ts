@@ -176,6 +176,19 @@ describe('syncPod publishes the sandbox it created in the pod status cache', () 
   });
 });
 
+describe('syncPod says whether it acted (the PLEG relists early after a sync that did)', () => {
+  it('a sync that creates the sandbox and starts the container acted; one with nothing to do did not', async () => {
+    const pod = makePod({ containers: [c('app')] });
+    const fresh = harness(podStatus(pod, [], []));
+    expect((await syncPod(fresh.ctx, fresh.input(pod))).acted).toBe(true);
+    const steady = harness(podStatus(pod, [sandbox('sb-1', 'ready')], [container(pod, 'app', 'running', { sandboxId: 'sb-1' })]));
+    const result = await syncPod(steady.ctx, steady.input(pod));
+    expect(result.error).toBeUndefined();
+    expect(result.acted).toBe(false);
+    expect(steady.cri.callsOf('startContainer')).toHaveLength(0);
+  });
+});
+
 describe('killPod stops every sandbox (upstream killPodWithSyncResult)', () => {
   it('a sandbox that died on its own is stopped too (CNI teardown), and nothing is removed', async () => {
     const pod = makePod({ containers: [c('app')] });

@@ -48,6 +48,8 @@ export interface PoolSyncerOptions {
   maxConcurrentSyncs?: number;
   /** True when the PLEG could not inspect the pod (its cached status may be missing or stale). */
   cacheUnreliable?(uid: string): boolean;
+  /** A sync killed, created or started something (the generic PLEG relists early: GenericPleg.relistSoon). */
+  runtimeChanged?(): void;
   /** The pod left every source and is terminated: its cache slot may go (the PLEG frees it safely). */
   releaseCacheSlot?(uid: string): void;
   /** Where the pod events the sync tasks report go (log at V(3), and the apiserver when connected). */
@@ -217,6 +219,7 @@ export class PoolSyncer implements PodSyncer {
       }),
     );
     this.lastSyncEnd.set(uid, this.o.clock.now());
+    if (result.acted) this.o.runtimeChanged?.();
     this.backoff.set(uid, result.backoff);
     this.reasons.set(uid, result.reasons);
     this.record(pod, result.events);

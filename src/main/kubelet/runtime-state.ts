@@ -10,7 +10,11 @@
  * - NetworkReady=false is a network error ("runtime network not ready: …"): only
  *   pods that need the pod network wait, and the node is NotReady.
  * The syncLoop skips work while runtimeErrors() is non-empty; the node's Ready
- * condition aggregates runtimeErrors() and networkErrors().
+ * condition aggregates runtimeErrors() and networkErrors(). It waits with
+ * upstream's backoff, but nextChange() wakes it as soon as a Status check or
+ * a PLEG relist (changed(), wired to the PLEG) may have cleared the errors:
+ * at start-up the first relist lands within milliseconds, not at the end of
+ * the first 100 ms backoff.
  */
 import type { Logger } from 'pino';
 import type { Clock } from '../../common/clock.js';
@@ -36,6 +40,7 @@ export class RuntimeState {
   private runtimeError: string | undefined;
   private networkError: string | undefined = 'network state unknown';
   private lastLoggedStatusError: string | undefined;
+  private changeWaiters = new Set<() => void>();
 
   constructor(
     private readonly cri: Pick<CriClient, 'status'>,
@@ -57,6 +62,35 @@ export class RuntimeState {
   }
 
   async update(): Promise<void> {
+    try {
+      await this.check();
+    } finally {
+      this.changed();
+    }
+  }
+
+  /** Something runtimeErrors() reads may have changed (a PLEG relist completed, a Status check ended). */
+  changed(): void {
+    const waiters = [...this.changeWaiters];
+    this.changeWaiters.clear();
+    for (const wake of waiters) wake();
+  }
+
+  /** Resolves at the next changed(), or when the signal aborts. */
+  nextChange(signal: AbortSignal): Promise<void> {
+    return new Promise<void>((resolve) => {
+      if (signal.aborted) return resolve();
+      const wake = () => {
+        this.changeWaiters.delete(wake);
+        signal.removeEventListener('abort', wake);
+        resolve();
+      };
+      this.changeWaiters.add(wake);
+      signal.addEventListener('abort', wake, { once: true });
+    });
+  }
+
+  private async check(): Promise<void> {
     let conditions: Condition[];
     try {
       const s = await this.cri.status({}, { timeoutMs: 10_000 });

@@ -43,6 +43,10 @@ import type { PlegHealth, PodLifecycleEventGenerator } from './pleg.js';
 export const RELIST_PERIOD_MS = 1000;
 export const RELIST_THRESHOLD_MS = 3 * 60 * 1000;
 export const PLEG_CHANNEL_CAPACITY = 1000;
+/** relistSoon: requests within this window share one early relist. */
+export const EARLY_RELIST_DELAY_MS = 20;
+/** relistSoon: early relists start at least this far apart. */
+export const EARLY_RELIST_MIN_GAP_MS = 200;
 
 export interface GenericPlegOptions {
   runner: TaskRunner;
@@ -64,6 +68,8 @@ export interface GenericPlegOptions {
    * false when full. Default: this PLEG's own `events` queue.
    */
   sink?: (event: PlegEvent) => boolean;
+  /** Called after each relist that reached the runtime (health may have changed: RuntimeState.changed). */
+  onRelist?: () => void;
 }
 
 interface PendingPod {
@@ -72,11 +78,15 @@ interface PendingPod {
 
 export class GenericPleg implements PodLifecycleEventGenerator {
   readonly events: BoundedQueue<PlegEvent>;
-  private readonly o: Required<Omit<GenericPlegOptions, 'logger' | 'metrics' | 'runner' | 'cache' | 'records' | 'clock' | 'sink'>> &
+  private readonly o: Required<
+    Omit<GenericPlegOptions, 'logger' | 'metrics' | 'runner' | 'cache' | 'records' | 'clock' | 'sink' | 'onRelist'>
+  > &
     GenericPlegOptions;
   private readonly sink: (event: PlegEvent) => boolean;
   private readonly names = new Map<string, { name: string; namespace: string }>();
   private podsToReinspect = new Map<string, PendingPod>();
+  /** relistSoon's state: a timer armed, an early relist running, another asked for meanwhile, when the last one started. */
+  private readonly early = { armed: false, running: false, again: false, lastStart: -Infinity };
   /** Pods no longer desired whose cache slot should go once they hold no runtime state. */
   private readonly slotReleases = new Set<string>();
   private relistTime: number | undefined;
@@ -158,6 +168,45 @@ export class GenericPleg implements PodLifecycleEventGenerator {
     this.o.relistThresholdMs = periods.relistThresholdMs;
     const loop = this.loop;
     if (loop && this.signal) loop.api.setPeriod(periods.relistPeriodMs).catch(() => undefined);
+  }
+
+  /**
+   * A pod sync created, started or killed something: relist within
+   * EARLY_RELIST_DELAY_MS instead of at the next period, so what it did
+   * reaches the pod's status (through the usual events, inspection and sync)
+   * sooner. Requests coalesce; early relists start at least
+   * EARLY_RELIST_MIN_GAP_MS apart, and one asked for while an early relist
+   * runs follows it. Not upstream: its pod workers wait for the periodic
+   * relist. The periodic loop keeps its own schedule.
+   */
+  relistSoon(): void {
+    const early = this.early;
+    if (!this.signal || this.signal.aborted || early.armed) return;
+    if (early.running) {
+      early.again = true;
+      return;
+    }
+    early.armed = true;
+    const { clock } = this.o;
+    const delay = Math.max(EARLY_RELIST_DELAY_MS, early.lastStart + EARLY_RELIST_MIN_GAP_MS - clock.now());
+    const signal = this.signal;
+    const onAbort = () => cancel();
+    const cancel = clock.setTimer(delay, () => {
+      signal.removeEventListener('abort', onAbort);
+      early.armed = false;
+      early.running = true;
+      early.lastStart = clock.now();
+      // relist() never throws (it logs a failed relist).
+      this.relist()
+        .then(() => {
+          early.running = false;
+          if (!early.again) return;
+          early.again = false;
+          this.relistSoon();
+        })
+        .catch(() => undefined);
+    });
+    signal.addEventListener('abort', onAbort, { once: true });
   }
 
   /** Resolves when the loop started by start() has stopped. */
@@ -269,6 +318,7 @@ export class GenericPleg implements PodLifecycleEventGenerator {
     phase.observe({ phase: 'diff' }, summary.timings.diffMs / 1000);
     phase.observe({ phase: 'dispatch' }, Math.max(0, received - report.endedAt) / 1000);
     this.relistTime = timestamp;
+    this.o.onRelist?.();
     metrics.lastSeen.set(timestamp / 1000);
     metrics.runningPods.set(summary.runningPods);
     for (const [state, n] of Object.entries(summary.containersByState)) metrics.runningContainers.set({ container_state: state }, n);

@@ -16,21 +16,27 @@
  *    counted once per distinct error, and picked up again once fixed.
  *  - Single-file mode: an invalid file sends no SET (the previous state is
  *    kept), as upstream.
+ *  - A small regular file is read with synchronous calls (open, two reads,
+ *    close: about 10 µs locally, a tenth of the promise API's cost), in slices
+ *    of READ_SLICE files with the event loop let through between slices. A
+ *    manifest directory on a file system that hangs (an unreachable NFS
+ *    server) would stall the main thread in such a read, as it stalls
+ *    upstream's file-source goroutine; keep staticPodPath on local disk.
  */
-import { constants, watch, type FSWatcher } from 'node:fs';
-import { open, readFile, readdir, stat } from 'node:fs/promises';
+import { closeSync, constants, openSync, readSync, watch, type FSWatcher } from 'node:fs';
+import { readFile, readdir, stat } from 'node:fs/promises';
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { basename, dirname, join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Counter, Registry } from 'prom-client';
 import type { Clock } from '../../common/clock.js';
 import { ManifestError } from '../../common/errors.js';
-import { Semaphore } from '../../common/semaphore.js';
 import type { Pod } from '../../api/pod.js';
 import { decodePodManifest, manifestErrorsCounter, MAX_MANIFEST_BYTES } from './manifest.js';
 import { FILE_SOURCE, type PodSource, type SourceChannel } from './types.js';
 
-/** Manifests read and decoded at once when listing the directory. */
-const READ_CONCURRENCY = 16;
+/** Manifests read and decoded between two turns of the event loop when listing the directory. */
+const READ_SLICE = 64;
 /** A manifest shorter than this is read in one read(2); a longer one takes the stat-and-readFile path. */
 const ONE_READ_BYTES = 16 * 1024;
 
@@ -69,8 +75,8 @@ export class FileSource implements PodSource {
   private running = false;
   private again = false;
   private missingLogged = false;
-  /** Read buffers of readSmallFile, reused (at most READ_CONCURRENCY). */
-  private readonly buffers: Buffer[] = [];
+  /** readSmallFile's buffer, allocated on first use. */
+  private buffer: Buffer | undefined;
 
   constructor(private readonly opts: FileSourceOptions) {
     this.log = opts.logger.child({ source: FILE_SOURCE, path: opts.path });
@@ -190,70 +196,70 @@ export class FileSource implements PodSource {
       .filter((e) => !e.name.startsWith('.'))
       .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     const live = new Set<string>();
-    // Read and decode READ_CONCURRENCY files at a time (each read is several
-    // thread-pool round trips; one at a time, 1000 manifests took ~1 s), in
-    // name order for the result.
-    const read = new Semaphore(READ_CONCURRENCY);
-    const decoded = await Promise.all(
-      entries.map((entry) =>
-        read.run(async (): Promise<Decoded | undefined> => {
-          const file = join(dir, entry.name);
-          // A regular file (as readdir saw it) that is small: three round trips instead of five.
-          const content = entry.isFile() ? await this.readSmallFile(file) : undefined;
-          if (content !== undefined) {
-            live.add(file);
-            return this.decodeFile(file, Buffer.byteLength(content), content);
-          }
-          let info;
-          try {
-            info = await stat(file);
-          } catch (err) {
-            this.log.debug({ file, err }, 'Cannot get metadata for manifest');
-            return undefined;
-          }
-          if (info.isDirectory()) {
-            this.log.debug({ file }, 'Not recursing into manifest path');
-            return undefined;
-          }
-          if (!info.isFile()) return undefined;
-          live.add(file);
-          return this.decodeFile(file, info.size);
-        }),
-      ),
-    );
+    // In name order for the result; the event loop runs between slices.
+    const decoded: (Decoded | undefined)[] = [];
+    for (let i = 0; i < entries.length; i++) {
+      if (i > 0 && i % READ_SLICE === 0) await yieldToLoop();
+      decoded.push(await this.readEntry(join(dir, entries[i].name), entries[i].isFile(), live));
+    }
     this.prune(live);
     return decoded.flatMap((r) => (r?.ok ? [r.pod] : []));
   }
 
-  /**
-   * The whole content of a file shorter than ONE_READ_BYTES, in one open, two
-   * read(2)s (the second confirms the end of the file) and one close (stat
-   * then readFile take five thread-pool round trips). Undefined when that
-   * does not settle it (the file is longer, or cannot be opened or read): the
-   * caller then stats and reads it as before,
-   * which skips what is not a regular file and reports errors. O_NONBLOCK: a
-   * FIFO put in the file's place never blocks the open.
-   */
-  private async readSmallFile(file: string): Promise<string | undefined> {
-    let handle;
+  /** One directory entry: a small regular file (as readdir saw it) in one synchronous read, anything else through stat. */
+  private async readEntry(file: string, isFile: boolean, live: Set<string>): Promise<Decoded | undefined> {
+    const content = isFile ? this.readSmallFile(file) : undefined;
+    if (content !== undefined) {
+      live.add(file);
+      return this.decodeFile(file, Buffer.byteLength(content), content);
+    }
+    let info;
     try {
-      handle = await open(file, constants.O_RDONLY | constants.O_NONBLOCK);
+      info = await stat(file);
+    } catch (err) {
+      this.log.debug({ file, err }, 'Cannot get metadata for manifest');
+      return undefined;
+    }
+    if (info.isDirectory()) {
+      this.log.debug({ file }, 'Not recursing into manifest path');
+      return undefined;
+    }
+    if (!info.isFile()) return undefined;
+    live.add(file);
+    return this.decodeFile(file, info.size);
+  }
+
+  /**
+   * The whole content of a file shorter than ONE_READ_BYTES: one open, two
+   * read(2)s (the second confirms the end of the file) and one close, all
+   * synchronous (module contract). Undefined when that does not settle it
+   * (the file is longer, or cannot be opened or read): the caller then stats
+   * and reads it with the promise API, which skips what is not a regular file
+   * and reports errors. O_NONBLOCK: a FIFO put in the file's place never
+   * blocks the open.
+   */
+  private readSmallFile(file: string): string | undefined {
+    let fd;
+    try {
+      fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
     } catch {
       return undefined;
     }
-    const buf = this.buffers.pop() ?? Buffer.allocUnsafeSlow(ONE_READ_BYTES);
+    const buf = (this.buffer ??= Buffer.allocUnsafeSlow(ONE_READ_BYTES));
     try {
-      const { bytesRead } = await handle.read(buf, 0, buf.length, 0);
+      const bytesRead = readSync(fd, buf, 0, buf.length, 0);
       if (bytesRead >= buf.length) return undefined;
       // A short read is the end of a local file, but not always elsewhere (NFS, FUSE): take it only once the
       // next read finds nothing after it, so a partly read manifest is never decoded as a whole one.
-      const more = await handle.read(buf, bytesRead, 1, bytesRead);
-      return more.bytesRead === 0 ? buf.toString('utf8', 0, bytesRead) : undefined;
+      return readSync(fd, buf, bytesRead, 1, bytesRead) === 0 ? buf.toString('utf8', 0, bytesRead) : undefined;
     } catch {
       return undefined;
     } finally {
-      this.buffers.push(buf);
-      await handle.close().catch(() => undefined);
+      try {
+        closeSync(fd);
+      } catch {
+        // the read's result stands; a failed close of a read-only descriptor loses nothing
+      }
     }
   }
 

@@ -82,7 +82,7 @@ export class SyncLoop {
         if (errs.length > 0) {
           // upstream: while the runtime is unhealthy, skip iterations (nothing is consumed) with backoff.
           this.o.logger.error({ err: errs.join('; '), retryInMs: backoff }, 'Skipping pod synchronization');
-          await clock.sleep(backoff, signal).catch(() => undefined);
+          await this.waitForRuntime(backoff, signal);
           backoff = Math.min(backoff * 2, RUNTIME_BACKOFF_MAX_MS);
           continue;
         }
@@ -100,6 +100,14 @@ export class SyncLoop {
       }
       await pump.catch(() => undefined);
     })();
+  }
+
+  /** The backoff, cut short when the runtime state may have changed (RuntimeState.nextChange). */
+  private async waitForRuntime(ms: number, signal: AbortSignal): Promise<void> {
+    const done = new AbortController();
+    const either = AbortSignal.any([signal, done.signal]);
+    await Promise.race([this.o.clock.sleep(ms, either).catch(() => undefined), this.o.runtimeState.nextChange(either)]);
+    done.abort();
   }
 
   async stopped(): Promise<void> {

@@ -3,7 +3,7 @@
  * the world, kept together per pod): which volumes are wanted, which are set
  * up, what is in flight and when a failed operation may be retried.
  */
-import { mkdir, stat } from 'node:fs/promises';
+import { mkdirSync, statSync } from 'node:fs';
 import type { Pod } from '../../api/pod.js';
 import type { MountedVolume, ObjectRef, VolumePlugin } from './volume-plugin.js';
 
@@ -51,13 +51,24 @@ export interface PodEntry {
 
 /**
  * mkdir -p of `path` (mode for what it creates). `likelyExists`: a stat
- * first, which settles an existing directory in one thread-pool round trip
- * (a recursive mkdir takes two: mkdir, then a stat on EEXIST); anything else
- * goes to the mkdir, with its errors.
+ * first, which settles an existing directory in one system call (a recursive
+ * mkdir takes two: mkdir, then a stat on EEXIST); anything else goes to the
+ * mkdir, with its errors. Synchronous: a few local mkdir(2)s per pod cost the
+ * main thread tens of microseconds, the promise API's thread-pool round trips
+ * several times that, and a burst of new pods queued every pod's round trips
+ * behind every other's (docs/architecture.md, "File system calls").
  */
-export async function ensureDir(path: string, mode: number, likelyExists: boolean): Promise<void> {
-  if (likelyExists && (await stat(path).catch(() => undefined))?.isDirectory()) return;
-  await mkdir(path, { recursive: true, mode });
+export function ensureDir(path: string, mode: number, likelyExists: boolean): void {
+  if (likelyExists && isDirectory(path)) return;
+  mkdirSync(path, { recursive: true, mode });
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path, { throwIfNoEntry: false })?.isDirectory() === true;
+  } catch {
+    return false;
+  }
 }
 
 export function backoffMs(failures: number): number {

@@ -8,8 +8,7 @@
  *   container garbage collection.
  * The directory is KubeletConfig containerLogsDir ('' = no links).
  */
-import { lstatSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { mkdir, rm, symlink } from 'node:fs/promises';
+import { lstatSync, mkdirSync, readdirSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** ext4's file name limit, as upstream truncates the name. */
@@ -37,17 +36,17 @@ export function containerIdOfLink(name: string): string | undefined {
  * container start); the directory is made, or the old link removed, only
  * when that call says so.
  */
-export async function linkContainerLog(link: string, target: string, dir: string): Promise<void> {
+export function linkContainerLog(link: string, target: string, dir: string): void {
   try {
-    await symlink(target, link);
+    symlinkSync(target, link);
     return;
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') await mkdir(dir, { recursive: true });
-    else if (code === 'EEXIST') await rm(link, { force: true });
+    if (code === 'ENOENT') mkdirSync(dir, { recursive: true });
+    else if (code === 'EEXIST') rmSync(link, { force: true });
     else throw err;
   }
-  await symlink(target, link);
+  symlinkSync(target, link);
 }
 
 /** Removes the link (missing is fine). */

@@ -3,8 +3,12 @@
  * makeHostsMount / ensureHostsFile): written to pods/<uid>/etc-hosts when a
  * container starts and bound over the container's /etc/hosts, unless a
  * volumeMount already targets /etc/hosts.
+ *
+ * Synchronous file calls: this runs in a pool worker during a sync, where a
+ * local write of a few hundred bytes costs less than the thread-pool round
+ * trips of the promise API (see docs/architecture.md, "File system calls").
  */
-import { readFile, writeFile, chmod } from 'node:fs/promises';
+import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import type { Pod } from '../../api/pod.js';
 
 export const ETC_HOSTS_PATH = '/etc/hosts';
@@ -40,13 +44,13 @@ export function managedHostsFileContent(podIPs: readonly string[], hostname: str
 }
 
 /** Upstream nodeHostsFileContent: the node's hosts file plus the pod's aliases. */
-export async function nodeHostsFileContent(pod: Pod, nodeHostsFile = ETC_HOSTS_PATH): Promise<string> {
-  return MANAGED_HOSTS_HEADER_HOST_NETWORK + (await readFile(nodeHostsFile, 'utf8')) + aliasEntries(hostAliases(pod));
+export function nodeHostsFileContent(pod: Pod, nodeHostsFile = ETC_HOSTS_PATH): string {
+  return MANAGED_HOSTS_HEADER_HOST_NETWORK + readFileSync(nodeHostsFile, 'utf8') + aliasEntries(hostAliases(pod));
 }
 
 /** Writes the pod's hosts file (mode 0644) at `file`. */
-export async function ensureHostsFile(file: string, pod: Pod, podIPs: readonly string[], hostname: string, domain: string): Promise<void> {
-  const content = pod.spec.hostNetwork ? await nodeHostsFileContent(pod) : managedHostsFileContent(podIPs, hostname, domain, pod);
-  await writeFile(file, content, { mode: 0o644 });
-  await chmod(file, 0o644);
+export function ensureHostsFile(file: string, pod: Pod, podIPs: readonly string[], hostname: string, domain: string): void {
+  const content = pod.spec.hostNetwork ? nodeHostsFileContent(pod) : managedHostsFileContent(podIPs, hostname, domain, pod);
+  writeFileSync(file, content, { mode: 0o644 });
+  chmodSync(file, 0o644);
 }

@@ -6,7 +6,7 @@
  * the sync task; any error fails that container only (CreateContainerConfigError).
  */
 import { randomBytes } from 'node:crypto';
-import { chmod, mkdir, writeFile } from 'node:fs/promises';
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { isAbsolute, posix } from 'node:path';
 import type { Container, Pod } from '../../api/pod.js';
 import { VolumeError } from '../../common/errors.js';
@@ -120,17 +120,17 @@ export async function makeMounts(pod: Pod, container: Container, o: MakeMountsOp
   }
   if (mountEtcHosts) {
     const file = etcHostsPath(o.podDir!);
-    await ensureHostsFile(file, pod, o.podIPs, o.hostname, o.domain);
+    ensureHostsFile(file, pod, o.podIPs, o.hostname, o.domain);
     mounts.push({ containerPath: ETC_HOSTS_PATH, hostPath: file, readonly: false, selinuxRelabel: false });
   }
   const tmp = container.terminationMessagePath;
   if (o.podDir && tmp) {
     // A fresh file per container instance, so each run's message is its own.
     const dir = podContainerDir(o.podDir, container.name);
-    await mkdir(dir, { recursive: true, mode: 0o750 });
+    mkdirSync(dir, { recursive: true, mode: 0o750 });
     const file = `${dir}/${makeUID()}`;
-    await writeFile(file, '', { flag: 'wx' });
-    await chmod(file, 0o666);
+    writeFileSync(file, '', { flag: 'wx' });
+    chmodSync(file, 0o666);
     mounts.push({ containerPath: posix.isAbsolute(tmp) ? tmp : `/${tmp}`, hostPath: file, readonly: false, selinuxRelabel: false });
   }
   return mounts;

@@ -9,7 +9,7 @@
  * Errors of one container do not stop the others; they become the container's
  * waiting reason and the sync's error (the pod worker retries with backoff).
  */
-import { mkdir } from 'node:fs/promises';
+import { mkdirSync } from 'node:fs';
 import type { Container, Pod } from '../../api/pod.js';
 import type { Clock } from '../../common/clock.js';
 import type { Mounter } from '../../common/mounter.js';
@@ -190,7 +190,7 @@ async function startContainer(
         container.name,
         containerId,
       );
-      await linkContainerLog(link, join(sandbox.config.logDirectory, config.logPath), node.containerLogsDir);
+      linkContainerLog(link, join(sandbox.config.logDirectory, config.logPath), node.containerLogsDir);
     } catch (err) {
       events.push({ type: 'Warning', reason: 'Failed', message: `Failed to create the container log link: ${(err as Error).message}` });
     }
@@ -275,12 +275,18 @@ export async function syncPod(ctx: SyncContext, input: SyncPodInput): Promise<Sy
     startupSucceeded: input.startupSucceeded,
   });
   const plan = describePodActions(actions);
+  const acted =
+    actions.killPod ||
+    actions.createSandbox ||
+    actions.containersToKill.length > 0 ||
+    actions.initContainersToStart.length > 0 ||
+    actions.containersToStart.length > 0;
 
   // Steps 1–2: kill what must not run.
   if (actions.killPod) {
     const killed = await killPod(ctx, pod, status);
     events.push(...killed.events);
-    if (killed.error) return { plan, reasons, backoff, events, error: `failed to "KillPodSandbox": ${killed.error}` };
+    if (killed.error) return { plan, acted, reasons, backoff, events, error: `failed to "KillPodSandbox": ${killed.error}` };
     // A new sandbox starts initialization over: no init container of the old one may count.
     if (actions.createSandbox) await removeQuietly(ctx, initContainersToPurge(pod, status), events, node.containerLogsDir);
   } else {
@@ -290,7 +296,7 @@ export async function syncPod(ctx: SyncContext, input: SyncPodInput): Promise<Sy
           ...(await killContainer(ctx, { pod, id: k.id, name: k.name, message: k.message, reason: k.reason, podIP: status.ips[0] ?? '' })),
         );
       } catch (err) {
-        return { plan, reasons, backoff, events, error: `failed to "KillContainer" for "${k.name}": ${criStatusMessage(err)}` };
+        return { plan, acted, reasons, backoff, events, error: `failed to "KillContainer" for "${k.name}": ${criStatusMessage(err)}` };
       }
     }
   }
@@ -308,7 +314,7 @@ export async function syncPod(ctx: SyncContext, input: SyncPodInput): Promise<Sy
   let ips = status.sandboxStatuses.find((s) => s.id === sandboxId)?.ips ?? status.ips;
   if (actions.createSandbox) {
     try {
-      await mkdir(buildPodLogsDirectory(node.podLogsDir, pod), { recursive: true, mode: 0o755 });
+      mkdirSync(buildPodLogsDirectory(node.podLogsDir, pod), { recursive: true, mode: 0o755 });
       sandboxId = (await ctx.cri.runPodSandbox({ config: sandboxConfig })).podSandboxId;
       const sb = await ctx.cri.podSandboxStatus({ podSandboxId: sandboxId });
       ips = [sb.status?.network?.ip, ...(sb.status?.network?.additionalIps ?? []).map((i) => i.ip)].filter((x): x is string => !!x);
@@ -316,10 +322,10 @@ export async function syncPod(ctx: SyncContext, input: SyncPodInput): Promise<Sy
     } catch (err) {
       const message = `Failed to create pod sandbox: ${err instanceof Error ? err.message : String(err)}`;
       events.push({ type: 'Warning', reason: 'FailedCreatePodSandBox', message });
-      return { plan, reasons, backoff, events, error: message };
+      return { plan, acted, reasons, backoff, events, error: message };
     }
   }
-  if (!sandboxId) return { plan, reasons, backoff, events };
+  if (!sandboxId) return { plan, acted, reasons, backoff, events };
   const sandbox = { id: sandboxId, config: sandboxConfig, ips };
 
   // Step 4: init containers and sidecars, in spec order. A sidecar that fails to start does not stop the
@@ -332,7 +338,7 @@ export async function syncPod(ctx: SyncContext, input: SyncPodInput): Promise<Sy
       reasons[c.name] = out.reason;
       errors.push(`failed to "StartContainer" for "${c.name}" with ${out.reason.reason}: "${out.reason.message}"`);
       if (isRestartableInitContainer(c)) continue;
-      return { plan, reasons, backoff, events, error: errors.join('; ') };
+      return { plan, acted, reasons, backoff, events, error: errors.join('; ') };
     }
   }
 
@@ -346,7 +352,7 @@ export async function syncPod(ctx: SyncContext, input: SyncPodInput): Promise<Sy
       errors.push(`failed to "StartContainer" for "${c.name}" with ${out.reason.reason}: "${out.reason.message}"`);
     }
   }
-  return { plan, reasons, backoff, events, ...(errors.length ? { error: errors.join('; ') } : {}) };
+  return { plan, acted, reasons, backoff, events, ...(errors.length ? { error: errors.join('; ') } : {}) };
 }
 
 /** A running container or a ready sandbox: what a finished kill leaves none of. */

@@ -99,6 +99,8 @@ export interface PodEvent {
 export interface SyncPodResult {
   /** describePodActions of the plan that was executed. */
   plan: string;
+  /** The plan killed, created or started something (its outcome is for the PLEG to see). */
+  acted: boolean;
   /** Waiting reasons by container name; containers absent here have none. */
   reasons: Record<string, SyncReason>;
   backoff: BackoffState;
