@@ -15,7 +15,9 @@
  *    at concurrency C (containerd: 8 and 16; sim: 8 and 32). Wall = batch start →
  *    last StartContainer returned. Per-pod = batch start → that pod's StartContainer
  *    returned (comparable with the agent's config.seen → started_at: all pods of a
- *    batch are seen at once). Removed afterwards (not timed);
+ *    batch are seen at once). Removed afterwards (not timed). Then the same at
+ *    C=8 with the kubelet's own sandbox and container configs (lib/raw-kubelet-pod.ts:
+ *    seccomp RuntimeDefault for the pause container as upstream, DNS, labels, ...);
  * 3. agent: all manifests written before the agent starts (a node boot: the first
  *    file-source SET holds every pod), then the CLI is spawned. Wall to all Running =
  *    spawn → first /pods poll where every pod is phase Running with every container
@@ -36,7 +38,7 @@
  * Writes bench/results/startup.{json,md} (or --out NAME).
  * Args: --scenarios containerd,sim  --containerd-pods 100  --sim-pods 1000
  *       --containerd-endpoint unix:///run/kubelet-ts-containerd/containerd.sock
- *       --containerd-conc 8,16  --sim-conc 8,32  --sim-latency lognormal:0.7:5
+ *       --containerd-conc 8,16  --sim-conc 8,32  --kubelet-conc 8 ('' = none)  --sim-latency lognormal:0.7:5
  *       --timeout-s 600  --agent-args "--worker-threads=2 ..." (extra agent flags, space separated)
  *       --agent-node-flags "--cpu-prof --cpu-prof-dir=/tmp/prof" (node flags for the agent process only)
  */
@@ -48,6 +50,7 @@ import type { Pod } from '../src/api/pod.js';
 import { CriClient } from '../src/cri/client.js';
 import { LABEL_POD_NAME, LABEL_POD_NAMESPACE } from '../src/runtime/types.js';
 import { runRawPod, SIM_BUSYBOX_IMAGE } from '../src/sim/populate.js';
+import { runKubeletConfigPod } from './lib/raw-kubelet-pod.js';
 import { AgentProcess, podManifest } from '../test/e2e/agent-harness.js';
 import { arg, machine, percentile, round, writeResults } from './lib/report.js';
 import { startSimProcess } from './lib/sim-process.js';
@@ -62,6 +65,7 @@ const SIM_PODS = Number(arg('sim-pods', '1000'));
 const CD_ENDPOINT = arg('containerd-endpoint', 'unix:///run/kubelet-ts-containerd/containerd.sock');
 const CD_CONC = arg('containerd-conc', '8,16').split(',').map(Number);
 const SIM_CONC = arg('sim-conc', '8,32').split(',').map(Number);
+const KUBELET_CONC = arg('kubelet-conc', '8').split(',').filter(Boolean).map(Number);
 const SIM_LATENCY = arg('sim-latency', 'lognormal:0.7:5');
 const TIMEOUT_MS = Number(arg('timeout-s', '600')) * 1000;
 const AGENT_ARGS = arg('agent-args', '').split(' ').filter(Boolean);
@@ -150,7 +154,14 @@ export interface RawResult {
   quiet?: Quiet;
 }
 
-async function rawRun(cri: CriClient, n: number, concurrency: number, namespace: string, logRoot: string): Promise<RawResult> {
+async function rawRun(
+  cri: CriClient,
+  n: number,
+  concurrency: number,
+  namespace: string,
+  logRoot: string,
+  kind: 'minimal' | 'kubelet' = 'minimal',
+): Promise<RawResult> {
   const fromBatch = new Array<number>(n);
   const service = new Array<number>(n);
   const cpu = cpuStart();
@@ -164,9 +175,14 @@ async function rawRun(cri: CriClient, n: number, concurrency: number, namespace:
       const b = performance.now();
       const name = `p-${i}-${NODE}`;
       const uid = `${namespace}-uid-${i}`;
-      const logDirectory = join(logRoot, `${namespace}_${name}_${uid}`);
-      mkdirSync(logDirectory, { recursive: true }); // the kubelet makes the pod log dir too
-      await runRawPod(cri, { uid, name, namespace, logDirectory, containers: [{ name: 'c', command: COMMAND, image: IMAGE }] });
+      if (kind === 'kubelet') {
+        const manifest = podManifest(`p-${i}`, namespace, [{ name: 'c', command: COMMAND, image: IMAGE }]);
+        await runKubeletConfigPod(cri, { manifest, nodeName: NODE, podLogsDir: logRoot, imageRef: IMAGE });
+      } else {
+        const logDirectory = join(logRoot, `${namespace}_${name}_${uid}`);
+        mkdirSync(logDirectory, { recursive: true }); // the kubelet makes the pod log dir too
+        await runRawPod(cri, { uid, name, namespace, logDirectory, containers: [{ name: 'c', command: COMMAND, image: IMAGE }] });
+      }
       const e = performance.now();
       fromBatch[i] = e - t0;
       service[i] = e - b;
@@ -179,7 +195,7 @@ async function rawRun(cri: CriClient, n: number, concurrency: number, namespace:
   const times = await criTimes(cri, namespace);
   const criStarted = Object.values(times).map((t) => t.containerStarted - t0Wall);
   return {
-    path: `raw C=${concurrency}`,
+    path: kind === 'kubelet' ? `raw C=${concurrency}, kubelet configs` : `raw C=${concurrency}`,
     concurrency,
     pods: n,
     wallS: round(wall / 1000, 3),
@@ -392,6 +408,8 @@ export interface ScenarioResult {
   raw: RawResult[];
   agent: AgentResult;
   ratioVsRawC8: number;
+  /** agent wall (from spawn) / raw C=8 made with the kubelet's own sandbox and container configs */
+  ratioVsRawC8KubeletConfigs?: number;
   ratioFromHealthzVsRawC8: number;
   ratioFromFirstSeenVsRawC8: number;
 }
@@ -417,18 +435,20 @@ async function scenario(
   try {
     await warmUp(cri, endpoint, logRoot, pollIntervalMs);
     const raw: RawResult[] = [];
-    for (const c of concs) {
+    const phases = [...concs.map((c) => ({ c, kind: 'minimal' as const })), ...KUBELET_CONC.map((c) => ({ c, kind: 'kubelet' as const }))];
+    for (const { c, kind } of phases) {
       const ns = `su-raw-${uniq()}`;
+      const what = `raw C=${c}${kind === 'kubelet' ? ' (kubelet configs)' : ''}`;
       try {
         const quiet = await quietMachine();
-        log(`  raw C=${c}: ${n} pods`);
-        const r = { ...(await rawRun(cri, n, c, ns, logRoot)), quiet };
-        log(`  raw C=${c}: wall ${r.wallS} s, per-pod p50 ${r.perPodP50Ms} ms p99 ${r.perPodP99Ms} ms`);
+        log(`  ${what}: ${n} pods`);
+        const r = { ...(await rawRun(cri, n, c, ns, logRoot, kind)), quiet };
+        log(`  ${what}: wall ${r.wallS} s, per-pod p50 ${r.perPodP50Ms} ms p99 ${r.perPodP99Ms} ms`);
         raw.push(r);
       } finally {
         const t = performance.now();
         const k = await removeNamespace(cri, ns);
-        log(`  raw C=${c}: removed ${k} sandboxes in ${ms((performance.now() - t) / 1000)} s`);
+        log(`  ${what}: removed ${k} sandboxes in ${ms((performance.now() - t) / 1000)} s`);
       }
     }
     (globalThis as { gc?: () => void }).gc?.();
@@ -438,7 +458,8 @@ async function scenario(
     log(
       `  agent: wall ${agent.wallS} s (from healthz ${agent.wallFromHealthzS} s), per-pod p50 ${agent.perPodP50Ms} ms p99 ${agent.perPodP99Ms} ms`,
     );
-    const base = raw.find((r) => r.concurrency === 8) ?? raw[0];
+    const base = raw.find((r) => r.path === 'raw C=8') ?? raw[0];
+    const kubeletBase = raw.find((r) => r.path === 'raw C=8, kubelet configs');
     return {
       runtime,
       pods: n,
@@ -447,6 +468,7 @@ async function scenario(
       raw,
       agent,
       ratioVsRawC8: round(agent.wallS / base.wallS, 2),
+      ...(kubeletBase ? { ratioVsRawC8KubeletConfigs: round(agent.wallS / kubeletBase.wallS, 2) } : {}),
       ratioFromHealthzVsRawC8: round(agent.wallFromHealthzS / base.wallS, 2),
       ratioFromFirstSeenVsRawC8: round(agent.wallFromFirstSeenS / base.wallS, 2),
     };
