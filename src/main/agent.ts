@@ -21,7 +21,7 @@ import { LogHealth } from './http/log-health.js';
 import { startKubeletServers } from './server/start-servers.js';
 import { ContainerLogManager } from './logs/container-log-manager.js';
 import { registerMetricBlock } from './metrics/shared-collectors.js';
-import { GenericPleg } from './pleg/generic-pleg.js';
+import { GenericPleg, RELIST_PERIOD_MS } from './pleg/generic-pleg.js';
 import { eventedPlegMetrics, plegMetrics } from './pleg/pleg-metrics.js';
 import { EventedPleg } from './pleg/evented-pleg.js';
 import { InlineContainerEventSource, WorkerContainerEventSource } from './pleg/container-event-source.js';
@@ -292,6 +292,8 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
       releaseCacheSlot: (uid) => pleg.releaseSlotWhenUnused(uid),
       // The evented PLEG hears of changes from the runtime's event stream.
       runtimeChanged: config.pleg === 'generic' ? () => genericPleg.relistSoon() : undefined,
+      // upstream GetNewerThan, bounded by a relist period; then the task reads the runtime.
+      cacheWaitMs: config.pleg === 'generic' ? RELIST_PERIOD_MS : 0,
       podTerminated: (uid) => statusSync?.enqueue(uid),
       probes: prober,
       startMetrics,

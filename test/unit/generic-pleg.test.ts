@@ -2,7 +2,7 @@ import { Registry } from 'prom-client';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { silentLogger } from '../../src/common/logger.js';
 import { CriUnavailableError } from '../../src/common/errors.js';
-import { GenericPleg } from '../../src/main/pleg/generic-pleg.js';
+import { GenericPleg, type GenericPlegOptions } from '../../src/main/pleg/generic-pleg.js';
 import { plegMetrics, type PlegMetrics } from '../../src/main/pleg/pleg-metrics.js';
 import type { PlegEvent } from '../../src/runtime/pleg-event.js';
 import type { ContainerState, PodStatus, RuntimePod } from '../../src/runtime/types.js';
@@ -330,19 +330,26 @@ describe('GenericPleg (inline runner, fake runtime)', () => {
   });
 });
 
+/** A GenericPleg of its own over a fake runtime, inline runner and fake clock. */
+function standalonePleg(extra: Partial<GenericPlegOptions> = {}) {
+  const runtime = new FakeRuntime();
+  const shared = createSharedState({ maxPods: 8 });
+  const clock = new FakeClock();
+  const pleg = new GenericPleg({
+    runner: new InlineRunner(shared.workerInit('unix:///unused.sock'), runtime, clock),
+    cache: shared.cache,
+    records: shared.records,
+    clock,
+    logger: silentLogger(),
+    metrics: plegMetrics(new Registry()),
+    ...extra,
+  });
+  return { runtime, shared, clock, pleg };
+}
+
 describe('GenericPleg cache slot release', () => {
   it('frees a released slot at the end of a relist only when the pod holds no runtime state', async () => {
-    const runtime = new FakeRuntime();
-    const shared = createSharedState({ maxPods: 8 });
-    const clock = new FakeClock();
-    const pleg = new GenericPleg({
-      runner: new InlineRunner(shared.workerInit('unix:///unused.sock'), runtime, clock),
-      cache: shared.cache,
-      records: shared.records,
-      clock,
-      logger: silentLogger(),
-      metrics: plegMetrics(new Registry()),
-    });
+    const { runtime, shared, pleg } = standalonePleg();
     const p = runtimePod('a', [[1, 'running']]);
     runtime.pods = [p];
     runtime.statuses = new Map([['a', statusOf(p)]]);
@@ -358,20 +365,8 @@ describe('GenericPleg cache slot release', () => {
 
 describe('GenericPleg early relists (relistSoon)', () => {
   it('coalesces requests into one relist after 20 ms, keeps early relists 200 ms apart, and calls onRelist', async () => {
-    const runtime = new FakeRuntime();
-    const shared = createSharedState({ maxPods: 8 });
-    const clock = new FakeClock();
     let relisted = 0;
-    const pleg = new GenericPleg({
-      runner: new InlineRunner(shared.workerInit('unix:///unused.sock'), runtime, clock),
-      cache: shared.cache,
-      records: shared.records,
-      clock,
-      logger: silentLogger(),
-      metrics: plegMetrics(new Registry()),
-      relistPeriodMs: 60_000,
-      onRelist: () => relisted++,
-    });
+    const { runtime, clock, pleg } = standalonePleg({ relistPeriodMs: 60_000, onRelist: () => relisted++ });
     const settle = async () => {
       for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
     };

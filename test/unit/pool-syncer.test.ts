@@ -3,7 +3,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { PodSchema, type Pod } from '../../src/api/pod.js';
 import { PodManager } from '../../src/main/kubelet/pod-manager.js';
 import { pastActiveDeadline } from '../../src/main/kubelet/active-deadline.js';
-import { PoolSyncer } from '../../src/main/kubelet/pool-syncer.js';
+import { PoolSyncer, type PoolSyncerOptions } from '../../src/main/kubelet/pool-syncer.js';
 import { PodWorkers } from '../../src/main/pod-workers/pod-workers.js';
 import { StatusManager } from '../../src/main/status/status-manager.js';
 import type { PodStatus } from '../../src/runtime/types.js';
@@ -70,7 +70,7 @@ const defaultAnswer: Answer = (r) =>
       ? { plan: '', acted: false, reasons: {}, backoff: {}, events: [] }
       : {};
 
-function setup(answer: Answer = defaultAnswer, runtimeChanged?: () => void) {
+function setup(answer: Answer = defaultAnswer, extra: Partial<PoolSyncerOptions> = {}) {
   const clock = new FakeClock();
   const cache = PodStatusCache.create({ capacity: 4 });
   const podManager = new PodManager();
@@ -95,7 +95,7 @@ function setup(answer: Answer = defaultAnswer, runtimeChanged?: () => void) {
     logger: pino({ level: 'silent' }),
     networkError: () => undefined,
     recorder: { record: () => undefined },
-    runtimeChanged,
+    ...extra,
   });
   return { clock, cache, podManager, statusManager, runner, syncer };
 }
@@ -106,21 +106,61 @@ describe('PoolSyncer: a sync that acted asks for an early relist', () => {
   it('calls runtimeChanged after a sync task that acted, not after one that did nothing', async () => {
     let acted = false;
     let changed = 0;
-    const { syncer } = setup(
-      (r) => (r.type === 'syncPod' ? { plan: '', acted, reasons: {}, backoff: {}, events: [] } : defaultAnswer(r)),
-      () => changed++,
-    );
-    const pod = {
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: { name: 'p', namespace: 'default', uid: 'u1' },
-      spec: { containers: [{ name: 'app', image: 'busybox:1' }] },
-    } as Pod;
-    await syncer.syncPod(ctx, 'sync', pod);
+    const { syncer } = setup((r) => (r.type === 'syncPod' ? { plan: '', acted, reasons: {}, backoff: {}, events: [] } : defaultAnswer(r)), {
+      runtimeChanged: () => changed++,
+    });
+    const p = pod();
+    await syncer.syncPod(ctx, 'sync', p);
     expect(changed).toBe(0);
     acted = true;
-    await syncer.syncPod(ctx, 'sync', pod);
+    await syncer.syncPod(ctx, 'sync', p);
     expect(changed).toBe(1);
+  });
+});
+
+describe('PoolSyncer: a sync waits for a cached status newer than its previous sync (upstream GetNewerThan, bounded)', () => {
+  const settle = async () => {
+    for (let i = 0; i < 10; i++) await new Promise((r) => setImmediate(r));
+  };
+
+  it('dispatches the task once a relist publishes past the previous sync end, without reading the runtime', async () => {
+    const { syncer, runner, cache, clock } = setup(defaultAnswer, { cacheWaitMs: 1000 });
+    const p = pod();
+    cache.setGlobalTimestamp(clock.now());
+    clock.step(10);
+    await syncer.syncPod(ctx, 'sync', p); // first sync: nothing to wait for
+    expect(runner.requests).toHaveLength(1);
+    const end = clock.now();
+    const second = syncer.syncPod(ctx, 'sync', p);
+    await settle();
+    clock.step(100);
+    await settle();
+    expect(runner.requests).toHaveLength(1); // the cache is older than the first sync's end: waiting
+    cache.setGlobalTimestamp(end + 50); // a relist that started after that end
+    clock.step(20);
+    await second;
+    expect(runner.requests).toHaveLength(2);
+    expect(clock.now() - end).toBeLessThan(1000);
+  });
+
+  it('gives up after cacheWaitMs and lets the task read the runtime; no wait without cacheWaitMs', async () => {
+    const waiting = setup(defaultAnswer, { cacheWaitMs: 1000 });
+    const p = pod();
+    await waiting.syncer.syncPod(ctx, 'sync', p);
+    const start = waiting.clock.now();
+    const second = waiting.syncer.syncPod(ctx, 'sync', p);
+    for (let t = 0; t < 60 && waiting.runner.requests.length < 2; t++) {
+      await settle();
+      waiting.clock.step(20);
+    }
+    await second;
+    expect(waiting.runner.requests).toHaveLength(2);
+    expect(waiting.clock.now() - start).toBeGreaterThanOrEqual(1000);
+
+    const plain = setup();
+    await plain.syncer.syncPod(ctx, 'sync', p);
+    await plain.syncer.syncPod(ctx, 'sync', p); // resolves with no clock step
+    expect(plain.runner.requests).toHaveLength(2);
   });
 });
 

@@ -28,6 +28,9 @@ import type { PodVolumeManager } from '../volumes/volume-manager.js';
 import type { PodObjectsResolver } from './pod-objects.js';
 import type { ServiceEnvSource } from './service-env.js';
 
+/** How often a sync waiting for a newer cached status checks the cache (waitForNewerStatus). */
+export const CACHE_POLL_MS = 20;
+
 export interface PoolSyncerOptions {
   runner: TaskRunner;
   cache: PodStatusCache;
@@ -50,6 +53,12 @@ export interface PoolSyncerOptions {
   cacheUnreliable?(uid: string): boolean;
   /** A sync killed, created or started something (the generic PLEG relists early: GenericPleg.relistSoon). */
   runtimeChanged?(): void;
+  /**
+   * How long a sync waits for the PLEG to publish a status of the pod newer
+   * than the end of its previous sync (upstream GetNewerThan) before its task
+   * reads the runtime instead; 0 (default): no wait.
+   */
+  cacheWaitMs?: number;
   /** The pod left every source and is terminated: its cache slot may go (the PLEG frees it safely). */
   releaseCacheSlot?(uid: string): void;
   /** Where the pod events the sync tasks report go (log at V(3), and the apiserver when connected). */
@@ -201,6 +210,7 @@ export class PoolSyncer implements PodSyncer {
     const objects = await this.o.podObjects?.resolve(pod);
     const serviceEnv = this.o.serviceEnv?.envFor(pod.metadata.namespace ?? 'default', pod.spec.enableServiceLinks !== false);
     const slot = this.o.cache.allocate(uid);
+    await this.waitForNewerStatus(uid, slot, ctx.signal);
     const result = await this.slots.run(() =>
       this.o.runner.run({
         type: 'syncPod',
@@ -227,6 +237,26 @@ export class PoolSyncer implements PodSyncer {
     this.refreshStatus(pod);
     if (result.error) throw new Error(result.error);
     return { terminal: false };
+  }
+
+  /**
+   * Upstream GetNewerThan(lastSyncTime), bounded: while the pod's cached
+   * status is not newer than the end of its previous sync, wait (polling the
+   * shared cache every CACHE_POLL_MS, holding no sync slot) for a relist to
+   * publish one, at most cacheWaitMs. A sync that acted asked for an early
+   * relist, so the wait is usually that relist's; the task then reads the
+   * cache instead of listing and reading the pod from the runtime. Past the
+   * wait, or for a pod whose inspection failed, the task reads the runtime.
+   */
+  private async waitForNewerStatus(uid: string, slot: number, signal: AbortSignal): Promise<void> {
+    const { cache, clock } = this.o;
+    const wait = this.o.cacheWaitMs ?? 0;
+    const min = this.lastSyncEnd.get(uid);
+    if (wait <= 0 || min === undefined || this.o.cacheUnreliable?.(uid)) return;
+    const deadline = clock.now() + wait;
+    while (!cache.isNewerThan(slot, min) && clock.now() < deadline && !signal.aborted) {
+      await clock.sleep(Math.min(CACHE_POLL_MS, deadline - clock.now()), signal).catch(() => undefined);
+    }
   }
 
   /**
