@@ -478,7 +478,9 @@ async function main(): Promise<void> {
     cri.close();
   }
   writeResults(OUT, { ...meta, runs }, peerMarkdown(runs, meta));
-  writePeerCharts(runs, meta.machine);
+  // The charts (fixed names, shown in the README) follow bench/results/peer.json: a run under another name
+  // leaves them alone (`npm run bench -- charts` redraws them).
+  if (OUT === 'peer') writePeerCharts(runs, meta.machine);
 }
 
 for (const sig of ['SIGINT', 'SIGTERM'] as const) {

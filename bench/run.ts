@@ -2,7 +2,7 @@
  * Benchmark dispatcher: `npm run bench -- <name> [args]`. Each benchmark
  * writes its results under bench/results/ (JSON + markdown).
  */
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
@@ -39,5 +39,7 @@ if (!existsSync(file)) {
   console.error(`benchmark ${name} (${file}) does not exist yet`);
   process.exit(2);
 }
-const r = spawnSync(process.execPath, ['--expose-gc', '--import', 'tsx', file, ...rest], { stdio: 'inherit' });
-process.exit(r.status ?? 1);
+const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', file, ...rest], { stdio: 'inherit' });
+// A signal sent to this dispatcher alone (kill, pkill) reaches the benchmark, which cleans up its agents and pods.
+for (const sig of ['SIGINT', 'SIGTERM'] as const) process.on(sig, () => child.kill(sig));
+child.on('exit', (code, signal) => process.exit(code ?? (signal ? 128 + (signal === 'SIGINT' ? 2 : 15) : 1)));
