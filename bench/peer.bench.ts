@@ -55,7 +55,8 @@ import { containerdPid, procCpuS, waitQuiet } from './lib/cpu.js';
 import { counters, parseProm } from './lib/prom.js';
 import { memoryMiB, peerAgent, type PeerAgent, type PeerKind } from './lib/peer-agents.js';
 import { peerMarkdown } from './lib/peer-report.js';
-import { mapLimit, RawPeer } from './lib/raw-peer.js';
+import { RawPeer } from './lib/raw-peer.js';
+import { removeNamespace } from './lib/cri-pods.js';
 import { writePeerCharts } from './lib/charts.js';
 import { arg, machine, round, writeResults } from './lib/report.js';
 
@@ -302,15 +303,6 @@ async function convergeWhile(
   done.catch((err: unknown) => ac.abort(err));
   const c = await wait(ac.signal);
   return { ...c, callsMs: await done };
-}
-
-async function removeNamespace(cri: CriClient, namespace: string): Promise<number> {
-  const boxes = await cri.listPodSandbox({ filter: { labelSelector: { [LABEL_POD_NAMESPACE]: namespace } } });
-  await mapLimit(boxes.items, 8, async (s) => {
-    await cri.stopPodSandbox({ podSandboxId: s.id }).catch(() => undefined);
-    await cri.removePodSandbox({ podSandboxId: s.id }).catch(() => undefined);
-  });
-  return boxes.items.length;
 }
 
 /** The agent or raw run going on now, for the interrupt handler. */

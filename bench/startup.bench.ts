@@ -48,7 +48,6 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Pod } from '../src/api/pod.js';
 import { CriClient } from '../src/cri/client.js';
-import { LABEL_POD_NAME, LABEL_POD_NAMESPACE } from '../src/runtime/types.js';
 import { runRawPod, SIM_BUSYBOX_IMAGE } from '../src/sim/populate.js';
 import { runKubeletConfigPod } from './lib/raw-kubelet-pod.js';
 import { AgentProcess, podManifest } from '../test/e2e/agent-harness.js';
@@ -58,6 +57,7 @@ import { cpus } from 'node:os';
 import { containerdPid, cpuStart, setRuntimePid, waitQuiet, type CpuWindow } from './lib/cpu.js';
 import { counters, histograms, parseProm, type HistSummary } from './lib/prom.js';
 import { markdown, writeStartupCharts, type Quiet } from './lib/startup-report.js';
+import { criTimes, removeNamespace } from './lib/cri-pods.js';
 
 const SCENARIOS = arg('scenarios', 'containerd,sim').split(',').filter(Boolean);
 const CD_PODS = Number(arg('containerd-pods', '100'));
@@ -80,60 +80,6 @@ const log = (msg: string) => console.log(`[${new Date().toISOString().slice(11, 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const ms = (x: number) => round(x, 1);
 const uniq = () => `${Date.now().toString(36)}${Math.floor(Math.random() * 1296).toString(36)}`;
-
-// ---------------------------------------------------------------- CPU accounting (Linux /proc)
-
-interface CriPodTimes {
-  /** pod name (CRI label io.kubernetes.pod.name) → times in ms since the epoch */
-  [pod: string]: { sandboxCreated: number; containerCreated: number; containerStarted: number };
-}
-
-async function mapLimit<T, R>(items: T[], limit: number, fn: (t: T) => Promise<R>): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  const lane = async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
-  return out;
-}
-
-const nsToMs = (ns: bigint) => Number(ns / 1000n) / 1000;
-
-/** Sandbox created_at, container created_at/started_at (ContainerStatus) of every pod of a namespace. */
-async function criTimes(cri: CriClient, namespace: string): Promise<CriPodTimes> {
-  const sel = { labelSelector: { [LABEL_POD_NAMESPACE]: namespace } };
-  const [boxes, ctrs] = await Promise.all([cri.listPodSandbox({ filter: sel }), cri.listContainers({ filter: sel })]);
-  const boxCreated = new Map(boxes.items.map((b) => [b.id, nsToMs(b.createdAt)]));
-  const out: CriPodTimes = {};
-  const statuses = await mapLimit(ctrs.containers, 16, (c) => cri.containerStatus({ containerId: c.id }));
-  ctrs.containers.forEach((c, i) => {
-    const st = statuses[i].status;
-    const pod = c.labels[LABEL_POD_NAME];
-    if (!st || !pod) return;
-    out[pod] = {
-      sandboxCreated: boxCreated.get(c.podSandboxId) ?? Number.NaN,
-      containerCreated: nsToMs(st.createdAt),
-      containerStarted: nsToMs(st.startedAt),
-    };
-  });
-  return out;
-}
-
-/** Stops and removes every sandbox of a namespace (not timed). */
-async function removeNamespace(cri: CriClient, namespace: string, concurrency = 8): Promise<number> {
-  const boxes = await cri.listPodSandbox({ filter: { labelSelector: { [LABEL_POD_NAMESPACE]: namespace } } });
-  await mapLimit(boxes.items, concurrency, async (s) => {
-    await cri.stopPodSandbox({ podSandboxId: s.id }).catch(() => undefined);
-    await cri.removePodSandbox({ podSandboxId: s.id }).catch(() => undefined);
-  });
-  return boxes.items.length;
-}
-
-// ---------------------------------------------------------------- metrics parsing
 
 export interface RawResult {
   path: string;
