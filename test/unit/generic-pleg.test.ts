@@ -2,7 +2,7 @@ import { Registry } from 'prom-client';
 import { beforeEach, describe, expect, it, vi } from 'vitest';
 import { silentLogger } from '../../src/common/logger.js';
 import { CriUnavailableError } from '../../src/common/errors.js';
-import { GenericPleg, type GenericPlegOptions } from '../../src/main/pleg/generic-pleg.js';
+import { EARLY_RELIST_MIN_GAP_MS, GenericPleg, type GenericPlegOptions } from '../../src/main/pleg/generic-pleg.js';
 import { plegMetrics, type PlegMetrics } from '../../src/main/pleg/pleg-metrics.js';
 import type { PlegEvent } from '../../src/runtime/pleg-event.js';
 import type { ContainerState, PodStatus, RuntimePod } from '../../src/runtime/types.js';
@@ -364,7 +364,7 @@ describe('GenericPleg cache slot release', () => {
 });
 
 describe('GenericPleg early relists (relistSoon)', () => {
-  it('coalesces requests into one relist after 20 ms, keeps early relists 200 ms apart, and calls onRelist', async () => {
+  it('coalesces requests into one relist after 20 ms, keeps early relists EARLY_RELIST_MIN_GAP_MS apart, and calls onRelist', async () => {
     let relisted = 0;
     const { runtime, clock, pleg } = standalonePleg({ relistPeriodMs: 60_000, onRelist: () => relisted++ });
     const settle = async () => {
@@ -392,14 +392,14 @@ describe('GenericPleg early relists (relistSoon)', () => {
     expect(relisted).toBe(2);
     expect(pleg.events.drain().map((e) => `${e.id}:${e.type}`)).toContain('a:ContainerStarted');
 
-    pleg.relistSoon(); // 20 ms after the last early relist started: waits until 200 ms after it
+    pleg.relistSoon(); // right after the last early relist started: waits until the gap has passed
     clock.step(20);
     await settle();
     expect(lists()).toBe(2);
-    clock.step(179);
+    clock.step(EARLY_RELIST_MIN_GAP_MS - 21);
     await settle();
     expect(lists()).toBe(2);
-    clock.step(1); // 200 ms after the previous early relist started
+    clock.step(1); // the gap after the previous early relist started
     await settle();
     expect(lists()).toBe(3);
 
