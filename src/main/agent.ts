@@ -185,6 +185,8 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
       sink: plegSink,
       // A relist can clear "PLEG is not healthy" for the syncLoop waiting on runtimeErrors().
       onRelist: () => runtimeState.changed(),
+      // Syncs waiting for a status newer than their previous sync check the cache again.
+      onCacheUpdated: () => syncer.cacheUpdated(),
     });
     const pleg: PodLifecycleEventGenerator =
       config.pleg === 'evented'

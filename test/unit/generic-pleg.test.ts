@@ -366,7 +366,12 @@ describe('GenericPleg cache slot release', () => {
 describe('GenericPleg early relists (relistSoon)', () => {
   it('coalesces requests into one relist after 20 ms, keeps early relists EARLY_RELIST_MIN_GAP_MS apart, and calls onRelist', async () => {
     let relisted = 0;
-    const { runtime, clock, pleg } = standalonePleg({ relistPeriodMs: 60_000, onRelist: () => relisted++ });
+    let cacheUpdates = 0;
+    const { runtime, clock, pleg } = standalonePleg({
+      relistPeriodMs: 60_000,
+      onRelist: () => relisted++,
+      onCacheUpdated: () => cacheUpdates++,
+    });
     const settle = async () => {
       for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
     };
@@ -390,6 +395,7 @@ describe('GenericPleg early relists (relistSoon)', () => {
     await settle();
     expect(lists()).toBe(2); // one relist for the three requests
     expect(relisted).toBe(2);
+    expect(cacheUpdates).toBe(2); // the quiet first relist and this one, once each is in the cache
     expect(pleg.events.drain().map((e) => `${e.id}:${e.type}`)).toContain('a:ContainerStarted');
 
     pleg.relistSoon(); // right after the last early relist started: waits until the gap has passed

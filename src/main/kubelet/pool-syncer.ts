@@ -28,8 +28,8 @@ import type { PodVolumeManager } from '../volumes/volume-manager.js';
 import type { PodObjectsResolver } from './pod-objects.js';
 import type { ServiceEnvSource } from './service-env.js';
 
-/** How often a sync waiting for a newer cached status checks the cache (waitForNewerStatus). */
-export const CACHE_POLL_MS = 20;
+/** A sync waiting for a newer cached status checks the cache at each cacheUpdated() and at least this often. */
+export const CACHE_RECHECK_MS = 100;
 
 export interface PoolSyncerOptions {
   runner: TaskRunner;
@@ -130,9 +130,18 @@ export class PoolSyncer implements PodSyncer {
   private readonly terminatedStatus = new Map<string, RuntimePodStatus>();
 
   private readonly slots: Semaphore;
+  /** Syncs waiting in waitForNewerStatus, woken by cacheUpdated(). */
+  private readonly cacheWaiters = new Set<() => void>();
 
   constructor(private readonly o: PoolSyncerOptions) {
     this.slots = new Semaphore(o.maxConcurrentSyncs ?? 12);
+  }
+
+  /** A relist has finished writing the cache (wired to the PLEG): waiting syncs check it again. */
+  cacheUpdated(): void {
+    const waiters = [...this.cacheWaiters];
+    this.cacheWaiters.clear();
+    for (const wake of waiters) wake();
   }
 
   /** Reads the pod's cached runtime status (zero-copy SAB read). */
@@ -241,9 +250,9 @@ export class PoolSyncer implements PodSyncer {
 
   /**
    * Upstream GetNewerThan(lastSyncTime), bounded: while the pod's cached
-   * status is not newer than the end of its previous sync, wait (polling the
-   * shared cache every CACHE_POLL_MS, holding no sync slot) for a relist to
-   * publish one, at most cacheWaitMs. A sync that acted asked for an early
+   * status is not newer than the end of its previous sync, wait (holding no
+   * sync slot; checked again at each cacheUpdated() and every
+   * CACHE_RECHECK_MS) for a relist to publish one, at most cacheWaitMs. A sync that acted asked for an early
    * relist, so the wait is usually that relist's; the task then reads the
    * cache instead of listing and reading the pod from the runtime. Past the
    * wait, or for a pod whose inspection failed, the task reads the runtime.
@@ -255,7 +264,14 @@ export class PoolSyncer implements PodSyncer {
     if (wait <= 0 || min === undefined || this.o.cacheUnreliable?.(uid)) return;
     const deadline = clock.now() + wait;
     while (!cache.isNewerThan(slot, min) && clock.now() < deadline && !signal.aborted) {
-      await clock.sleep(Math.min(CACHE_POLL_MS, deadline - clock.now()), signal).catch(() => undefined);
+      const done = new AbortController();
+      const either = AbortSignal.any([signal, done.signal]);
+      let wake!: () => void;
+      const updated = new Promise<void>((resolve) => (wake = resolve));
+      this.cacheWaiters.add(wake);
+      await Promise.race([updated, clock.sleep(Math.min(CACHE_RECHECK_MS, deadline - clock.now()), either).catch(() => undefined)]);
+      this.cacheWaiters.delete(wake);
+      done.abort();
     }
   }
 

@@ -74,6 +74,8 @@ export interface GenericPlegOptions {
   sink?: (event: PlegEvent) => boolean;
   /** Called after each relist that reached the runtime (health may have changed: RuntimeState.changed). */
   onRelist?: () => void;
+  /** Called when a relist's statuses are all in the cache and its global timestamp is set (PoolSyncer.cacheUpdated). */
+  onCacheUpdated?: () => void;
 }
 
 interface PendingPod {
@@ -83,7 +85,7 @@ interface PendingPod {
 export class GenericPleg implements PodLifecycleEventGenerator {
   readonly events: BoundedQueue<PlegEvent>;
   private readonly o: Required<
-    Omit<GenericPlegOptions, 'logger' | 'metrics' | 'runner' | 'cache' | 'records' | 'clock' | 'sink' | 'onRelist'>
+    Omit<GenericPlegOptions, 'logger' | 'metrics' | 'runner' | 'cache' | 'records' | 'clock' | 'sink' | 'onRelist' | 'onCacheUpdated'>
   > &
     GenericPlegOptions;
   private readonly sink: (event: PlegEvent) => boolean;
@@ -329,6 +331,7 @@ export class GenericPleg implements PodLifecycleEventGenerator {
     // A quiet relist ended in the loop's thread, which set the cache's global timestamp. Pods held for
     // reinspection make any relist a main-thread one (a loop restarted after its worker died has not been told).
     if (report.quiet && this.podsToReinspect.size === 0) {
+      this.o.onCacheUpdated?.();
       this.releaseUnusedSlots();
       metrics.relistDuration.observe(report.workerMs / 1000);
       metrics.relistPhase.observe({ phase: 'main' }, (epochHiRes() - received) / 1000);
@@ -350,6 +353,7 @@ export class GenericPleg implements PodLifecycleEventGenerator {
     if (byPod.size > 0) metrics.relistPhase.observe({ phase: 'inspect' }, (tInspectEnd - tInspectStart) / 1000);
     this.podsToReinspect = needsReinspection;
     this.o.cache.setGlobalTimestamp(timestamp);
+    this.o.onCacheUpdated?.();
     this.releaseUnusedSlots();
     const end = epochHiRes();
     metrics.relistPhase.observe({ phase: 'main' }, (end - received - (tInspectEnd - tInspectStart)) / 1000);
