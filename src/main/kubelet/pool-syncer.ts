@@ -27,6 +27,7 @@ import type { PodStartMetrics } from '../status/pod-start-metrics.js';
 import type { PodVolumeManager } from '../volumes/volume-manager.js';
 import type { PodObjectsResolver } from './pod-objects.js';
 import type { ServiceEnvSource } from './service-env.js';
+import { sleepOrWake, Wakeup } from '../../common/wakeup.js';
 
 /** A sync waiting for a newer cached status checks the cache at each cacheUpdated() and at least this often. */
 export const CACHE_RECHECK_MS = 100;
@@ -131,7 +132,7 @@ export class PoolSyncer implements PodSyncer {
 
   private readonly slots: Semaphore;
   /** Syncs waiting in waitForNewerStatus, woken by cacheUpdated(). */
-  private readonly cacheWaiters = new Set<() => void>();
+  private readonly cacheWritten = new Wakeup();
 
   constructor(private readonly o: PoolSyncerOptions) {
     this.slots = new Semaphore(o.maxConcurrentSyncs ?? 12);
@@ -139,9 +140,7 @@ export class PoolSyncer implements PodSyncer {
 
   /** A relist has finished writing the cache (wired to the PLEG): waiting syncs check it again. */
   cacheUpdated(): void {
-    const waiters = [...this.cacheWaiters];
-    this.cacheWaiters.clear();
-    for (const wake of waiters) wake();
+    this.cacheWritten.fire();
   }
 
   /** Reads the pod's cached runtime status (zero-copy SAB read). */
@@ -264,14 +263,7 @@ export class PoolSyncer implements PodSyncer {
     if (wait <= 0 || min === undefined || this.o.cacheUnreliable?.(uid)) return;
     const deadline = clock.now() + wait;
     while (!cache.isNewerThan(slot, min) && clock.now() < deadline && !signal.aborted) {
-      const done = new AbortController();
-      const either = AbortSignal.any([signal, done.signal]);
-      let wake!: () => void;
-      const updated = new Promise<void>((resolve) => (wake = resolve));
-      this.cacheWaiters.add(wake);
-      await Promise.race([updated, clock.sleep(Math.min(CACHE_RECHECK_MS, deadline - clock.now()), either).catch(() => undefined)]);
-      this.cacheWaiters.delete(wake);
-      done.abort();
+      await sleepOrWake(clock, Math.min(CACHE_RECHECK_MS, deadline - clock.now()), (s) => this.cacheWritten.next(s), signal);
     }
   }
 

@@ -18,6 +18,7 @@
  */
 import type { Logger } from 'pino';
 import type { Clock } from '../../common/clock.js';
+import { Wakeup } from '../../common/wakeup.js';
 import type { CriClient } from '../../cri/client.js';
 
 export const RUNTIME_STATUS_PERIOD_MS = 5000;
@@ -40,7 +41,7 @@ export class RuntimeState {
   private runtimeError: string | undefined;
   private networkError: string | undefined = 'network state unknown';
   private lastLoggedStatusError: string | undefined;
-  private changeWaiters = new Set<() => void>();
+  private readonly change = new Wakeup();
 
   constructor(
     private readonly cri: Pick<CriClient, 'status'>,
@@ -71,23 +72,12 @@ export class RuntimeState {
 
   /** Something runtimeErrors() reads may have changed (a PLEG relist completed, a Status check ended). */
   changed(): void {
-    const waiters = [...this.changeWaiters];
-    this.changeWaiters.clear();
-    for (const wake of waiters) wake();
+    this.change.fire();
   }
 
   /** Resolves at the next changed(), or when the signal aborts. */
   nextChange(signal: AbortSignal): Promise<void> {
-    return new Promise<void>((resolve) => {
-      if (signal.aborted) return resolve();
-      const wake = () => {
-        this.changeWaiters.delete(wake);
-        signal.removeEventListener('abort', wake);
-        resolve();
-      };
-      this.changeWaiters.add(wake);
-      signal.addEventListener('abort', wake, { once: true });
-    });
+    return this.change.next(signal);
   }
 
   private async check(): Promise<void> {

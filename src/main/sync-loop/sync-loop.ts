@@ -8,6 +8,7 @@
  */
 import type { Logger } from 'pino';
 import type { Clock } from '../../common/clock.js';
+import { sleepOrWake } from '../../common/wakeup.js';
 import type { Pod, PodStatus } from '../../api/pod.js';
 import type { PodHandlers } from '../kubelet/handlers.js';
 import type { PodManager } from '../kubelet/pod-manager.js';
@@ -82,7 +83,8 @@ export class SyncLoop {
         if (errs.length > 0) {
           // upstream: while the runtime is unhealthy, skip iterations (nothing is consumed) with backoff.
           this.o.logger.error({ err: errs.join('; '), retryInMs: backoff }, 'Skipping pod synchronization');
-          await this.waitForRuntime(backoff, signal);
+          // Cut short when the runtime state may have changed.
+          await sleepOrWake(clock, backoff, (s) => this.o.runtimeState.nextChange(s), signal);
           backoff = Math.min(backoff * 2, RUNTIME_BACKOFF_MAX_MS);
           continue;
         }
@@ -100,14 +102,6 @@ export class SyncLoop {
       }
       await pump.catch(() => undefined);
     })();
-  }
-
-  /** The backoff, cut short when the runtime state may have changed (RuntimeState.nextChange). */
-  private async waitForRuntime(ms: number, signal: AbortSignal): Promise<void> {
-    const done = new AbortController();
-    const either = AbortSignal.any([signal, done.signal]);
-    await Promise.race([this.o.clock.sleep(ms, either).catch(() => undefined), this.o.runtimeState.nextChange(either)]);
-    done.abort();
   }
 
   async stopped(): Promise<void> {
