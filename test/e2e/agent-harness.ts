@@ -49,12 +49,21 @@ export function podManifest(
   };
 }
 
-/** The node flags of bin/kubelet-ts.js's `#!/usr/bin/env -S node …` line, so the harness runs the agent as the installed command does. */
-export function binNodeFlags(): string[] {
+/**
+ * The environment and node flags of bin/kubelet-ts.js's `#!/usr/bin/env -S [NAME=VALUE …] node [--flag …]`
+ * line, so the harness runs the agent as the installed command does.
+ */
+export function binLaunch(): { env: Record<string, string>; nodeFlags: string[] } {
   const first = readFileSync(join(root, 'bin/kubelet-ts.js'), 'utf8').split('\n', 1)[0];
-  const m = /^#!\/usr\/bin\/env -S node(?<flags>( --\S+)*)$/.exec(first);
+  const m = /^#!\/usr\/bin\/env -S (?<env>(\w+=\S+ )*)node(?<flags>( --\S+)*)$/.exec(first);
   if (!m) throw new Error(`bin/kubelet-ts.js: unexpected first line ${JSON.stringify(first)}`);
-  return m.groups!.flags.split(' ').filter(Boolean);
+  const env = Object.fromEntries(
+    m
+      .groups!.env.split(' ')
+      .filter(Boolean)
+      .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+  );
+  return { env, nodeFlags: m.groups!.flags.split(' ').filter(Boolean) };
 }
 
 export class AgentProcess {
@@ -101,10 +110,11 @@ export class AgentProcess {
     this.port = await freePort();
     this.readOnlyPort = await freePort();
     this.healthzPort = await freePort();
+    const launch = binLaunch();
     const child = spawn(
       process.execPath,
       [
-        ...binNodeFlags(),
+        ...launch.nodeFlags,
         ...this.nodeFlags,
         join(root, 'bin/kubelet-ts.js'),
         `--container-runtime-endpoint=${this.endpoint}`,
@@ -121,7 +131,7 @@ export class AgentProcess {
         '--v=2',
         ...this.extraArgs,
       ],
-      { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...this.env } },
+      { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...launch.env, ...this.env } },
     );
     this.child = child;
     const collect = (b: Buffer) => {

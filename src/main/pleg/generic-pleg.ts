@@ -99,6 +99,7 @@ export class GenericPleg implements PodLifecycleEventGenerator {
   private lastRelistStart: number | undefined;
   /** The relist loop (in a pool worker, or inline); undefined until first used and after its worker died. */
   private loop: RelistLoopConnection | undefined;
+  private readonly endedSignals = new WeakMap<RelistLoopConnection, AbortSignal>();
   /** Set by start(): the loop runs periodically until it aborts. */
   private signal: AbortSignal | undefined;
   private running: Promise<void> | undefined;
@@ -290,10 +291,31 @@ export class GenericPleg implements PodLifecycleEventGenerator {
    * a lock), so a forced relist always lists after it was asked for.
    */
   async relist(): Promise<void> {
-    const { api, ended } = this.connect();
-    await Promise.race([api.relistNow(), ended]).catch((err: unknown) => {
+    const conn = this.connect();
+    await untilLoopEnds(conn.api.relistNow(), this.loopEnded(conn)).catch((err: unknown) => {
       this.o.logger.error({ err: String(err) }, 'GenericPLEG: Unable to retrieve pods');
     });
+  }
+
+  /**
+   * An AbortSignal aborted when the connection's loop ends, made once per
+   * connection: racing each relist against the long-lived `ended` promise
+   * itself would leave one reaction on it per call until the loop ends.
+   */
+  private loopEnded(conn: RelistLoopConnection): AbortSignal {
+    let signal = this.endedSignals.get(conn);
+    if (!signal) {
+      const ac = new AbortController();
+      conn.ended
+        .then(
+          () => ac.abort(),
+          () => ac.abort(),
+        )
+        .catch(() => undefined);
+      signal = ac.signal;
+      this.endedSignals.set(conn, signal);
+    }
+    return signal;
   }
 
   /** handleReport, whose failure is logged here and makes the loop bring its next relist to the main thread. */
@@ -427,5 +449,23 @@ export class GenericPleg implements PodLifecycleEventGenerator {
         this.o.metrics.discardEvents.inc();
       }
     }
+  }
+}
+
+/** `work`, or undefined once `ended` aborts first; the abort listener is removed when either settles. */
+export async function untilLoopEnds<T>(work: Promise<T>, ended: AbortSignal): Promise<T | undefined> {
+  if (ended.aborted) {
+    work.catch(() => undefined);
+    return undefined;
+  }
+  let onAbort = (): void => undefined;
+  const end = new Promise<undefined>((resolve) => {
+    onAbort = () => resolve(undefined);
+    ended.addEventListener('abort', onAbort, { once: true });
+  });
+  try {
+    return await Promise.race([work, end]);
+  } finally {
+    ended.removeEventListener('abort', onAbort);
   }
 }
