@@ -67,6 +67,13 @@ export class RelistLoop implements RelistLoopApi {
     return Promise.resolve();
   }
 
+  /** Forgets the handler and returns it (its comlink proxy is released by the caller). */
+  detach(): RelistHandler | undefined {
+    const handler = this.handler;
+    this.handler = undefined;
+    return handler;
+  }
+
   /** Relists now (after a relist in progress, if any) and resolves when the handler has finished with it. */
   relistNow(): Promise<void> {
     const next = this.chain.then(() => this.once());
@@ -138,5 +145,9 @@ export async function serveRelistLoop(ctx: RelistLoopContext, port: MessagePort)
   await loop.stopped;
   // Let comlink answer the stop call before the port closes.
   await new Promise((resolve) => setImmediate(resolve));
+  // The handler came through a comlink proxy: releasing it closes its port here and, on the main thread, the
+  // port that exposes the handler (otherwise one stays open per loop, with the main thread's listener).
+  const handler = loop.detach() as Comlink.Remote<RelistHandler> | undefined;
+  handler?.[Comlink.releaseProxy]();
   port.close();
 }
