@@ -38,6 +38,12 @@ export interface PodRef {
   keys?: string[];
   /** The pod's ids from the relist that produced its events: inspected directly, without listing the pod again. */
   known?: KnownPodIds;
+  /**
+   * With `known`: when that relist started (epoch ms), before its lists. The status is timestamped then, not
+   * when it is read, since what it lists is as of the relist (upstream timestamps before GetPodStatus lists):
+   * a sync that ended in between must not take it for newer than its own changes.
+   */
+  listedAt?: number;
 }
 
 export type TaskRequest =

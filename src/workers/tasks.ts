@@ -110,6 +110,8 @@ async function inspect(ctx: TaskContext, pods: PodRef[]): Promise<InspectOutcome
         // The cached status lets the runtime skip objects whose listed state is unchanged.
         const previous = p.known ? ctx.cache.read(p.slot, p.uid) : undefined;
         const status = await ctx.runtime.getPodStatus(p.uid, p.name, p.namespace, p.known, previous);
+        // Read by the relist's ids: as of the relist's lists (PodRef.listedAt), not of this read.
+        if (p.known && p.listedAt !== undefined && p.listedAt < status.timestamp) status.timestamp = p.listedAt;
         ctx.cache.write(p.slot, status);
         const outcome: InspectOutcome = { uid: p.uid, empty: status.sandboxStatuses.length === 0 && status.containerStatuses.length === 0 };
         if (p.keys?.length) {

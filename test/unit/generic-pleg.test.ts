@@ -247,6 +247,23 @@ describe('GenericPleg (inline runner, fake runtime)', () => {
     expect(shared.cache.getGlobalTimestamp()).toBe(start);
   });
 
+  it('timestamps a status read by the relist’s ids at the relist’s start, not when it was read', async () => {
+    setPods(runtimePod('a', [[1, 'running']]));
+    // As CriRuntime: the status is stamped when it is read, here 50 ms after the relist started.
+    const read = runtime.getPodStatus.bind(runtime);
+    runtime.getPodStatus = async (...args) => {
+      clock.step(50);
+      return { ...(await read(...args)), timestamp: clock.now() };
+    };
+    const start = clock.now();
+    await pleg.relist();
+    expect(runtime.calls.known[0]).toBeDefined();
+    const slot = shared.cache.slotOf('a')!;
+    expect(shared.cache.read(slot, 'a')?.timestamp).toBe(start);
+    // A sync that ended during the relist (after its lists) does not take this status for newer than its changes.
+    expect(shared.cache.isNewerThan(slot, start + 10)).toBe(false);
+  });
+
   it('drops events on a full channel and counts them, without blocking', async () => {
     makePleg({ channelCapacity: 3 });
     setPods(

@@ -417,6 +417,16 @@ describe('terminatePod returns the status read after the stop (upstream re-read 
     expect(r.stoppedContainers).toBe(1);
   });
 
+  it('reads the stopped pod again by the ids it stopped, without listing the runtime', async () => {
+    const { pod, running, runtime, ctx, cache, slot } = runningPod({ stops: true });
+    cache.write(slot, { ...running, timestamp: 2000 });
+    const r = await terminatePod(ctx, { ...base, pod, slot });
+    expect(runtime.calls.known).toEqual([
+      { sandboxes: [{ id: 'sb-1' }], containers: [{ id: running.containerStatuses[0].id, sandboxId: 'sb-1' }] },
+    ]);
+    expect(r.status.containerStatuses.map((x) => [x.state, x.exitCode])).toEqual([['exited', 143]]);
+  });
+
   it('a fresh cached status that lags the runtime: stops what the read after the kill still shows running', async () => {
     const { pod, running, cri, runtime, ctx, cache, slot } = runningPod({ stops: true });
     cache.write(slot, { ...podStatus(pod, [], []), timestamp: 2000 });
@@ -426,6 +436,8 @@ describe('terminatePod returns the status read after the stop (upstream re-read 
     expect(r.stoppedContainers).toBe(1);
     expect(r.status.containerStatuses.map((x) => x.state)).toEqual(['exited']);
     expect(runtime.calls.getPodStatus).toHaveLength(2);
+    // Nothing to stop in the cached status: the read after the kill lists the runtime.
+    expect(runtime.calls.known[0]).toBeUndefined();
   });
 
   it('a container still running after the second kill fails the termination (the pod worker retries)', async () => {

@@ -370,7 +370,7 @@ export class GenericPleg implements PodLifecycleEventGenerator {
     for (const [uid, pending] of this.podsToReinspect) byPod.set(uid, [...pending.events, ...(byPod.get(uid) ?? [])]);
     const needsReinspection = new Map<string, PendingPod>();
     const tInspectStart = epochHiRes();
-    await this.inspectAndPublish(byPod, summary.known, needsReinspection);
+    await this.inspectAndPublish(byPod, summary.known, timestamp, needsReinspection);
     const tInspectEnd = epochHiRes();
     if (byPod.size > 0) metrics.relistPhase.observe({ phase: 'inspect' }, (tInspectEnd - tInspectStart) / 1000);
     this.podsToReinspect = needsReinspection;
@@ -386,6 +386,7 @@ export class GenericPleg implements PodLifecycleEventGenerator {
   private async inspectAndPublish(
     byPod: Map<string, PlegEvent[]>,
     known: RelistSummary['known'],
+    listedAt: number,
     needsReinspection: Map<string, PendingPod>,
   ): Promise<void> {
     const { cache, logger } = this.o;
@@ -402,7 +403,7 @@ export class GenericPleg implements PodLifecycleEventGenerator {
       }
       const keys = [...new Set(events.map((e) => e.data))];
       const ids = known[uid];
-      refs.push({ uid, name: names.name, namespace: names.namespace, slot, keys, ...(ids ? { known: ids } : {}) });
+      refs.push({ uid, name: names.name, namespace: names.namespace, slot, keys, ...(ids ? { known: ids, listedAt } : {}) });
     }
     const serial = this.o.mode === 'serial';
     const concurrency = serial ? 1 : Math.max(1, this.o.inspectConcurrency);

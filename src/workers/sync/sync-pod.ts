@@ -16,7 +16,7 @@ import type { Mounter } from '../../common/mounter.js';
 import { criStatusMessage, type CriApi } from '../../cri/client.js';
 import type { Runtime } from '../../runtime/runtime.js';
 import { toSandboxStatus } from '../../runtime/convert.js';
-import type { PodStatus, SandboxStatus } from '../../runtime/types.js';
+import type { KnownPodIds, PodStatus, SandboxStatus } from '../../runtime/types.js';
 import type { ImagePullGate } from '../shared/image-pull-gate.js';
 import type { PodStatusCache } from '../shared/pod-status-cache.js';
 import { doBackOff, type BackoffState } from './backoff.js';
@@ -355,6 +355,18 @@ export async function syncPod(ctx: SyncContext, input: SyncPodInput): Promise<Sy
   return { plan, acted, reasons, backoff, events, ...(errors.length ? { error: errors.join('; ') } : {}) };
 }
 
+function hasIds(status: PodStatus): boolean {
+  return status.sandboxStatuses.length > 0 || status.containerStatuses.length > 0;
+}
+
+/** The sandbox and container ids of a status, to read them again without a filtered list of the runtime. */
+function idsOf(status: PodStatus): KnownPodIds {
+  return {
+    sandboxes: status.sandboxStatuses.map((s) => ({ id: s.id })),
+    containers: status.containerStatuses.map((c) => ({ id: c.id, sandboxId: c.sandboxId })),
+  };
+}
+
 /** A running container or a ready sandbox: what a finished kill leaves none of. */
 function stillUp(status: PodStatus): boolean {
   return status.containerStatuses.some((c) => c.state === 'running') || status.sandboxStatuses.some((s) => s.state === 'ready');
@@ -365,7 +377,8 @@ function stillUp(status: PodStatus): boolean {
  * everything the pod's status lists (upstream: the pod worker's cached status,
  * newer than the last sync; here the cache when it is that fresh, else the
  * runtime), then read the runtime again so the final status reflects the
- * stop (upstream re-reads after KillPod), and return that status. If that
+ * stop (upstream re-reads after KillPod): the ids it stopped, or the pod's
+ * filtered lists when its status was empty; and return that status. If that
  * read still shows a running container or a ready sandbox, they are stopped
  * too and the runtime read once more; a container running after that is an
  * error (retried by the pod worker).
@@ -382,11 +395,14 @@ export async function terminatePod(ctx: SyncContext, input: TerminatePodInput): 
     return r;
   };
   const killed = await kill(status);
-  let after = await ctx.runtime.getPodStatus(uid, name, namespace);
+  // What the kill worked from is the pod's current status (the cache is trusted only when observed after the
+  // pod's last sync), so its ids are read again without listing the runtime; an empty status is checked by a
+  // list (nothing was stopped, so the lists are the only check that nothing runs).
+  let after = await ctx.runtime.getPodStatus(uid, name, namespace, hasIds(status) ? idsOf(status) : undefined);
   if (stillUp(after)) {
-    // The status the kill worked from missed something (a cached status can lag what the last sync created):
-    // stop what the runtime lists now; anything still running after that fails the termination, which the
-    // pod worker retries (upstream SyncTerminatingPod's check after KillPod).
+    // Something the kill worked from is still up, or the lists found what an empty status did not have: stop
+    // what the runtime lists now; anything still running after that fails the termination, which the pod
+    // worker retries (upstream SyncTerminatingPod's check after KillPod).
     const again = await kill(after);
     killed.stoppedContainers += again.stoppedContainers;
     killed.stoppedSandboxes += again.stoppedSandboxes;
