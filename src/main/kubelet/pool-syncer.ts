@@ -28,6 +28,7 @@ import type { PodVolumeManager } from '../volumes/volume-manager.js';
 import type { PodObjectsResolver } from './pod-objects.js';
 import type { ServiceEnvSource } from './service-env.js';
 import { sleepOrWake, Wakeup } from '../../common/wakeup.js';
+import { untilAborted } from '../../common/until-aborted.js';
 
 /** A sync waiting for a newer cached status checks the cache at each cacheUpdated() and at least this often. */
 export const CACHE_RECHECK_MS = 100;
@@ -86,31 +87,6 @@ export interface PodProbes {
   syncInputs(uid: string): ProbeSyncInputs;
   stopLivenessAndStartup(uid: string): void;
   removePod(uid: string): void;
-}
-
-/** `p`, or a rejection with the signal's reason as soon as it aborts (a late failure of `p` is then ignored). */
-function untilAborted<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) {
-    p.catch(() => undefined);
-    return Promise.reject(signal.reason);
-  }
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => {
-      p.catch(() => undefined);
-      reject(signal.reason);
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-    p.then(
-      (v) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(v);
-      },
-      (e: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(e);
-      },
-    );
-  });
 }
 
 function podRef(pod: Pod): string {

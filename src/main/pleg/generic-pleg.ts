@@ -39,6 +39,7 @@ import { epochHiRes } from '../../workers/relist/relist-loop.js';
 import { BoundedQueue } from './bounded-queue.js';
 import type { PlegMetrics } from './pleg-metrics.js';
 import type { PlegHealth, PodLifecycleEventGenerator } from './pleg.js';
+import { untilAborted } from '../../common/until-aborted.js';
 
 export const RELIST_PERIOD_MS = 1000;
 export const RELIST_THRESHOLD_MS = 3 * 60 * 1000;
@@ -292,8 +293,10 @@ export class GenericPleg implements PodLifecycleEventGenerator {
    */
   async relist(): Promise<void> {
     const conn = this.connect();
-    await untilLoopEnds(conn.api.relistNow(), this.loopEnded(conn)).catch((err: unknown) => {
-      this.o.logger.error({ err: String(err) }, 'GenericPLEG: Unable to retrieve pods');
+    const ended = this.loopEnded(conn);
+    await untilAborted(conn.api.relistNow(), ended).catch((err: unknown) => {
+      // A loop that ended (its worker died) is logged where that is noticed, in connect().
+      if (!ended.aborted) this.o.logger.error({ err: String(err) }, 'GenericPLEG: Unable to retrieve pods');
     });
   }
 
@@ -450,23 +453,5 @@ export class GenericPleg implements PodLifecycleEventGenerator {
         this.o.metrics.discardEvents.inc();
       }
     }
-  }
-}
-
-/** `work`, or undefined once `ended` aborts first; the abort listener is removed when either settles. */
-export async function untilLoopEnds<T>(work: Promise<T>, ended: AbortSignal): Promise<T | undefined> {
-  if (ended.aborted) {
-    work.catch(() => undefined);
-    return undefined;
-  }
-  let onAbort = (): void => undefined;
-  const end = new Promise<undefined>((resolve) => {
-    onAbort = () => resolve(undefined);
-    ended.addEventListener('abort', onAbort, { once: true });
-  });
-  try {
-    return await Promise.race([work, end]);
-  } finally {
-    ended.removeEventListener('abort', onAbort);
   }
 }
