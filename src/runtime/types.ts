@@ -62,6 +62,11 @@ export interface PodStatus {
   timestamp: number;
 }
 
+/** The status lists a sandbox or a container: the pod has runtime state. */
+export function hasRuntimeState(status: PodStatus): boolean {
+  return status.sandboxStatuses.length > 0 || status.containerStatuses.length > 0;
+}
+
 /** A pod as seen by a runtime list (upstream kubecontainer.Pod): ids and states only. */
 export interface RuntimePod {
   uid: string;

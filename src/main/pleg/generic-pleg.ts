@@ -29,6 +29,7 @@ import type { Clock } from '../../common/clock.js';
 import { formatDuration } from '../config/duration.js';
 import type { PlegEvent } from '../../runtime/pleg-event.js';
 import type { InspectOutcome, PodRef, RelistAck, RelistHandler, RelistReport, RelistSummary } from '../../workers/protocol.js';
+import { hasRuntimeState } from '../../runtime/types.js';
 import type { PodStatusCache } from '../../workers/shared/pod-status-cache.js';
 import type { RelistRecordTable } from '../../workers/shared/relist-records.js';
 import { serializeError } from '../../workers/error-wire.js';
@@ -48,8 +49,9 @@ export const PLEG_CHANNEL_CAPACITY = 1000;
 export const EARLY_RELIST_DELAY_MS = 20;
 /**
  * relistSoon: early relists start at least this far apart. 200 ms left the
- * agent's steady RSS ~10 MiB higher after a 250-pod start (bisected, cause not
- * found); 500 ms gave about half of that.
+ * agent's steady RSS ~10 MiB higher after a 250-pod start, 500 ms about half
+ * of that: glibc's malloc arenas kept the freed memory, which the malloc
+ * settings in bin/kubelet-ts.js now prevent. The gap was not retuned since.
  */
 export const EARLY_RELIST_MIN_GAP_MS = 500;
 
@@ -79,6 +81,9 @@ export interface GenericPlegOptions {
   onCacheUpdated?: () => void;
 }
 
+/** A relist loop connection, with a signal aborted when its loop ends (for racing calls against the end). */
+type ConnectedLoop = RelistLoopConnection & { endedSignal: AbortSignal };
+
 interface PendingPod {
   events: PlegEvent[];
 }
@@ -99,8 +104,7 @@ export class GenericPleg implements PodLifecycleEventGenerator {
   private relistTime: number | undefined;
   private lastRelistStart: number | undefined;
   /** The relist loop (in a pool worker, or inline); undefined until first used and after its worker died. */
-  private loop: RelistLoopConnection | undefined;
-  private readonly endedSignals = new WeakMap<RelistLoopConnection, AbortSignal>();
+  private loop: ConnectedLoop | undefined;
   /** Set by start(): the loop runs periodically until it aborts. */
   private signal: AbortSignal | undefined;
   private running: Promise<void> | undefined;
@@ -251,7 +255,7 @@ export class GenericPleg implements PodLifecycleEventGenerator {
       const slot = cache.slotOf(uid);
       if (slot === undefined || this.podsToReinspect.has(uid)) continue;
       const status = cache.read(slot, uid);
-      if (!status || (status.sandboxStatuses.length === 0 && status.containerStatuses.length === 0)) cache.free(uid);
+      if (!status || !hasRuntimeState(status)) cache.free(uid);
     }
   }
 
@@ -266,14 +270,17 @@ export class GenericPleg implements PodLifecycleEventGenerator {
   }
 
   /** The relist loop, started on first use; a loop whose worker died is recovered from here. */
-  private connect(): RelistLoopConnection {
+  private connect(): ConnectedLoop {
     if (this.loop) return this.loop;
     const conn = this.o.runner.relistLoop();
-    this.loop = conn;
+    const end = new AbortController();
+    const loop = { ...conn, endedSignal: end.signal };
+    this.loop = loop;
     conn.api.attach(this.handler).catch(() => undefined);
     conn.ended
       .then((err) => {
-        if (this.loop === conn) this.loop = undefined;
+        end.abort();
+        if (this.loop === loop) this.loop = undefined;
         if (!err) return;
         // Its writes may have stopped mid-generation.
         if (err instanceof WorkerCrashedError) {
@@ -283,7 +290,7 @@ export class GenericPleg implements PodLifecycleEventGenerator {
         this.o.logger.error({ err: String(err) }, 'GenericPLEG: Unable to retrieve pods');
       })
       .catch(() => undefined);
-    return conn;
+    return loop;
   }
 
   /**
@@ -292,33 +299,13 @@ export class GenericPleg implements PodLifecycleEventGenerator {
    * a lock), so a forced relist always lists after it was asked for.
    */
   async relist(): Promise<void> {
-    const conn = this.connect();
-    const ended = this.loopEnded(conn);
-    await untilAborted(conn.api.relistNow(), ended).catch((err: unknown) => {
+    // Raced against the loop's end through its signal, whose listener goes with the call (racing the
+    // long-lived `ended` promise itself would keep one reaction per call until the loop ends).
+    const { api, endedSignal } = this.connect();
+    await untilAborted(api.relistNow(), endedSignal).catch((err: unknown) => {
       // A loop that ended (its worker died) is logged where that is noticed, in connect().
-      if (!ended.aborted) this.o.logger.error({ err: String(err) }, 'GenericPLEG: Unable to retrieve pods');
+      if (!endedSignal.aborted) this.o.logger.error({ err: String(err) }, 'GenericPLEG: Unable to retrieve pods');
     });
-  }
-
-  /**
-   * An AbortSignal aborted when the connection's loop ends, made once per
-   * connection: racing each relist against the long-lived `ended` promise
-   * itself would leave one reaction on it per call until the loop ends.
-   */
-  private loopEnded(conn: RelistLoopConnection): AbortSignal {
-    let signal = this.endedSignals.get(conn);
-    if (!signal) {
-      const ac = new AbortController();
-      conn.ended
-        .then(
-          () => ac.abort(),
-          () => ac.abort(),
-        )
-        .catch(() => undefined);
-      signal = ac.signal;
-      this.endedSignals.set(conn, signal);
-    }
-    return signal;
   }
 
   /** handleReport, whose failure is logged here and makes the loop bring its next relist to the main thread. */

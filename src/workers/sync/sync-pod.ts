@@ -16,7 +16,7 @@ import type { Mounter } from '../../common/mounter.js';
 import { criStatusMessage, type CriApi } from '../../cri/client.js';
 import type { Runtime } from '../../runtime/runtime.js';
 import { toSandboxStatus } from '../../runtime/convert.js';
-import type { KnownPodIds, PodStatus, SandboxStatus } from '../../runtime/types.js';
+import { hasRuntimeState, type KnownPodIds, type PodStatus, type SandboxStatus } from '../../runtime/types.js';
 import type { ImagePullGate } from '../shared/image-pull-gate.js';
 import type { PodStatusCache } from '../shared/pod-status-cache.js';
 import { doBackOff, type BackoffState } from './backoff.js';
@@ -355,10 +355,6 @@ export async function syncPod(ctx: SyncContext, input: SyncPodInput): Promise<Sy
   return { plan, acted, reasons, backoff, events, ...(errors.length ? { error: errors.join('; ') } : {}) };
 }
 
-function hasIds(status: PodStatus): boolean {
-  return status.sandboxStatuses.length > 0 || status.containerStatuses.length > 0;
-}
-
 /** The sandbox and container ids of a status, to read them again without a filtered list of the runtime. */
 function idsOf(status: PodStatus): KnownPodIds {
   return {
@@ -398,7 +394,7 @@ export async function terminatePod(ctx: SyncContext, input: TerminatePodInput): 
   // What the kill worked from is the pod's current status (the cache is trusted only when observed after the
   // pod's last sync), so its ids are read again without listing the runtime; an empty status is checked by a
   // list (nothing was stopped, so the lists are the only check that nothing runs).
-  let after = await ctx.runtime.getPodStatus(uid, name, namespace, hasIds(status) ? idsOf(status) : undefined);
+  let after = await ctx.runtime.getPodStatus(uid, name, namespace, hasRuntimeState(status) ? idsOf(status) : undefined);
   if (stillUp(after)) {
     // Something the kill worked from is still up, or the lists found what an empty status did not have: stop
     // what the runtime lists now; anything still running after that fails the termination, which the pod
