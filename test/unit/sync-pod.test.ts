@@ -1,102 +1,11 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import { PodSchema, type Pod } from '../../src/api/pod.js';
-import { PodSandboxState } from '../../src/gen/runtime/v1/api.js';
-import type { ContainerStatus, PodStatus, SandboxStatus } from '../../src/runtime/types.js';
-import { PodStatusCache } from '../../src/workers/shared/pod-status-cache.js';
-import { hashContainer } from '../../src/workers/sync/container-hash.js';
+import { describe, expect, it } from 'vitest';
+import type { Pod } from '../../src/api/pod.js';
+import type { PodStatus } from '../../src/runtime/types.js';
 import { killPod } from '../../src/workers/sync/kill-pod.js';
-import { syncPod, terminatePod, type SyncContext } from '../../src/workers/sync/sync-pod.js';
-import type { NodeInfo, SyncPodInput } from '../../src/workers/sync/sync-types.js';
-import { FakeClock } from '../fakes/fake-clock.js';
-import { FakeCri } from '../fakes/fake-cri.js';
-import { FakeRuntime } from '../fakes/fake-runtime.js';
-import { FakeMounter } from '../fakes/fake-mounter.js';
-
-const BUSYBOX = 'docker.io/kubelet-ts/busybox:1.0';
-const logsRoot = mkdtempSync(join(tmpdir(), 'kts-sync-pod-'));
-afterAll(() => rmSync(logsRoot, { recursive: true, force: true }));
-
-const node: NodeInfo = {
-  name: 'n1',
-  ip: '192.0.2.1',
-  podLogsDir: logsRoot,
-  containerLogsDir: '',
-  clusterDNS: [],
-  clusterDomain: '',
-  resolvConf: '',
-  memoryCapacityBytes: 8 * 1024 ** 3,
-};
-
-function makePod(spec: Record<string, unknown>, name = 'web'): Pod {
-  return PodSchema.parse({
-    metadata: { name, namespace: 'default', uid: `uid-${name}` },
-    spec: { restartPolicy: 'Always', terminationGracePeriodSeconds: 30, ...spec },
-  });
-}
-
-let seq = 0;
-function container(pod: Pod, name: string, state: ContainerStatus['state'], over: Partial<ContainerStatus> = {}): ContainerStatus {
-  const spec = [...(pod.spec.initContainers ?? []), ...(pod.spec.containers ?? [])].find((c) => c.name === name)!;
-  const createdAt = BigInt(++seq * 1000);
-  return {
-    id: `${name}-${seq}`,
-    name,
-    state,
-    createdAt,
-    startedAt: createdAt,
-    finishedAt: state === 'exited' ? createdAt + 1n : 0n,
-    exitCode: 0,
-    reason: '',
-    message: '',
-    image: BUSYBOX,
-    imageRef: BUSYBOX,
-    restartCount: 0,
-    hash: hashContainer(spec),
-    sandboxId: 'sb-old',
-    ...over,
-  };
-}
-
-function sandbox(id: string, state: SandboxStatus['state'], attempt = 0): SandboxStatus {
-  return { id, state, createdAt: BigInt(attempt + 1), attempt, ips: state === 'ready' ? ['10.1.0.5'] : [], hostNetwork: false };
-}
-
-function podStatus(pod: Pod, sandboxes: SandboxStatus[], containers: ContainerStatus[]): PodStatus {
-  const m = pod.metadata;
-  const ready = sandboxes.find((s) => s.state === 'ready');
-  return {
-    uid: m.uid!,
-    name: m.name!,
-    namespace: m.namespace!,
-    ips: ready?.ips ?? [],
-    sandboxStatuses: sandboxes,
-    containerStatuses: containers,
-    timestamp: 0,
-  };
-}
-
-function harness(status: PodStatus) {
-  const cri = new FakeCri();
-  const runtime = new FakeRuntime();
-  runtime.statuses.set(status.uid, status);
-  const clock = new FakeClock();
-  const cache = PodStatusCache.create({ capacity: 4 });
-  const ctx: SyncContext = { cri: cri.api, runtime, cache, clock, mounter: new FakeMounter() };
-  const input = (pod: Pod): SyncPodInput => ({
-    pod,
-    slot: cache.allocate(pod.metadata.uid!),
-    minTimestamp: 0,
-    cacheUnreliable: true,
-    backoff: {},
-    node,
-  });
-  return { cri, runtime, clock, ctx, cache, input };
-}
-
-const c = (name: string, extra: Record<string, unknown> = {}) => ({ name, image: BUSYBOX, imagePullPolicy: 'IfNotPresent', ...extra });
+import { syncPod, terminatePod } from '../../src/workers/sync/sync-pod.js';
+import { c, container, harness, logsRoot, makePod, podStatus, sandbox } from '../helpers/sync-fixtures.js';
 
 describe('syncPod: a new sandbox purges the init containers of the old one (upstream purgeInitContainers)', () => {
   it('stops every sandbox, removes every init container instance, then starts the first init container in the new sandbox', async () => {
@@ -127,52 +36,6 @@ describe('syncPod: a new sandbox purges the init containers of the old one (upst
     const { cri, ctx, input } = harness(status);
     await syncPod(ctx, input(pod));
     expect(cri.callsOf('removeContainer').map((r) => r.containerId)).toEqual([old.id]);
-  });
-});
-
-describe('syncPod publishes the sandbox it created in the pod status cache', () => {
-  it('with the IPs it read, timestamped before the sync ends, so the relist reuses it but the next sync does not trust it', async () => {
-    const pod = makePod({ containers: [c('app')] });
-    const { cri, ctx, clock, input } = harness(podStatus(pod, [], []));
-    cri.handlers.podSandboxStatus = async (r) => ({
-      status: { id: r.podSandboxId, state: PodSandboxState.SANDBOX_READY, createdAt: 7n, network: { ip: '10.1.0.9', additionalIps: [] } },
-    });
-    const i = input(pod);
-    clock.step(1000);
-    const result = await syncPod(ctx, i);
-    expect(result.error).toBeUndefined();
-    const created = cri.callsOf('createContainer')[0] as { podSandboxId: string };
-    const cached = ctx.cache.read(i.slot, pod.metadata.uid);
-    expect(cached?.sandboxStatuses).toEqual([expect.objectContaining({ id: created.podSandboxId, state: 'ready', ips: ['10.1.0.9'] })]);
-    expect(cached?.ips).toEqual(['10.1.0.9']);
-    expect(cached?.timestamp).toBe(clock.now());
-    clock.step(1); // the sync's end (PoolSyncer lastSyncEnd) is after the write
-    expect(ctx.cache.isNewerThan(i.slot, clock.now())).toBe(false);
-  });
-
-  it('keeps an entry written while it created the sandbox (an inspection that saw more than the status the sync started from)', async () => {
-    const pod = makePod({ containers: [c('app')] });
-    const { cri, ctx, clock, input } = harness(podStatus(pod, [], []));
-    const i = input(pod);
-    cri.handlers.podSandboxStatus = async (r) => {
-      ctx.cache.write(i.slot, { ...podStatus(pod, [sandbox('sb-seen', 'ready')], []), timestamp: clock.now() });
-      clock.step(10);
-      return {
-        status: { id: r.podSandboxId, state: PodSandboxState.SANDBOX_READY, createdAt: 7n, network: { ip: '10.1.0.9', additionalIps: [] } },
-      };
-    };
-    await syncPod(ctx, i);
-    expect(ctx.cache.read(i.slot, pod.metadata.uid)?.sandboxStatuses.map((x) => x.id)).toEqual(['sb-seen']);
-  });
-
-  it('never replaces a newer entry', async () => {
-    const pod = makePod({ containers: [c('app')] });
-    const { ctx, clock, input } = harness(podStatus(pod, [], []));
-    const i = input(pod);
-    const newer = podStatus(pod, [sandbox('sb-newer', 'ready')], []);
-    ctx.cache.write(i.slot, { ...newer, timestamp: clock.now() + 60_000 });
-    await syncPod(ctx, i);
-    expect(ctx.cache.read(i.slot, pod.metadata.uid)?.sandboxStatuses.map((x) => x.id)).toEqual(['sb-newer']);
   });
 });
 

@@ -16,7 +16,7 @@ import type { Mounter } from '../../common/mounter.js';
 import { criStatusMessage, type CriApi } from '../../cri/client.js';
 import type { Runtime } from '../../runtime/runtime.js';
 import { toSandboxStatus } from '../../runtime/convert.js';
-import { hasRuntimeState, type KnownPodIds, type PodStatus, type SandboxStatus } from '../../runtime/types.js';
+import { hasRuntimeState, type KnownPodIds, type PodStatus } from '../../runtime/types.js';
 import type { ImagePullGate } from '../shared/image-pull-gate.js';
 import type { PodStatusCache } from '../shared/pod-status-cache.js';
 import { doBackOff, type BackoffState } from './backoff.js';
@@ -31,6 +31,7 @@ import { join } from 'node:path';
 import { legacyLogLinkPath, linkContainerLog } from '../logs/legacy-log-link.js';
 import { makeMounts } from './make-mounts.js';
 import { findLatestContainerStatus } from './restart-policy.js';
+import { publishCreatedSandbox, publishStartedContainers, type StartedContainer } from './publish-status.js';
 import { buildPodLogsDirectory, generatePodSandboxConfig, podHostNameAndDomain } from './sandbox-config.js';
 import type { NodeInfo, PodEvent, SyncPodInput, SyncPodResult, SyncReason, TerminatePodInput, TerminatePodResult } from './sync-types.js';
 
@@ -104,6 +105,8 @@ function containerMounts(
 interface StartOutcome {
   reason?: SyncReason;
   backoff: BackoffState;
+  /** Created and started (and its post-start hook passed). */
+  started?: StartedContainer;
 }
 
 /** Upstream's restart count for a new instance: the newest instance's + 1, else from the log directory, else 0. */
@@ -222,30 +225,7 @@ async function startContainer(
       return { reason: { reason: 'PostStartHookError', message: hook.message }, backoff };
     }
   }
-  return { backoff };
-}
-
-/**
- * Writes the sandbox this sync just created (with the status it read for the
- * pod IPs) into the pod's cache entry, so the relist that first lists it
- * reuses it instead of reading it again (inspection keeps a cached status
- * whose state is unchanged). The entry is timestamped now, before this sync
- * ends, so the next sync does not trust it (upstream GetNewerThan(lastSyncTime)).
- * It is written only while the slot holds nothing newer than `before` (the
- * status this sync started from): an inspection that ran meanwhile saw more
- * than `before` and keeps its entry. Best effort: a failed write changes nothing.
- */
-function publishCreatedSandbox(ctx: SyncContext, slot: number, before: PodStatus, sandbox: SandboxStatus): void {
-  if (slot < 0) return;
-  try {
-    ctx.cache.write(
-      slot,
-      { ...before, ips: sandbox.ips, sandboxStatuses: [sandbox, ...before.sandboxStatuses], timestamp: ctx.clock.now() },
-      { ifNoNewerThan: before.timestamp },
-    );
-  } catch {
-    // A full slot or one freed meanwhile: the relist's inspection reads the sandbox as usual.
-  }
+  return { backoff, started: { id: containerId, sandboxId: sandbox.id } };
 }
 
 /** Removes dead containers; failures are reported as events and retried by a later sync or container GC. */
@@ -282,6 +262,10 @@ export async function syncPod(ctx: SyncContext, input: SyncPodInput): Promise<Sy
     actions.initContainersToStart.length > 0 ||
     actions.containersToStart.length > 0;
 
+  // What this sync creates and starts is published in the pod's cache entry on top of the status it started from,
+  // unless it stops something that status shows up (the entry would still show it running).
+  const stale = (actions.killPod && stillUp(status)) || actions.containersToKill.length > 0;
+
   // Steps 1–2: kill what must not run.
   if (actions.killPod) {
     const killed = await killPod(ctx, pod, status);
@@ -312,13 +296,14 @@ export async function syncPod(ctx: SyncContext, input: SyncPodInput): Promise<Sy
     resolvConf: node.resolvConf,
   });
   let ips = status.sandboxStatuses.find((s) => s.id === sandboxId)?.ips ?? status.ips;
+  let published: PodStatus | undefined;
   if (actions.createSandbox) {
     try {
       mkdirSync(buildPodLogsDirectory(node.podLogsDir, pod), { recursive: true, mode: 0o755 });
       sandboxId = (await ctx.cri.runPodSandbox({ config: sandboxConfig })).podSandboxId;
       const sb = await ctx.cri.podSandboxStatus({ podSandboxId: sandboxId });
       ips = [sb.status?.network?.ip, ...(sb.status?.network?.additionalIps ?? []).map((i) => i.ip)].filter((x): x is string => !!x);
-      if (sb.status) publishCreatedSandbox(ctx, input.slot, status, toSandboxStatus(sb.status));
+      if (sb.status && !stale) published = publishCreatedSandbox(ctx, input.slot, status, toSandboxStatus(sb.status));
     } catch (err) {
       const message = `Failed to create pod sandbox: ${err instanceof Error ? err.message : String(err)}`;
       events.push({ type: 'Warning', reason: 'FailedCreatePodSandBox', message });
@@ -327,31 +312,37 @@ export async function syncPod(ctx: SyncContext, input: SyncPodInput): Promise<Sy
   }
   if (!sandboxId) return { plan, acted, reasons, backoff, events };
   const sandbox = { id: sandboxId, config: sandboxConfig, ips };
+  const started: StartedContainer[] = [];
 
   // Step 4: init containers and sidecars, in spec order. A sidecar that fails to start does not stop the
   // others; an ordinary init container that fails ends this sync.
-  for (const i of actions.initContainersToStart) {
-    const c = pod.spec.initContainers![i];
-    const out = await startContainer(ctx, pod, c, 'init', status, sandbox, node, backoff, events, input);
-    backoff = out.backoff;
-    if (out.reason) {
-      reasons[c.name] = out.reason;
-      errors.push(`failed to "StartContainer" for "${c.name}" with ${out.reason.reason}: "${out.reason.message}"`);
-      if (isRestartableInitContainer(c)) continue;
-      return { plan, acted, reasons, backoff, events, error: errors.join('; ') };
+  starting: {
+    for (const i of actions.initContainersToStart) {
+      const c = pod.spec.initContainers![i];
+      const out = await startContainer(ctx, pod, c, 'init', status, sandbox, node, backoff, events, input);
+      backoff = out.backoff;
+      if (out.started) started.push(out.started);
+      if (out.reason) {
+        reasons[c.name] = out.reason;
+        errors.push(`failed to "StartContainer" for "${c.name}" with ${out.reason.reason}: "${out.reason.message}"`);
+        if (isRestartableInitContainer(c)) continue;
+        break starting;
+      }
     }
-  }
 
-  // Step 5: the containers, in spec order as upstream starts them; one failure does not stop the others.
-  for (const i of actions.containersToStart) {
-    const c = (pod.spec.containers ?? [])[i];
-    const out = await startContainer(ctx, pod, c, 'regular', status, sandbox, node, backoff, events, input);
-    backoff = out.backoff;
-    if (out.reason) {
-      reasons[c.name] = out.reason;
-      errors.push(`failed to "StartContainer" for "${c.name}" with ${out.reason.reason}: "${out.reason.message}"`);
+    // Step 5: the containers, in spec order as upstream starts them; one failure does not stop the others.
+    for (const i of actions.containersToStart) {
+      const c = (pod.spec.containers ?? [])[i];
+      const out = await startContainer(ctx, pod, c, 'regular', status, sandbox, node, backoff, events, input);
+      backoff = out.backoff;
+      if (out.started) started.push(out.started);
+      if (out.reason) {
+        reasons[c.name] = out.reason;
+        errors.push(`failed to "StartContainer" for "${c.name}" with ${out.reason.reason}: "${out.reason.message}"`);
+      }
     }
   }
+  if (!stale) await publishStartedContainers(ctx, input.slot, published ?? status, started);
   return { plan, acted, reasons, backoff, events, ...(errors.length ? { error: errors.join('; ') } : {}) };
 }
 
