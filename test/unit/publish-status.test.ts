@@ -140,19 +140,55 @@ describe('syncPod publishes the containers it started in the pod status cache', 
     expect(ctx.cache.read(i.slot, pod.metadata.uid)).toBeUndefined();
   });
 
-  it('keeps an entry an inspection wrote while the sync read the container', async () => {
+  it('adds the container to an entry an inspection wrote while the sync read it, and keeps what that entry has', async () => {
+    const pod = makePod({ containers: [c('app')] });
+    const { cri, ctx, clock, input } = harness(podStatus(pod, [], []));
+    const i = input(pod);
+    const hash = container(pod, 'app', 'running').hash;
+    let written = 0;
+    cri.handlers.containerStatus = async (r) => {
+      clock.step(10);
+      written = clock.now();
+      // The inspection listed the container before it started: created.
+      const listed = container(pod, 'app', 'created', { id: String(r.containerId), sandboxId: 'sb-seen' });
+      ctx.cache.write(i.slot, { ...podStatus(pod, [sandbox('sb-seen', 'ready')], [listed]), timestamp: written });
+      return running(String(r.containerId), hash);
+    };
+    await syncPod(ctx, i);
+    const cached = ctx.cache.read(i.slot, pod.metadata.uid)!;
+    expect(cached.sandboxStatuses.map((x) => x.id)).toEqual(['sb-seen']);
+    expect(cached.containerStatuses.map((x) => x.state)).toEqual(['running']);
+    expect(cached.timestamp).toBe(written);
+  });
+
+  it('never replaces a container an entry already shows in a later state (exited)', async () => {
     const pod = makePod({ containers: [c('app')] });
     const { cri, ctx, clock, input } = harness(podStatus(pod, [], []));
     const i = input(pod);
     const hash = container(pod, 'app', 'running').hash;
     cri.handlers.containerStatus = async (r) => {
       clock.step(10);
-      ctx.cache.write(i.slot, { ...podStatus(pod, [sandbox('sb-seen', 'ready')], []), timestamp: clock.now() });
+      const exited = container(pod, 'app', 'exited', { id: String(r.containerId), exitCode: 2 });
+      ctx.cache.write(i.slot, { ...podStatus(pod, [sandbox('sb-seen', 'ready')], [exited]), timestamp: clock.now() });
       return running(String(r.containerId), hash);
     };
     await syncPod(ctx, i);
-    const cached = ctx.cache.read(i.slot, pod.metadata.uid)!;
-    expect(cached.sandboxStatuses.map((x) => x.id)).toEqual(['sb-seen']);
-    expect(cached.containerStatuses).toEqual([]);
+    expect(ctx.cache.read(i.slot, pod.metadata.uid)!.containerStatuses.map((x) => [x.state, x.exitCode])).toEqual([['exited', 2]]);
+  });
+
+  it('does not read a container the cache already shows running (a relist read it first)', async () => {
+    const pod = makePod({ containers: [c('app')] });
+    const { cri, ctx, clock, input } = harness(podStatus(pod, [], []));
+    const i = input(pod);
+    cri.handlers.podSandboxStatus = readySandbox;
+    cri.handlers.startContainer = async (r) => {
+      clock.step(10);
+      const seen = container(pod, 'app', 'running', { id: String(r.containerId), sandboxId: 'sb-1' });
+      ctx.cache.write(i.slot, { ...podStatus(pod, [sandbox('sb-1', 'ready')], [seen]), timestamp: clock.now() });
+      return {};
+    };
+    await syncPod(ctx, i);
+    expect(cri.callsOf('containerStatus')).toHaveLength(0);
+    expect(ctx.cache.read(i.slot, pod.metadata.uid)!.containerStatuses.map((x) => x.state)).toEqual(['running']);
   });
 });

@@ -52,12 +52,32 @@ export function publishCreatedSandbox(ctx: PublishContext, slot: number, base: P
   });
 }
 
+/** How a container's listed state can only move: created → running → exited ('unknown' is ranked lowest). */
+const STATE_RANK: Record<ContainerStatus['state'], number> = { unknown: 0, created: 1, running: 2, exited: 3 };
+
+/** The containers of `entry` with each of `read` put in unless the entry already has it in the same or a later state. */
+function withContainers(entry: PodStatus, read: readonly ContainerStatus[]): PodStatus | undefined {
+  const byId = new Map(entry.containerStatuses.map((s) => [s.id, s]));
+  const newer = read.filter((s) => {
+    const had = byId.get(s.id);
+    return !had || STATE_RANK[had.state] < STATE_RANK[s.state];
+  });
+  if (newer.length === 0) return undefined;
+  const ids = new Set(newer.map((s) => s.id));
+  return { ...entry, containerStatuses: [...newer, ...entry.containerStatuses.filter((s) => !ids.has(s.id))].sort(newestFirst) };
+}
+
 /**
- * The containers this sync started, each read once with ContainerStatus, on
- * top of `base`. Only those read as running are written: one that already
- * exited is left to the relist, whose inspection adds its termination message.
- * A sync that killed anything must not call this (`base` would still show
- * what it stopped as running).
+ * The containers this sync started, each read once with ContainerStatus
+ * unless the cache entry already shows it running (a relist read it first).
+ * Only those read as running are written: one that already exited is left to
+ * the relist, whose inspection adds its termination message. They go into
+ * the current entry when it is newer than `base` (an inspection wrote
+ * meanwhile), replacing only what it shows in an earlier state (a container
+ * moves created → running → exited), else on top of `base`; a write that
+ * meets another is retried on the entry that won. A sync that stopped
+ * anything its status shows up must not call this (`base` would still show
+ * it running).
  */
 export async function publishStartedContainers(
   ctx: PublishContext,
@@ -66,9 +86,19 @@ export async function publishStartedContainers(
   started: readonly StartedContainer[],
 ): Promise<void> {
   if (slot < 0 || started.length === 0) return;
+  const current = () => {
+    try {
+      const entry = ctx.cache.read(slot, base.uid);
+      return entry && entry.timestamp >= base.timestamp ? entry : base;
+    } catch {
+      return base;
+    }
+  };
+  const seen = new Map(current().containerStatuses.map((s) => [s.id, s.state]));
+  const toRead = started.filter(({ id }) => seen.get(id) !== 'running' && seen.get(id) !== 'exited');
   const timestamp = ctx.clock.now();
   const read = await Promise.all(
-    started.map(({ id, sandboxId }) =>
+    toRead.map(({ id, sandboxId }) =>
       ctx.cri.containerStatus({ containerId: id }).then(
         (r): ContainerStatus | undefined =>
           r.status && containerState(r.status.state) === 'running' ? toContainerStatus(r.status, sandboxId) : undefined,
@@ -77,8 +107,15 @@ export async function publishStartedContainers(
     ),
   );
   const running = read.filter((s): s is ContainerStatus => s !== undefined);
-  if (running.length === 0) return;
-  const ids = new Set(running.map((s) => s.id));
-  const containerStatuses = [...running, ...base.containerStatuses.filter((s) => !ids.has(s.id))].sort(newestFirst);
-  write(ctx, slot, base, { ...base, containerStatuses, timestamp });
+  for (let attempt = 0; attempt < 3 && running.length > 0; attempt++) {
+    const entry = current();
+    const next = withContainers(entry, running);
+    if (!next) return;
+    next.timestamp = Math.max(entry.timestamp, timestamp);
+    try {
+      if (ctx.cache.write(slot, next, { ifNoNewerThan: entry.timestamp })) return;
+    } catch {
+      return; // a full slot or one freed meanwhile: the relist's inspection reads the pod as usual
+    }
+  }
 }
