@@ -313,35 +313,29 @@ export async function syncPod(ctx: SyncContext, input: SyncPodInput): Promise<Sy
   if (!sandboxId) return { plan, acted, reasons, backoff, events };
   const sandbox = { id: sandboxId, config: sandboxConfig, ips };
   const started: StartedContainer[] = [];
+  /** Starts one container; false if it failed (its reason and error are recorded). */
+  const start = async (c: Container, kind: 'init' | 'regular'): Promise<boolean> => {
+    const out = await startContainer(ctx, pod, c, kind, status, sandbox, node, backoff, events, input);
+    backoff = out.backoff;
+    if (out.started) started.push(out.started);
+    if (!out.reason) return true;
+    reasons[c.name] = out.reason;
+    errors.push(`failed to "StartContainer" for "${c.name}" with ${out.reason.reason}: "${out.reason.message}"`);
+    return false;
+  };
 
   // Step 4: init containers and sidecars, in spec order. A sidecar that fails to start does not stop the
-  // others; an ordinary init container that fails ends this sync.
-  starting: {
-    for (const i of actions.initContainersToStart) {
-      const c = pod.spec.initContainers![i];
-      const out = await startContainer(ctx, pod, c, 'init', status, sandbox, node, backoff, events, input);
-      backoff = out.backoff;
-      if (out.started) started.push(out.started);
-      if (out.reason) {
-        reasons[c.name] = out.reason;
-        errors.push(`failed to "StartContainer" for "${c.name}" with ${out.reason.reason}: "${out.reason.message}"`);
-        if (isRestartableInitContainer(c)) continue;
-        break starting;
-      }
-    }
-
-    // Step 5: the containers, in spec order as upstream starts them; one failure does not stop the others.
-    for (const i of actions.containersToStart) {
-      const c = (pod.spec.containers ?? [])[i];
-      const out = await startContainer(ctx, pod, c, 'regular', status, sandbox, node, backoff, events, input);
-      backoff = out.backoff;
-      if (out.started) started.push(out.started);
-      if (out.reason) {
-        reasons[c.name] = out.reason;
-        errors.push(`failed to "StartContainer" for "${c.name}" with ${out.reason.reason}: "${out.reason.message}"`);
-      }
+  // others; an ordinary init container that fails ends this sync (step 5 is skipped).
+  let initFailed = false;
+  for (const i of actions.initContainersToStart) {
+    const c = pod.spec.initContainers![i];
+    if (!(await start(c, 'init')) && !isRestartableInitContainer(c)) {
+      initFailed = true;
+      break;
     }
   }
+  // Step 5: the containers, in spec order as upstream starts them; one failure does not stop the others.
+  if (!initFailed) for (const i of actions.containersToStart) await start((pod.spec.containers ?? [])[i], 'regular');
   if (!stale) await publishStartedContainers(ctx, input.slot, published ?? status, started);
   return { plan, acted, reasons, backoff, events, ...(errors.length ? { error: errors.join('; ') } : {}) };
 }
