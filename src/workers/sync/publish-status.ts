@@ -5,11 +5,11 @@
  * sync reports when it ends already shows it.
  *
  * Every entry written here is timestamped before the sync ends, so the pod's
- * next sync does not trust it (upstream GetNewerThan(lastSyncTime)), and is
- * written only while the slot holds nothing newer than the entry it builds on
- * (the status the sync started from, or this sync's previous write): an
- * inspection that ran meanwhile saw more and keeps its entry. Best effort: a
- * failed write or read changes nothing but the relist's work.
+ * next sync does not trust it (upstream GetNewerThan(lastSyncTime)). An entry
+ * an inspection wrote meanwhile wins: the sandbox is not written over it, and
+ * a started container only goes into it where it shows that container in an
+ * earlier state. Best effort: a failed write or read changes nothing but the
+ * relist's work.
  */
 import type { Clock } from '../../common/clock.js';
 import type { CriApi } from '../../cri/client.js';
@@ -29,27 +29,19 @@ export interface StartedContainer {
   sandboxId: string;
 }
 
-function write(ctx: PublishContext, slot: number, base: PodStatus, next: PodStatus): PodStatus | undefined {
-  try {
-    return ctx.cache.write(slot, next, { ifNoNewerThan: base.timestamp }) ? next : undefined;
-  } catch {
-    // A full slot or one freed meanwhile: the relist's inspection reads the pod as usual.
-    return undefined;
-  }
-}
-
 /**
  * The sandbox this sync just created, with the status it read for the pod
- * IPs, on top of `base`. Returns the entry written (undefined: none).
+ * IPs, on top of `base` (the status the sync started from), unless the slot
+ * holds a newer entry. Returns the entry written (undefined: none).
  */
 export function publishCreatedSandbox(ctx: PublishContext, slot: number, base: PodStatus, sandbox: SandboxStatus): PodStatus | undefined {
   if (slot < 0) return undefined;
-  return write(ctx, slot, base, {
-    ...base,
-    ips: sandbox.ips,
-    sandboxStatuses: [sandbox, ...base.sandboxStatuses],
-    timestamp: ctx.clock.now(),
-  });
+  const next = { ...base, ips: sandbox.ips, sandboxStatuses: [sandbox, ...base.sandboxStatuses], timestamp: ctx.clock.now() };
+  try {
+    return ctx.cache.write(slot, next, { ifNoNewerThan: base.timestamp }) ? next : undefined;
+  } catch {
+    return undefined; // a full slot or one freed meanwhile: the relist's inspection reads the sandbox as usual
+  }
 }
 
 /** How a container's listed state can only move: created → running → exited ('unknown' is ranked lowest). */
@@ -94,8 +86,8 @@ export async function publishStartedContainers(
       return base;
     }
   };
-  const seen = new Map(current().containerStatuses.map((s) => [s.id, s.state]));
-  const toRead = started.filter(({ id }) => seen.get(id) !== 'running' && seen.get(id) !== 'exited');
+  const seen = new Map(current().containerStatuses.map((s) => [s.id, STATE_RANK[s.state]]));
+  const toRead = started.filter(({ id }) => (seen.get(id) ?? -1) < STATE_RANK.running);
   const timestamp = ctx.clock.now();
   const read = await Promise.all(
     toRead.map(({ id, sandboxId }) =>
