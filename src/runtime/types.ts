@@ -62,6 +62,9 @@ export interface PodStatus {
   timestamp: number;
 }
 
+/** How one container's state can only move: created → running → exited ('unknown' is ranked lowest). */
+export const CONTAINER_STATE_RANK: Readonly<Record<ContainerState, number>> = { unknown: 0, created: 1, running: 2, exited: 3 };
+
 /** The status lists a sandbox or a container: the pod has runtime state. */
 export function hasRuntimeState(status: PodStatus): boolean {
   return status.sandboxStatuses.length > 0 || status.containerStatuses.length > 0;

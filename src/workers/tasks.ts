@@ -17,6 +17,7 @@ import { CriRuntime } from '../runtime/cri-runtime.js';
 import type { Runtime } from '../runtime/runtime.js';
 import { serializeError } from './error-wire.js';
 import { serveRelistLoop } from './relist/relist-loop.js';
+import { writeInspection } from './relist/write-inspection.js';
 import { assertNever, type InspectOutcome, type PodRef, type TaskRequest, type TaskResult, type WorkerInit } from './protocol.js';
 import { hasRuntimeState } from '../runtime/types.js';
 import { ImagePullGate } from './shared/image-pull-gate.js';
@@ -113,7 +114,7 @@ async function inspect(ctx: TaskContext, pods: PodRef[]): Promise<InspectOutcome
         const status = await ctx.runtime.getPodStatus(p.uid, p.name, p.namespace, p.known, previous);
         // Read by the relist's ids: as of the relist's lists (PodRef.listedAt), not of this read.
         if (p.known && p.listedAt !== undefined && p.listedAt < status.timestamp) status.timestamp = p.listedAt;
-        ctx.cache.write(p.slot, status);
+        writeInspection(ctx.cache, p.slot, status);
         const outcome: InspectOutcome = { uid: p.uid, empty: !hasRuntimeState(status) };
         if (p.keys?.length) {
           const wanted = new Set(p.keys);

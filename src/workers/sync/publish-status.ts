@@ -14,7 +14,7 @@
 import type { Clock } from '../../common/clock.js';
 import type { CriApi } from '../../cri/client.js';
 import { containerState, newestFirst, toContainerStatus } from '../../runtime/convert.js';
-import type { ContainerStatus, PodStatus, SandboxStatus } from '../../runtime/types.js';
+import { CONTAINER_STATE_RANK, type ContainerStatus, type PodStatus, type SandboxStatus } from '../../runtime/types.js';
 import type { PodStatusCache } from '../shared/pod-status-cache.js';
 
 export interface PublishContext {
@@ -44,15 +44,12 @@ export function publishCreatedSandbox(ctx: PublishContext, slot: number, base: P
   }
 }
 
-/** How a container's listed state can only move: created → running → exited ('unknown' is ranked lowest). */
-const STATE_RANK: Record<ContainerStatus['state'], number> = { unknown: 0, created: 1, running: 2, exited: 3 };
-
 /** The containers of `entry` with each of `read` put in unless the entry already has it in the same or a later state. */
 function withContainers(entry: PodStatus, read: readonly ContainerStatus[]): PodStatus | undefined {
   const byId = new Map(entry.containerStatuses.map((s) => [s.id, s]));
   const newer = read.filter((s) => {
     const had = byId.get(s.id);
-    return !had || STATE_RANK[had.state] < STATE_RANK[s.state];
+    return !had || CONTAINER_STATE_RANK[had.state] < CONTAINER_STATE_RANK[s.state];
   });
   if (newer.length === 0) return undefined;
   const ids = new Set(newer.map((s) => s.id));
@@ -86,8 +83,8 @@ export async function publishStartedContainers(
       return base;
     }
   };
-  const seen = new Map(current().containerStatuses.map((s) => [s.id, STATE_RANK[s.state]]));
-  const toRead = started.filter(({ id }) => (seen.get(id) ?? -1) < STATE_RANK.running);
+  const seen = new Map(current().containerStatuses.map((s) => [s.id, CONTAINER_STATE_RANK[s.state]]));
+  const toRead = started.filter(({ id }) => (seen.get(id) ?? -1) < CONTAINER_STATE_RANK.running);
   const timestamp = ctx.clock.now();
   const read = await Promise.all(
     toRead.map(({ id, sandboxId }) =>
