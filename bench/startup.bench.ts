@@ -178,6 +178,10 @@ export interface AgentResult {
   lastStartedS: number;
   /** last container started_at → all Running observed in /pods (status/PLEG lag + poll interval) */
   statusLagS: number;
+  /** each pod's container started_at → first /pods poll showing it Running (includes up to one poll interval) */
+  podStatusLagMs: { p50: number; p99: number; max: number };
+  /** pods whose /pods status showed a container restart count above 0 at any poll (none should) */
+  restartedPods: number;
   pollIntervalMs: number;
   perPodP50Ms: number;
   perPodP99Ms: number;
@@ -199,13 +203,23 @@ export interface AgentResult {
   notes: string[];
 }
 
-const isAllRunning = (pods: Pod[], n: number, namespace: string): number => {
+/**
+ * One /pods poll: the number of the batch's pods Running with every container running (negated unless all n are),
+ * noting when each was first seen so (`firstRunning`, wall ms) and which showed a container restart (`restarted`:
+ * none of these containers exits, so a restart count above 0 is a status that went wrong).
+ */
+const observeRunning = (pods: Pod[], n: number, namespace: string, seenAt: number, firstRunning: Map<string, number>, restarted: Set<string>): number => {
   let running = 0;
   for (const p of pods) {
     if (p.metadata.namespace !== namespace) continue;
     const st = p.status;
     const cs = st?.containerStatuses ?? [];
-    if (st?.phase === 'Running' && cs.length > 0 && cs.every((c) => c.state?.running !== undefined)) running++;
+    const name = p.metadata.name ?? '';
+    if (cs.some((c) => c.restartCount > 0)) restarted.add(name);
+    if (st?.phase === 'Running' && cs.length > 0 && cs.every((c) => c.state?.running !== undefined)) {
+      running++;
+      if (!firstRunning.has(name)) firstRunning.set(name, seenAt);
+    }
   }
   return running === n ? running : -running;
 };
@@ -229,10 +243,12 @@ async function agentRun(cri: CriClient, endpoint: string, n: number, namespace: 
     let tAll = 0;
     let lastReport = 0;
     let pods: Pod[] = [];
+    const firstRunning = new Map<string, number>();
+    const restarted = new Set<string>();
     for (;;) {
       pods = await agent.pods().catch(() => []);
       const now = performance.now();
-      const r = isAllRunning(pods, n, namespace);
+      const r = observeRunning(pods, n, namespace, spawnWall + (now - t0), firstRunning, restarted);
       if (r === n) {
         tAll = now;
         break;
@@ -259,6 +275,7 @@ async function agentRun(cri: CriClient, endpoint: string, n: number, namespace: 
       if (p.metadata.namespace === namespace && s) seen.set(p.metadata.name ?? '', Date.parse(s));
     }
     const perPod: number[] = [];
+    const podStatusLag: number[] = [];
     const seenToSandbox: number[] = [];
     const sandboxToStarted: number[] = [];
     let lastStarted = 0;
@@ -267,6 +284,8 @@ async function agentRun(cri: CriClient, endpoint: string, n: number, namespace: 
       lastStarted = Math.max(lastStarted, t.containerStarted);
       firstSandbox = Math.min(firstSandbox, t.sandboxCreated);
       sandboxToStarted.push(t.containerStarted - t.sandboxCreated);
+      const running = firstRunning.get(pod);
+      if (running !== undefined) podStatusLag.push(running - t.containerStarted);
       const s = seen.get(pod);
       if (s === undefined) continue;
       perPod.push(t.containerStarted - s);
@@ -300,6 +319,8 @@ async function agentRun(cri: CriClient, endpoint: string, n: number, namespace: 
       firstSandboxS: round((firstSandbox - spawnWall) / 1000, 3),
       lastStartedS: round((lastStarted - spawnWall) / 1000, 3),
       statusLagS: round((allRunningWall - lastStarted) / 1000, 3),
+      podStatusLagMs: { p50: ms(percentile(podStatusLag, 50)), p99: ms(percentile(podStatusLag, 99)), max: ms(Math.max(...podStatusLag)) },
+      restartedPods: restarted.size,
       pollIntervalMs,
       perPodP50Ms: ms(percentile(perPod, 50)),
       perPodP99Ms: ms(percentile(perPod, 99)),

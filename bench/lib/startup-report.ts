@@ -43,13 +43,14 @@ export function markdown(results: ScenarioResult[], meta: Record<string, unknown
   L.push('');
   L.push('## Agent timeline (s after spawn)', '');
   L.push(
-    '| runtime | pods | /healthz | first config.seen | first sandbox created (CRI) | last container started (CRI) | all Running in /pods | status lag (last started → all Running) | /pods poll (ms) |',
+    '| runtime | pods | /healthz | first config.seen | first sandbox created (CRI) | last container started (CRI) | all Running in /pods | status lag (last started → all Running) | /pods poll (ms) | per-pod status lag p50 / p99 / max (ms) | pods that showed a restart |',
   );
-  L.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
+  L.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|');
   for (const r of results) {
     const a = r.agent;
+    const lag = a.podStatusLagMs ? `${a.podStatusLagMs.p50} / ${a.podStatusLagMs.p99} / ${a.podStatusLagMs.max}` : '';
     L.push(
-      `| ${r.runtime} | ${r.pods} | ${a.healthzS} | ${a.firstSeenS} | ${a.firstSandboxS} | ${a.lastStartedS} | ${a.wallS} | ${a.statusLagS} | ${a.pollIntervalMs} |`,
+      `| ${r.runtime} | ${r.pods} | ${a.healthzS} | ${a.firstSeenS} | ${a.firstSandboxS} | ${a.lastStartedS} | ${a.wallS} | ${a.statusLagS} | ${a.pollIntervalMs} | ${lag} | ${a.restartedPods ?? ''} |`,
     );
   }
   L.push('');
