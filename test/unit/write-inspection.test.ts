@@ -55,6 +55,14 @@ describe('writeInspection', () => {
     expect(read().containerStatuses.map((s) => [s.state, s.exitCode])).toEqual([['exited', 1]]);
   });
 
+  it('keeps a sandbox the entry saw stopped after the inspection saw it ready, with no pod IPs', () => {
+    const { pod, cache, slot, sb, at, read } = setup();
+    cache.write(slot, at(podStatus(pod, [{ ...sb, state: 'notready', ips: [] }], []), LISTED + 50));
+    writeInspection(cache, slot, at(podStatus(pod, [sb], []), LISTED));
+    expect(read().sandboxStatuses.map((s) => s.state)).toEqual(['notready']);
+    expect(read().ips).toEqual([]);
+  });
+
   it('takes the IPs of a newer ready sandbox the entry has', () => {
     const { pod, cache, slot, at, read } = setup();
     const dead = { ...sandbox('sb-1', 'notready'), createdAt: ns(LISTED - 500) };

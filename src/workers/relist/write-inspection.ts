@@ -12,8 +12,8 @@
  * So an entry newer than the inspection keeps, on top of the inspection's
  * status, what the lists could not have shown: a sandbox or container
  * created after them (what the lists missed that was created before them is
- * gone, and goes), and a container it shows in a later state (a state only
- * moves created → running → exited). The timestamp stays the inspection's:
+ * gone, and goes), and a sandbox or container it shows in a later state (a
+ * state only moves: ready → notready, created → running → exited). The timestamp stays the inspection's:
  * the rest of the entry is as of its lists.
  */
 import { newestFirst } from '../../runtime/convert.js';
@@ -35,28 +35,41 @@ export function writeInspection(cache: PodStatusCache, slot: number, status: Pod
 }
 
 /** `status` with what `entry` (written after it was listed) has that its lists could not show. */
-export function withLaterObjects(status: PodStatus, entry: PodStatus): PodStatus {
+function withLaterObjects(status: PodStatus, entry: PodStatus): PodStatus {
   // The lists were taken after the timestamp: what they miss that was created before it was removed.
   const listedNs = BigInt(Math.floor(status.timestamp)) * 1_000_000n;
-  const sandboxIds = new Set(status.sandboxStatuses.map((s) => s.id));
-  const laterSandboxes = entry.sandboxStatuses.filter((s) => !sandboxIds.has(s.id) && s.createdAt > listedNs);
-  const containerIds = new Set(status.containerStatuses.map((s) => s.id));
-  const laterContainers = entry.containerStatuses.filter((s) => !containerIds.has(s.id) && s.createdAt > listedNs);
-  const entryById = new Map(entry.containerStatuses.map((s) => [s.id, s]));
-  let advanced = false;
-  const containers = status.containerStatuses.map((s) => {
-    const seen = entryById.get(s.id);
-    if (!seen || CONTAINER_STATE_RANK[seen.state] <= CONTAINER_STATE_RANK[s.state]) return s;
-    advanced = true;
-    return seen;
-  });
-  if (laterSandboxes.length === 0 && laterContainers.length === 0 && !advanced) return status;
-  const sandboxStatuses = [...laterSandboxes, ...status.sandboxStatuses].sort(newestFirst);
+  const sandboxes = merge(status.sandboxStatuses, entry.sandboxStatuses, listedNs, (s) => (s.state === 'ready' ? 0 : 1));
+  const containers = merge(status.containerStatuses, entry.containerStatuses, listedNs, (s) => CONTAINER_STATE_RANK[s.state]);
+  if (!sandboxes && !containers) return status;
+  const sandboxStatuses = sandboxes ?? status.sandboxStatuses;
   const ready = sandboxStatuses.find((s) => s.state === 'ready');
   return {
     ...status,
     ips: ready ? ready.ips : [],
     sandboxStatuses,
-    containerStatuses: [...laterContainers, ...containers].sort(newestFirst),
+    containerStatuses: containers ?? status.containerStatuses,
   };
+}
+
+/**
+ * `inspected` with the objects of `later` created after `listedNs` that it lacks, and the state of those it
+ * has where `later` shows them further on (`rank`: a state only moves up), newest first; undefined: no change.
+ */
+function merge<T extends { id: string; createdAt: bigint }>(
+  inspected: readonly T[],
+  later: readonly T[],
+  listedNs: bigint,
+  rank: (s: T) => number,
+): T[] | undefined {
+  const ids = new Set(inspected.map((s) => s.id));
+  const added = later.filter((s) => !ids.has(s.id) && s.createdAt > listedNs);
+  const laterById = new Map(later.map((s) => [s.id, s]));
+  let advanced = false;
+  const kept = inspected.map((s) => {
+    const seen = laterById.get(s.id);
+    if (!seen || rank(seen) <= rank(s)) return s;
+    advanced = true;
+    return seen;
+  });
+  return added.length > 0 || advanced ? [...added, ...kept].sort(newestFirst) : undefined;
 }
