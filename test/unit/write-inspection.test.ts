@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import type { Runtime } from '../../src/runtime/runtime.js';
 import type { PodStatus } from '../../src/runtime/types.js';
+import { runTask, type TaskContext } from '../../src/workers/tasks.js';
 import { PodStatusCache } from '../../src/workers/shared/pod-status-cache.js';
 import { writeInspection } from '../../src/workers/relist/write-inspection.js';
 import { c, container, makePod, podStatus, sandbox } from '../helpers/sync-fixtures.js';
@@ -96,5 +98,25 @@ describe('writeInspection', () => {
     };
     writeInspection(cache, slot, at(podStatus(pod, [sb], []), LISTED));
     expect(read().containerStatuses.map((s) => s.id)).toEqual([app.id]);
+  });
+});
+
+describe('the inspect task', () => {
+  it('writes through writeInspection: a container published after the relist listed the pod stays in its entry', async () => {
+    const { pod, cache, slot, sb, at, read } = setup();
+    const app = container(pod, 'app', 'running', { createdAt: ns(LISTED + 40), sandboxId: 'sb-1' });
+    cache.write(slot, at(podStatus(pod, [sb], [app]), LISTED + 50));
+    // The runtime read (after the publish) by the relist's ids, which did not include the container.
+    const runtime = { getPodStatus: async () => at(podStatus(pod, [sb], []), LISTED + 100) } as unknown as Runtime;
+    const ctx = { runtime, cache } as unknown as TaskContext;
+    const m = pod.metadata;
+    const known = { sandboxes: [{ id: 'sb-1', state: 'ready' as const }], containers: [] };
+    const result = await runTask(ctx, {
+      type: 'inspect',
+      pods: [{ uid: m.uid!, name: m.name!, namespace: m.namespace!, slot, known, listedAt: LISTED }],
+    });
+    expect(result).toEqual({ ok: true, value: { outcomes: [{ uid: m.uid, empty: false }] } });
+    expect(read().containerStatuses.map((s) => s.id)).toEqual([app.id]);
+    expect(read().timestamp).toBe(LISTED);
   });
 });
