@@ -46,8 +46,6 @@ import { join } from 'node:path';
 import type { Pod } from '../src/api/pod.js';
 import { CriClient } from '../src/cri/client.js';
 import { compareSources, type HistStats } from '../src/compare/summary.js';
-import { histogramQuantile, subtractHistogram } from '../src/common/histogram-math.js';
-import { histogramSeries, parsePromText } from '../src/common/prom-text.js';
 import { ContainerState } from '../src/gen/runtime/v1/api.js';
 import { LABEL_POD_NAME, LABEL_POD_NAMESPACE } from '../src/runtime/types.js';
 import { podManifest } from '../test/e2e/agent-harness.js';
@@ -58,6 +56,7 @@ import { peerMarkdown } from './lib/peer-report.js';
 import { RawPeer } from './lib/raw-peer.js';
 import { removeNamespace } from './lib/cri-pods.js';
 import { writePeerCharts } from './lib/charts.js';
+import { relistPhases, type RelistPhases } from './lib/relist-phases.js';
 import { arg, machine, round, writeResults } from './lib/report.js';
 
 const SIZES = arg('sizes', '100,250,500').split(',').map(Number);
@@ -96,28 +95,7 @@ export interface WindowStats {
   runtimeCalls: Record<string, number>;
   cpuCores: number;
   /** kubelet-ts only: kubelet_ts_pleg_relist_phase_seconds over the window, by phase. */
-  relistPhases?: Record<string, { count: number; meanMs: number; p99Ms: number }>;
-}
-
-const PHASE_METRIC = 'kubelet_ts_pleg_relist_phase_seconds';
-
-/** Window difference of kubelet-ts's relist phase histogram (absent on the Go kubelet). */
-function relistPhases(startText: string, endText: string): WindowStats['relistPhases'] {
-  const series = (text: string) => histogramSeries(parsePromText(text).samples, PHASE_METRIC);
-  const start = new Map(series(startText).map((s) => [s.labels.phase, s.histogram]));
-  const out: NonNullable<WindowStats['relistPhases']> = {};
-  for (const s of series(endText)) {
-    const phase = s.labels.phase ?? '';
-    const before = start.get(phase);
-    const h = before ? subtractHistogram(s.histogram, before, `${PHASE_METRIC}{phase="${phase}"}`) : s.histogram;
-    if (h.count === 0) continue;
-    out[phase] = {
-      count: h.count,
-      meanMs: round((h.sum / h.count) * 1000, 3),
-      p99Ms: round(histogramQuantile(0.99, h.buckets) * 1000, 3),
-    };
-  }
-  return Object.keys(out).length ? out : undefined;
+  relistPhases?: RelistPhases;
 }
 
 /** containerd's CPU seconds (utime+stime of the process) over a run's spawn and churn windows. */
