@@ -208,7 +208,14 @@ export interface AgentResult {
  * noting when each was first seen so (`firstRunning`, wall ms) and which showed a container restart (`restarted`:
  * none of these containers exits, so a restart count above 0 is a status that went wrong).
  */
-const observeRunning = (pods: Pod[], n: number, namespace: string, seenAt: number, firstRunning: Map<string, number>, restarted: Set<string>): number => {
+const observeRunning = (
+  pods: Pod[],
+  n: number,
+  namespace: string,
+  seenAt: number,
+  firstRunning: Map<string, number>,
+  restarted: Set<string>,
+): number => {
   let running = 0;
   for (const p of pods) {
     if (p.metadata.namespace !== namespace) continue;
