@@ -114,12 +114,12 @@ async function inspect(ctx: TaskContext, pods: PodRef[]): Promise<InspectOutcome
         const status = await ctx.runtime.getPodStatus(p.uid, p.name, p.namespace, p.known, previous);
         // Read by the relist's ids: as of the relist's lists (PodRef.listedAt), not of this read.
         if (p.known && p.listedAt !== undefined && p.listedAt < status.timestamp) status.timestamp = p.listedAt;
-        writeInspection(ctx.cache, p.slot, status);
-        const outcome: InspectOutcome = { uid: p.uid, empty: !hasRuntimeState(status) };
+        const written = writeInspection(ctx.cache, p.slot, status);
+        const outcome: InspectOutcome = { uid: p.uid, empty: !hasRuntimeState(written) };
         if (p.keys?.length) {
           const wanted = new Set(p.keys);
           const ids: Record<string, string> = {};
-          for (const { id } of [...status.sandboxStatuses, ...status.containerStatuses]) {
+          for (const { id } of [...written.sandboxStatuses, ...written.containerStatuses]) {
             const key = idKey(id);
             if (wanted.has(key)) ids[key] = id;
           }

@@ -119,4 +119,20 @@ describe('the inspect task', () => {
     expect(read().containerStatuses.map((s) => s.id)).toEqual([app.id]);
     expect(read().timestamp).toBe(LISTED);
   });
+
+  it('does not report a pod gone (its slot freed) when a sandbox was published after the lists that found nothing', async () => {
+    const { pod, cache, slot, at, read } = setup();
+    const fresh = { ...sandbox('sb-2', 'ready', 1), createdAt: ns(LISTED + 20) };
+    cache.write(slot, at(podStatus(pod, [fresh], []), LISTED + 50));
+    const runtime = { getPodStatus: async () => at(podStatus(pod, [], []), LISTED + 100) } as unknown as Runtime;
+    const ctx = { runtime, cache } as unknown as TaskContext;
+    const m = pod.metadata;
+    const known = { sandboxes: [{ id: 'sb-1', state: 'ready' as const }], containers: [] };
+    const result = await runTask(ctx, {
+      type: 'inspect',
+      pods: [{ uid: m.uid!, name: m.name!, namespace: m.namespace!, slot, known, listedAt: LISTED }],
+    });
+    expect(result).toEqual({ ok: true, value: { outcomes: [{ uid: m.uid, empty: false }] } });
+    expect(read().sandboxStatuses.map((s) => s.id)).toEqual(['sb-2']);
+  });
 });

@@ -13,8 +13,9 @@
  * status, what the lists could not have shown: a sandbox or container
  * created after them (what the lists missed that was created before them is
  * gone, and goes), and a sandbox or container it shows in a later state (a
- * state only moves: ready → notready, created → running → exited). The timestamp stays the inspection's:
- * the rest of the entry is as of its lists.
+ * state only moves: ready → notready, created → running → exited). The
+ * timestamp stays the inspection's: the rest of the entry is as of its lists.
+ * The pod counts as gone (its slot freed) only if what was written is empty.
  */
 import { newestFirst } from '../../runtime/convert.js';
 import { CONTAINER_STATE_RANK, type PodStatus } from '../../runtime/types.js';
@@ -23,14 +24,15 @@ import type { PodStatusCache } from '../shared/pod-status-cache.js';
 /** Compare-and-write attempts before the inspection is written over whatever won. */
 const ATTEMPTS = 3;
 
-export function writeInspection(cache: PodStatusCache, slot: number, status: PodStatus): void {
+/** Writes the inspection's `status` into `slot` (see the module comment); returns the status written. */
+export function writeInspection(cache: PodStatusCache, slot: number, status: PodStatus): PodStatus {
   for (let attempt = 1; ; attempt++) {
     const ts = cache.readTimestamp(slot);
     const entry = ts > status.timestamp ? cache.read(slot, status.uid) : undefined;
     const next = entry ? withLaterObjects(status, entry) : status;
     // NaN: no status yet. A write that lands meanwhile makes this one merge again on it.
     const unless = Number.isNaN(ts) ? status.timestamp : Math.max(ts, status.timestamp);
-    if (cache.write(slot, next, attempt < ATTEMPTS ? { ifNoNewerThan: unless } : {})) return;
+    if (cache.write(slot, next, attempt < ATTEMPTS ? { ifNoNewerThan: unless } : {})) return next;
   }
 }
 
