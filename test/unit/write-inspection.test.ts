@@ -102,37 +102,36 @@ describe('writeInspection', () => {
 });
 
 describe('the inspect task', () => {
+  /** Inspects the pod of `setup()` by the relist's ids (sandbox sb-1 only, listed at LISTED); the runtime reads `found`. */
+  const inspectListed = (t: ReturnType<typeof setup>, found: PodStatus) => {
+    const runtime = { getPodStatus: async () => found } as unknown as Runtime;
+    const m = t.pod.metadata;
+    const known = { sandboxes: [{ id: 'sb-1', state: 'ready' as const }], containers: [] };
+    return runTask({ runtime, cache: t.cache } as unknown as TaskContext, {
+      type: 'inspect',
+      pods: [{ uid: m.uid!, name: m.name!, namespace: m.namespace!, slot: t.slot, known, listedAt: LISTED }],
+    });
+  };
+
   it('writes through writeInspection: a container published after the relist listed the pod stays in its entry', async () => {
-    const { pod, cache, slot, sb, at, read } = setup();
+    const t = setup();
+    const { pod, cache, slot, sb, at, read } = t;
     const app = container(pod, 'app', 'running', { createdAt: ns(LISTED + 40), sandboxId: 'sb-1' });
     cache.write(slot, at(podStatus(pod, [sb], [app]), LISTED + 50));
     // The runtime read (after the publish) by the relist's ids, which did not include the container.
-    const runtime = { getPodStatus: async () => at(podStatus(pod, [sb], []), LISTED + 100) } as unknown as Runtime;
-    const ctx = { runtime, cache } as unknown as TaskContext;
-    const m = pod.metadata;
-    const known = { sandboxes: [{ id: 'sb-1', state: 'ready' as const }], containers: [] };
-    const result = await runTask(ctx, {
-      type: 'inspect',
-      pods: [{ uid: m.uid!, name: m.name!, namespace: m.namespace!, slot, known, listedAt: LISTED }],
-    });
-    expect(result).toEqual({ ok: true, value: { outcomes: [{ uid: m.uid, empty: false }] } });
+    const result = await inspectListed(t, at(podStatus(pod, [sb], []), LISTED + 100));
+    expect(result).toEqual({ ok: true, value: { outcomes: [{ uid: pod.metadata.uid, empty: false }] } });
     expect(read().containerStatuses.map((s) => s.id)).toEqual([app.id]);
     expect(read().timestamp).toBe(LISTED);
   });
 
   it('does not report a pod gone (its slot freed) when a sandbox was published after the lists that found nothing', async () => {
-    const { pod, cache, slot, at, read } = setup();
+    const t = setup();
+    const { pod, cache, slot, at, read } = t;
     const fresh = { ...sandbox('sb-2', 'ready', 1), createdAt: ns(LISTED + 20) };
     cache.write(slot, at(podStatus(pod, [fresh], []), LISTED + 50));
-    const runtime = { getPodStatus: async () => at(podStatus(pod, [], []), LISTED + 100) } as unknown as Runtime;
-    const ctx = { runtime, cache } as unknown as TaskContext;
-    const m = pod.metadata;
-    const known = { sandboxes: [{ id: 'sb-1', state: 'ready' as const }], containers: [] };
-    const result = await runTask(ctx, {
-      type: 'inspect',
-      pods: [{ uid: m.uid!, name: m.name!, namespace: m.namespace!, slot, known, listedAt: LISTED }],
-    });
-    expect(result).toEqual({ ok: true, value: { outcomes: [{ uid: m.uid, empty: false }] } });
+    const result = await inspectListed(t, at(podStatus(pod, [], []), LISTED + 100));
+    expect(result).toEqual({ ok: true, value: { outcomes: [{ uid: pod.metadata.uid, empty: false }] } });
     expect(read().sandboxStatuses.map((s) => s.id)).toEqual(['sb-2']);
   });
 });
