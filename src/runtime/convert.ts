@@ -82,6 +82,30 @@ export function newestFirst<T extends { createdAt: bigint }>(a: T, b: T): number
 }
 
 /**
+ * `known` with each object of `later` it lacks (only those created after `createdAfter`, in ns, when given) and,
+ * for those it has, `later`'s where that shows it further on (`rank`: an object's state only moves up), newest
+ * first; undefined when nothing changes.
+ */
+export function withLaterStates<T extends { id: string; createdAt: bigint }>(
+  known: readonly T[],
+  later: readonly T[],
+  rank: (s: T) => number,
+  createdAfter?: bigint,
+): T[] | undefined {
+  const ids = new Set(known.map((s) => s.id));
+  const added = later.filter((s) => !ids.has(s.id) && (createdAfter === undefined || s.createdAt > createdAfter));
+  const laterById = new Map(later.map((s) => [s.id, s]));
+  let advanced = false;
+  const kept = known.map((s) => {
+    const seen = laterById.get(s.id);
+    if (!seen || rank(seen) <= rank(s)) return s;
+    advanced = true;
+    return seen;
+  });
+  return added.length > 0 || advanced ? [...added, ...kept].sort(newestFirst) : undefined;
+}
+
+/**
  * Groups listed sandboxes and containers into pods by the pod UID label
  * (upstream kubeGenericRuntimeManager.GetPods). Takes the relist's partial
  * decode (relist-wire.ts); items without a pod UID label are not ours.

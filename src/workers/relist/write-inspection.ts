@@ -17,7 +17,7 @@
  * timestamp stays the inspection's: the rest of the entry is as of its lists.
  * The pod counts as gone (its slot freed) only if what was written is empty.
  */
-import { newestFirst } from '../../runtime/convert.js';
+import { withLaterStates } from '../../runtime/convert.js';
 import { CONTAINER_STATE_RANK, type PodStatus } from '../../runtime/types.js';
 import type { PodStatusCache } from '../shared/pod-status-cache.js';
 
@@ -40,8 +40,8 @@ export function writeInspection(cache: PodStatusCache, slot: number, status: Pod
 function withLaterObjects(status: PodStatus, entry: PodStatus): PodStatus {
   // The lists were taken after the timestamp: what they miss that was created before it was removed.
   const listedNs = BigInt(Math.floor(status.timestamp)) * 1_000_000n;
-  const sandboxes = merge(status.sandboxStatuses, entry.sandboxStatuses, listedNs, (s) => (s.state === 'ready' ? 0 : 1));
-  const containers = merge(status.containerStatuses, entry.containerStatuses, listedNs, (s) => CONTAINER_STATE_RANK[s.state]);
+  const sandboxes = withLaterStates(status.sandboxStatuses, entry.sandboxStatuses, (s) => (s.state === 'ready' ? 0 : 1), listedNs);
+  const containers = withLaterStates(status.containerStatuses, entry.containerStatuses, (s) => CONTAINER_STATE_RANK[s.state], listedNs);
   if (!sandboxes && !containers) return status;
   const sandboxStatuses = sandboxes ?? status.sandboxStatuses;
   const ready = sandboxStatuses.find((s) => s.state === 'ready');
@@ -51,27 +51,4 @@ function withLaterObjects(status: PodStatus, entry: PodStatus): PodStatus {
     sandboxStatuses,
     containerStatuses: containers ?? status.containerStatuses,
   };
-}
-
-/**
- * `inspected` with the objects of `later` created after `listedNs` that it lacks, and the state of those it
- * has where `later` shows them further on (`rank`: a state only moves up), newest first; undefined: no change.
- */
-function merge<T extends { id: string; createdAt: bigint }>(
-  inspected: readonly T[],
-  later: readonly T[],
-  listedNs: bigint,
-  rank: (s: T) => number,
-): T[] | undefined {
-  const ids = new Set(inspected.map((s) => s.id));
-  const added = later.filter((s) => !ids.has(s.id) && s.createdAt > listedNs);
-  const laterById = new Map(later.map((s) => [s.id, s]));
-  let advanced = false;
-  const kept = inspected.map((s) => {
-    const seen = laterById.get(s.id);
-    if (!seen || rank(seen) <= rank(s)) return s;
-    advanced = true;
-    return seen;
-  });
-  return added.length > 0 || advanced ? [...added, ...kept].sort(newestFirst) : undefined;
 }

@@ -13,7 +13,7 @@
  */
 import type { Clock } from '../../common/clock.js';
 import type { CriApi } from '../../cri/client.js';
-import { containerState, newestFirst, toContainerStatus } from '../../runtime/convert.js';
+import { containerState, toContainerStatus, withLaterStates } from '../../runtime/convert.js';
 import { CONTAINER_STATE_RANK, type ContainerStatus, type PodStatus, type SandboxStatus } from '../../runtime/types.js';
 import type { PodStatusCache } from '../shared/pod-status-cache.js';
 
@@ -42,18 +42,6 @@ export function publishCreatedSandbox(ctx: PublishContext, slot: number, base: P
   } catch {
     return undefined; // a full slot or one freed meanwhile: the relist's inspection reads the sandbox as usual
   }
-}
-
-/** The containers of `entry` with each of `read` put in unless the entry already has it in the same or a later state. */
-function withContainers(entry: PodStatus, read: readonly ContainerStatus[]): PodStatus | undefined {
-  const byId = new Map(entry.containerStatuses.map((s) => [s.id, s]));
-  const newer = read.filter((s) => {
-    const had = byId.get(s.id);
-    return !had || CONTAINER_STATE_RANK[had.state] < CONTAINER_STATE_RANK[s.state];
-  });
-  if (newer.length === 0) return undefined;
-  const ids = new Set(newer.map((s) => s.id));
-  return { ...entry, containerStatuses: [...newer, ...entry.containerStatuses.filter((s) => !ids.has(s.id))].sort(newestFirst) };
 }
 
 /**
@@ -98,9 +86,9 @@ export async function publishStartedContainers(
   const running = read.filter((s): s is ContainerStatus => s !== undefined);
   for (let attempt = 0; attempt < 3 && running.length > 0; attempt++) {
     const entry = current();
-    const next = withContainers(entry, running);
-    if (!next) return;
-    next.timestamp = Math.max(entry.timestamp, timestamp);
+    const containerStatuses = withLaterStates(entry.containerStatuses, running, (s) => CONTAINER_STATE_RANK[s.state]);
+    if (!containerStatuses) return;
+    const next = { ...entry, containerStatuses, timestamp: Math.max(entry.timestamp, timestamp) };
     try {
       if (ctx.cache.write(slot, next, { ifNoNewerThan: entry.timestamp })) return;
     } catch {
