@@ -17,7 +17,9 @@
  *    returned (comparable with the agent's config.seen → started_at: all pods of a
  *    batch are seen at once). Removed afterwards (not timed). Then the same at
  *    C=8 with the kubelet's own sandbox and container configs (lib/raw-kubelet-pod.ts:
- *    seccomp RuntimeDefault for the pause container as upstream, DNS, labels, ...);
+ *    seccomp RuntimeDefault for the pause container as upstream, DNS, labels, ...),
+ *    and at C=8 with the kubelet's work for each pod (also its files and status
+ *    reads: six calls; lib/raw-kubelet-pod.ts);
  * 3. agent: all manifests written before the agent starts (a node boot: the first
  *    file-source SET holds every pod), then the CLI is spawned. Wall to all Running =
  *    spawn → first /pods poll where every pod is phase Running with every container
@@ -38,7 +40,7 @@
  * Writes bench/results/startup.{json,md} (or --out NAME).
  * Args: --scenarios containerd,sim  --containerd-pods 100  --sim-pods 1000
  *       --containerd-endpoint unix:///run/kubelet-ts-containerd/containerd.sock
- *       --containerd-conc 8,16  --sim-conc 8,32  --kubelet-conc 8 ('' = none)  --sim-latency lognormal:0.7:5
+ *       --containerd-conc 8,16  --sim-conc 8,32  --kubelet-conc 8 ('' = none)  --work-conc 8 ('' = none)  --sim-latency lognormal:0.7:5
  *       --timeout-s 600  --agent-args "--worker-threads=2 ..." (extra agent flags, space separated)
  *       --agent-node-flags "--cpu-prof --cpu-prof-dir=/tmp/prof" (node flags for the agent process only)
  */
@@ -66,6 +68,11 @@ const CD_ENDPOINT = arg('containerd-endpoint', 'unix:///run/kubelet-ts-container
 const CD_CONC = arg('containerd-conc', '8,16').split(',').map(Number);
 const SIM_CONC = arg('sim-conc', '8,32').split(',').map(Number);
 const KUBELET_CONC = arg('kubelet-conc', '8').split(',').filter(Boolean).map(Number);
+const WORK_CONC = arg('work-conc', '8').split(',').filter(Boolean).map(Number);
+
+/** minimal: runRawPod; kubelet: the kubelet's configs, same three calls; work: also its files and status reads (lib/raw-kubelet-pod.ts). */
+type RawKind = 'minimal' | 'kubelet' | 'work';
+const RAW_KIND_SUFFIX: Record<RawKind, string> = { minimal: '', kubelet: ', kubelet configs', work: ', kubelet work' };
 const SIM_LATENCY = arg('sim-latency', 'lognormal:0.7:5');
 const TIMEOUT_MS = Number(arg('timeout-s', '600')) * 1000;
 const AGENT_ARGS = arg('agent-args', '').split(' ').filter(Boolean);
@@ -106,7 +113,7 @@ async function rawRun(
   concurrency: number,
   namespace: string,
   logRoot: string,
-  kind: 'minimal' | 'kubelet' = 'minimal',
+  kind: RawKind = 'minimal',
 ): Promise<RawResult> {
   const fromBatch = new Array<number>(n);
   const service = new Array<number>(n);
@@ -121,9 +128,10 @@ async function rawRun(
       const b = performance.now();
       const name = `p-${i}-${NODE}`;
       const uid = `${namespace}-uid-${i}`;
-      if (kind === 'kubelet') {
+      if (kind !== 'minimal') {
         const manifest = podManifest(`p-${i}`, namespace, [{ name: 'c', command: COMMAND, image: IMAGE }]);
-        await runKubeletConfigPod(cri, { manifest, nodeName: NODE, podLogsDir: logRoot, imageRef: IMAGE });
+        const work = kind === 'work' ? { rootDir: join(logRoot, 'root'), containerLogsDir: join(logRoot, 'containers') } : undefined;
+        await runKubeletConfigPod(cri, { manifest, nodeName: NODE, podLogsDir: logRoot, imageRef: IMAGE, work });
       } else {
         const logDirectory = join(logRoot, `${namespace}_${name}_${uid}`);
         mkdirSync(logDirectory, { recursive: true }); // the kubelet makes the pod log dir too
@@ -141,7 +149,7 @@ async function rawRun(
   const times = await criTimes(cri, namespace);
   const criStarted = Object.values(times).map((t) => t.containerStarted - t0Wall);
   return {
-    path: kind === 'kubelet' ? `raw C=${concurrency}, kubelet configs` : `raw C=${concurrency}`,
+    path: `raw C=${concurrency}${RAW_KIND_SUFFIX[kind]}`,
     concurrency,
     pods: n,
     wallS: round(wall / 1000, 3),
@@ -384,6 +392,7 @@ export interface ScenarioResult {
   ratioVsRawC8: number;
   /** agent wall (from spawn) / raw C=8 made with the kubelet's own sandbox and container configs */
   ratioVsRawC8KubeletConfigs?: number;
+  ratioVsRawC8KubeletWork?: number;
   ratioFromHealthzVsRawC8: number;
   ratioFromFirstSeenVsRawC8: number;
 }
@@ -409,10 +418,14 @@ async function scenario(
   try {
     await warmUp(cri, endpoint, logRoot, pollIntervalMs);
     const raw: RawResult[] = [];
-    const phases = [...concs.map((c) => ({ c, kind: 'minimal' as const })), ...KUBELET_CONC.map((c) => ({ c, kind: 'kubelet' as const }))];
+    const phases = [
+      ...concs.map((c) => ({ c, kind: 'minimal' as const })),
+      ...KUBELET_CONC.map((c) => ({ c, kind: 'kubelet' as const })),
+      ...WORK_CONC.map((c) => ({ c, kind: 'work' as const })),
+    ];
     for (const { c, kind } of phases) {
       const ns = `su-raw-${uniq()}`;
-      const what = `raw C=${c}${kind === 'kubelet' ? ' (kubelet configs)' : ''}`;
+      const what = `raw C=${c}${RAW_KIND_SUFFIX[kind]}`;
       try {
         const quiet = await quietMachine();
         log(`  ${what}: ${n} pods`);
@@ -433,7 +446,8 @@ async function scenario(
       `  agent: wall ${agent.wallS} s (from healthz ${agent.wallFromHealthzS} s), per-pod p50 ${agent.perPodP50Ms} ms p99 ${agent.perPodP99Ms} ms`,
     );
     const base = raw.find((r) => r.path === 'raw C=8') ?? raw[0];
-    const kubeletBase = raw.find((r) => r.path === 'raw C=8, kubelet configs');
+    const kubeletBase = raw.find((r) => r.path === `raw C=8${RAW_KIND_SUFFIX.kubelet}`);
+    const workBase = raw.find((r) => r.path === `raw C=8${RAW_KIND_SUFFIX.work}`);
     return {
       runtime,
       pods: n,
@@ -443,6 +457,7 @@ async function scenario(
       agent,
       ratioVsRawC8: round(agent.wallS / base.wallS, 2),
       ...(kubeletBase ? { ratioVsRawC8KubeletConfigs: round(agent.wallS / kubeletBase.wallS, 2) } : {}),
+      ...(workBase ? { ratioVsRawC8KubeletWork: round(agent.wallS / workBase.wallS, 2) } : {}),
       ratioFromHealthzVsRawC8: round(agent.wallFromHealthzS / base.wallS, 2),
       ratioFromFirstSeenVsRawC8: round(agent.wallFromFirstSeenS / base.wallS, 2),
     };

@@ -4,20 +4,37 @@
  * generatePodSandboxConfig (seccomp RuntimeDefault for the pause container
  * as upstream, the DNS config from the node's resolv.conf, port mappings,
  * labels) and the container config of generateContainerConfig (labels,
- * annotations, env, linux resources, masked paths). Three calls as
- * runRawPod: RunPodSandbox + CreateContainer + StartContainer. Not made: the
- * files the kubelet writes and mounts (/etc/hosts, termination log), its
- * status reads and lists. So "agent / this" is the agent's overhead for the
- * same pods, and "this / runRawPod" what the kubelet's requests cost the
- * runtime over minimal ones.
+ * annotations, env, linux resources, masked paths).
+ *
+ * Two levels:
+ * - configs: three calls as runRawPod (RunPodSandbox + CreateContainer +
+ *   StartContainer), no files, no status reads. "agent / this" is the agent's
+ *   overhead for the same pods, "this / runRawPod" what the kubelet's requests
+ *   cost the runtime over minimal ones.
+ * - work: also the rest of what a kubelet must do to start the pod and learn
+ *   that it runs, with the agent's own functions, one pod at a time and no
+ *   kubelet around it: the pod's directories (pods/<uid>/volumes, plugins),
+ *   PodSandboxStatus after RunPodSandbox (its IPs, as upstream SyncPod),
+ *   ImageStatus before CreateContainer (upstream EnsureImageExists), the
+ *   restart count from the log directory, the hosts file and the
+ *   termination-message file (makeMounts), the legacy log link after
+ *   StartContainer, and one ContainerStatus (the least a kubelet reads to
+ *   report the container; upstream's relist inspection reads more). Six calls.
+ *   "agent / this" is what the agent adds beyond the work itself: process
+ *   start, manifests, dispatch, PLEG, status, and its concurrency.
  */
 import { mkdirSync, readFileSync } from 'node:fs';
 import { totalmem } from 'node:os';
+import { join } from 'node:path';
 import { realClock } from '../../src/common/clock.js';
+import { LinuxMounter } from '../../src/common/mounter.js';
 import type { CriClient } from '../../src/cri/client.js';
 import { decodePodManifest } from '../../src/main/podconfig/manifest.js';
 import { FILE_SOURCE } from '../../src/main/podconfig/types.js';
+import { legacyLogLinkPath, linkContainerLog } from '../../src/workers/logs/legacy-log-link.js';
 import { generateContainerConfig } from '../../src/workers/sync/container-config.js';
+import { containerLogsDirectory, restartCountFromLogDir } from '../../src/workers/sync/log-restart-count.js';
+import { makeMounts } from '../../src/workers/sync/make-mounts.js';
 import { buildPodLogsDirectory, generatePodSandboxConfig } from '../../src/workers/sync/sandbox-config.js';
 
 export interface KubeletPodOptions {
@@ -27,9 +44,12 @@ export interface KubeletPodOptions {
   podLogsDir: string;
   /** Resolved image reference for the container configs (the agent's ImageStatus answer). */
   imageRef: string;
+  /** Also the files and status reads a kubelet makes (the "work" level); absent: configs only. */
+  work?: { rootDir: string; containerLogsDir: string };
 }
 
 let resolvConf: string | undefined;
+const mounter = new LinuxMounter();
 
 export async function runKubeletConfigPod(cri: CriClient, o: KubeletPodOptions): Promise<void> {
   const pod = decodePodManifest(JSON.stringify(o.manifest), {
@@ -40,20 +60,48 @@ export async function runKubeletConfigPod(cri: CriClient, o: KubeletPodOptions):
     clock: realClock,
   });
   resolvConf ??= readFileSync('/etc/resolv.conf', 'utf8');
+  const podDir = o.work && join(o.work.rootDir, 'pods', pod.metadata.uid ?? '');
+  if (podDir) for (const d of ['volumes', 'plugins']) mkdirSync(join(podDir, d), { recursive: true, mode: 0o750 });
   const sandboxConfig = generatePodSandboxConfig(pod, 0, { podLogsDir: o.podLogsDir, clusterDNS: [], clusterDomain: '', resolvConf });
-  mkdirSync(buildPodLogsDirectory(o.podLogsDir, pod), { recursive: true, mode: 0o755 });
+  const podLogs = buildPodLogsDirectory(o.podLogsDir, pod);
+  mkdirSync(podLogs, { recursive: true, mode: 0o755 });
   const { podSandboxId } = await cri.runPodSandbox({ config: sandboxConfig });
-  for (let i = 0; i < (pod.spec.containers ?? []).length; i++) {
+  const ips: string[] = [];
+  if (o.work) {
+    const { status } = await cri.podSandboxStatus({ podSandboxId });
+    if (status?.network?.ip) ips.push(status.network.ip);
+  }
+  const containers = pod.spec.containers ?? [];
+  for (let i = 0; i < containers.length; i++) {
+    const c = containers[i];
+    let imageRef = o.imageRef;
+    if (o.work) imageRef = (await cri.imageStatus({ image: { image: c.image ?? '' } })).image?.id ?? imageRef;
     const config = generateContainerConfig(pod, i, {
       kind: 'regular',
-      restartCount: 0,
-      podIP: '',
-      podIPs: [],
+      restartCount: o.work ? restartCountFromLogDir(containerLogsDirectory(podLogs, c.name)) : 0,
+      podIP: ips[0] ?? '',
+      podIPs: ips,
       nodeName: o.nodeName,
-      imageRef: o.imageRef,
+      imageRef,
       memoryCapacityBytes: totalmem(),
+      ...(podDir && {
+        mounts: await makeMounts(pod, c, {
+          podDir,
+          volumes: {},
+          podIPs: ips,
+          hostname: pod.metadata.name ?? '',
+          domain: '',
+          env: [],
+          mounter, // used for subPath only; these pods have none
+        }),
+      }),
     });
     const { containerId } = await cri.createContainer({ podSandboxId, config, sandboxConfig });
     await cri.startContainer({ containerId });
+    if (o.work && config.logPath) {
+      const link = legacyLogLinkPath(o.work.containerLogsDir, pod.metadata.name ?? '', pod.metadata.namespace ?? '', c.name, containerId);
+      linkContainerLog(link, join(podLogs, config.logPath), o.work.containerLogsDir);
+      await cri.containerStatus({ containerId });
+    }
   }
 }
