@@ -33,7 +33,7 @@
  * tearing down the previous batch for seconds after its pods are removed.
  *
  * Headline ratio: agent wall (from spawn) / raw wall at C=8. The agent's effective CRI
- * concurrency is not fixed (2 worker threads × up to 8 concurrent pod syncs, each
+ * concurrency is not fixed (up to 12 concurrent pod syncs over 2 worker threads, each
  * SyncPod calling the runtime in sequence), so C=8 is the FACTS figure for containerd
  * and the higher C is reported beside it.
  *

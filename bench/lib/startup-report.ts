@@ -18,7 +18,7 @@ export function markdown(results: ScenarioResult[], meta: Record<string, unknown
       'vs the same sandboxes and containers created by a raw CRI script (`runRawPod`: RunPodSandbox + CreateContainer + StartContainer) in the same run. ' +
       'Agent wall = agent spawn → first `/pods` poll showing every pod Running with every container running; raw wall = batch start → last StartContainer returned. ' +
       "Per-pod: agent = `kubernetes.io/config.seen` → container CRI `started_at`; raw = batch start → that pod's StartContainer returned. " +
-      '**Headline ratio = agent wall (from spawn) / raw wall at C=8** (the agent has no fixed CRI concurrency: 2 worker threads × ≤8 concurrent pod syncs, each SyncPod sequential; C=8 is the FACTS figure). ' +
+      '**Headline ratio = agent wall (from spawn) / raw wall at C=8** (the agent has no fixed CRI concurrency: up to 12 concurrent pod syncs over 2 worker threads, each SyncPod sequential; C=8 is the FACTS figure). ' +
       '"raw C=8, kubelet configs" makes the same three calls with the sandbox and container configs the kubelet generates for these pods ' +
       '(seccomp RuntimeDefault for the pause container as upstream, DNS from the node, labels, annotations, linux resources), without the files it writes or its reads; ' +
       '"raw C=8, kubelet work" adds the rest of what a kubelet must do to start each pod and learn that it runs, with the agent\'s own functions ' +
