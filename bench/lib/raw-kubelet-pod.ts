@@ -35,7 +35,7 @@ import { legacyLogLinkPath, linkContainerLog } from '../../src/workers/logs/lega
 import { generateContainerConfig } from '../../src/workers/sync/container-config.js';
 import { containerLogsDirectory, restartCountFromLogDir } from '../../src/workers/sync/log-restart-count.js';
 import { makeMounts } from '../../src/workers/sync/make-mounts.js';
-import { buildPodLogsDirectory, generatePodSandboxConfig } from '../../src/workers/sync/sandbox-config.js';
+import { buildPodLogsDirectory, generatePodSandboxConfig, podHostNameAndDomain } from '../../src/workers/sync/sandbox-config.js';
 
 export interface KubeletPodOptions {
   /** The static pod manifest (as the agent reads it). */
@@ -89,8 +89,7 @@ export async function runKubeletConfigPod(cri: CriClient, o: KubeletPodOptions):
           podDir,
           volumes: {},
           podIPs: ips,
-          hostname: pod.metadata.name ?? '',
-          domain: '',
+          ...podHostNameAndDomain(pod),
           env: [],
           mounter, // used for subPath only; these pods have none
         }),
