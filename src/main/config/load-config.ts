@@ -18,6 +18,7 @@ import path from 'node:path';
 import { parseDocument } from 'yaml';
 import * as z from 'zod';
 import { ConfigError } from '../../common/errors.js';
+import { GO_YAML_OPTIONS, goYamlToJson } from '../../common/yaml-go.js';
 import { parseFlags, type ParsedFlags } from './flag-parser.js';
 import type { FlagTarget } from './flags.js';
 import {
@@ -156,9 +157,15 @@ export function loadConfigFile(file: string, readFile: (p: string) => string): K
   } catch (err) {
     fail(`cannot read --config file ${file}: ${(err as Error).message}`);
   }
-  const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
+  // Scalars as the Go kubelet reads them (common/yaml-go.ts): `yes`/`on`/`y` are booleans, `017` octal, `e1` a string.
+  const doc = parseDocument(text, { ...GO_YAML_OPTIONS, prettyErrors: true, uniqueKeys: true });
   if (doc.errors.length > 0) fail(`${file}: invalid YAML: ${doc.errors[0].message}`);
-  const raw: unknown = doc.toJS();
+  const raw = goYamlToJson(doc.toJS(GO_YAML_OPTIONS), {
+    bigint: false,
+    fail: (at, message) => {
+      throw new ConfigFileError([{ path: formatFieldPath(at), message, where: `${file}: ${formatFieldPath(at) || '(top level)'}` }]);
+    },
+  });
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
     fail(`${file}: expected a KubeletConfiguration object (apiVersion: kubelet.config.k8s.io/v1beta1, kind: KubeletConfiguration)`);
   }

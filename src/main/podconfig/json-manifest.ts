@@ -2,8 +2,9 @@
  * A fast path for manifests that are plain JSON (what `kubectl -o json` and
  * config managers write): JSON.parse instead of the YAML parser, which costs
  * ~0.3 ms a manifest (1000 static pods: ~0.3 s of the main thread before the
- * first SET). It must give exactly what `yaml.parse(text, { version: '1.1',
- * intAsBigInt: true })` gives, so it only answers for the texts where that is
+ * first SET). It must give exactly what the YAML path of parseManifest
+ * (common/yaml-go.ts: yaml.parse with GO_YAML_OPTIONS, then goYamlToJson with
+ * bigint integers) gives, so it only answers for the texts where that is
  * certain and returns undefined (use the YAML parser) for anything else:
  *
  *  - not valid JSON, or its top level is not an object;
@@ -52,7 +53,7 @@ function countPairs(text: string): number | undefined {
   return pairs;
 }
 
-/** The document of a JSON manifest as the YAML 1.1 parser reads it (integers as bigint), or undefined: parse it as YAML. */
+/** The document of a JSON manifest as the YAML path reads it (integers as bigint), or undefined: parse it as YAML. */
 export function parseJsonManifest(text: string): Record<string, unknown> | undefined {
   const start = text.trimStart()[0];
   if (start !== '{' || NOT_PRINTABLE_ASCII.test(text)) return undefined;

@@ -8,6 +8,7 @@ import { parse as parseYaml } from 'yaml';
 import { Counter, type Registry } from 'prom-client';
 import type { z } from 'zod';
 import { ManifestError } from '../../common/errors.js';
+import { GO_YAML_OPTIONS, goYamlToJson, type GoYamlPath } from '../../common/yaml-go.js';
 import { PodListSchema, PodSchema, type Pod } from '../../api/pod.js';
 import { applyStaticPodDefaults, type StaticPodDefaultsOptions } from './defaults.js';
 import { parseJsonManifest } from './json-manifest.js';
@@ -38,9 +39,11 @@ function withNumbers(v: unknown): unknown {
 }
 
 /**
- * Parses YAML or JSON text into one document, with YAML 1.1 rules as the Go
- * kubelet's sigs.k8s.io/yaml (go-yaml v2) applies them: `yes`/`no`/`on`/`off`
- * are booleans and `0644` is octal. Returns the document (integers as
+ * Parses YAML or JSON text into one document as the Go kubelet does
+ * (util/yaml.ToJSON: go-yaml v2 scalars, then sigs.k8s.io/yaml's YAMLToJSON;
+ * see common/yaml-go.ts): `e1` and `12:30` are strings, `yes`/`on`/`y` are
+ * booleans, `0644`/`0o644` octal, `0x1f` hex, `1_000` an integer, and a
+ * `.inf`/`.nan` value is an error. Returns the document (integers as
  * numbers) and the same document with exact (bigint) integers, which the
  * static-pod UID hashes. Throws ManifestError.
  */
@@ -48,11 +51,17 @@ export function parseManifest(body: string, where: string): { doc: Record<string
   // Plain JSON skips the YAML parser when the result is certain to be the same (json-manifest.ts).
   let exact: unknown = parseJsonManifest(body);
   if (exact === undefined) {
+    let parsed: unknown;
     try {
-      exact = parseYaml(body, { version: '1.1', intAsBigInt: true });
+      parsed = parseYaml(body, GO_YAML_OPTIONS);
     } catch (err) {
       fail(where, `not valid YAML or JSON: ${(err as Error).message.split('\n')[0]}`, err);
     }
+    exact = goYamlToJson(parsed, {
+      bigint: true,
+      fail: (path: GoYamlPath, reason: string) =>
+        fail(where, `cannot convert YAML to JSON: ${path.length ? path.join('.') : '<root>'}: ${reason}`),
+    });
   }
   if (exact === null || typeof exact !== 'object' || Array.isArray(exact)) fail(where, 'the document is not an object');
   return { doc: withNumbers(exact) as Record<string, unknown>, exact: exact as Record<string, unknown> };
