@@ -5,14 +5,21 @@
  *     [--seed N] [--latency [RPC=]SPEC ...] [--error-rate RPC=RATE[:CODE] ...]
  *     [--image REF ...] [--allow-image GLOB ...] [--pull-latency MS|SPEC]
  *     [--stop-delay MS] [--pod-subnet CIDR] [--log-format text|json]
+ *     [--owner-pid-file PATH [--orphan-grace DURATION]]
  *
  * SPEC is fixed:MS, uniform:MIN:MAX or lognormal:MEDIAN:P99. SIGTERM/SIGINT
- * close the server and exit 0.
+ * close the server and exit 0. With --owner-pid-file the runtime also closes
+ * and exits 0 once the pid in that file has named no live process for
+ * --orphan-grace (a Go duration, default 60s; see src/sim/owner-watch.ts).
  */
 import { pathToFileURL } from 'node:url';
 import { Command, InvalidArgumentError } from 'commander';
+import { realClock } from '../common/clock.js';
 import { createLogger } from '../common/logger.js';
+import { pidAlive, readPidFile } from '../common/pid-file.js';
+import { parseDuration } from '../main/config/duration.js';
 import { parseLatency, type FaultConfig, type LatencySpec } from './faults.js';
+import { OwnerWatch } from './owner-watch.js';
 import { startSimRuntime } from './server.js';
 
 const collect = (v: string, prev: string[]) => [...prev, v];
@@ -21,6 +28,17 @@ function parseNonNegative(v: string): number {
   const n = Number(v);
   if (!Number.isFinite(n) || n < 0) throw new InvalidArgumentError(`want a number >= 0, got "${v}"`);
   return n;
+}
+
+function parseGrace(v: string): number {
+  let ms: number;
+  try {
+    ms = parseDuration(v);
+  } catch (err) {
+    throw new InvalidArgumentError((err as Error).message);
+  }
+  if (ms < 0) throw new InvalidArgumentError(`want a duration >= 0, got "${v}"`);
+  return ms;
 }
 
 function latencyOrMs(v: string): LatencySpec {
@@ -64,6 +82,8 @@ export async function main(argv: readonly string[]): Promise<void> {
     .option('--stop-delay <ms>', 'how long a stopped container takes to die (capped by the stop timeout)', parseNonNegative, 0)
     .option('--pod-subnet <cidr>', 'pod IP range', '10.244.0.0/16')
     .option('--log-format <format>', 'text or json', 'text')
+    .option('--owner-pid-file <path>', 'file holding the pid of the owning agent; exit when that process stays gone')
+    .option('--orphan-grace <duration>', 'how long the owner may be gone before exiting (with --owner-pid-file)', parseGrace, 60_000)
     .exitOverride();
 
   try {
@@ -84,8 +104,15 @@ export async function main(argv: readonly string[]): Promise<void> {
     stopDelay: number;
     podSubnet: string;
     logFormat: string;
+    ownerPidFile?: string;
+    orphanGrace: number;
   }>();
   const log = createLogger({ format: o.logFormat === 'json' ? 'json' : 'text', verbosity: 0, component: 'kubelet-ts-sim' });
+  if (program.getOptionValueSource('orphanGrace') === 'cli' && o.ownerPidFile === undefined) {
+    log.error('--orphan-grace needs --owner-pid-file');
+    process.exitCode = 2;
+    return;
+  }
   try {
     const sim = await startSimRuntime({
       listen: o.listen,
@@ -100,14 +127,31 @@ export async function main(argv: readonly string[]): Promise<void> {
     });
     log.info({ endpoint: sim.endpoint, control: sim.controlEndpoint ?? '' }, 'Simulated CRI runtime listening');
     await new Promise<void>((resolve, reject) => {
-      const stop = (signal: NodeJS.Signals) => {
-        log.info({ signal }, 'Shutting down');
-        process.off('SIGTERM', stop);
-        process.off('SIGINT', stop);
+      let watch: OwnerWatch | undefined;
+      const close = () => {
+        watch?.stop();
+        process.off('SIGTERM', onSignal);
+        process.off('SIGINT', onSignal);
         sim.close().then(resolve, reject);
       };
-      process.on('SIGTERM', stop);
-      process.on('SIGINT', stop);
+      const onSignal = (signal: NodeJS.Signals) => {
+        log.info({ signal }, 'Shutting down');
+        close();
+      };
+      process.on('SIGTERM', onSignal);
+      process.on('SIGINT', onSignal);
+      const ownerFile = o.ownerPidFile;
+      if (ownerFile !== undefined) {
+        watch = new OwnerWatch({
+          clock: realClock,
+          graceMs: o.orphanGrace,
+          readOwner: () => readPidFile(ownerFile),
+          isAlive: pidAlive,
+          logger: log,
+          onOrphaned: close,
+        });
+        watch.start();
+      }
     });
   } catch (err) {
     log.error({ err }, 'kubelet-ts-sim failed');
