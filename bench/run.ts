@@ -27,6 +27,7 @@ const BENCHES: Record<string, string> = {
   'relist-decode': 'relist-decode.bench.ts',
   memory: 'memory.bench.ts',
   'cri-transport': 'cri-transport.bench.ts',
+  'log-serving': 'log-serving.bench.ts',
 };
 
 const [name, ...rest] = process.argv.slice(2);

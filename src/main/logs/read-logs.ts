@@ -11,7 +11,10 @@
  *   or a check every second), reopens the path when the file was rotated
  *   (renamed or recreated), and ends once the container is no longer running
  *   and everything written has been read; also when `signal` aborts.
- * Malformed lines are skipped. Only I/O; runs on the main thread.
+ * Malformed lines are skipped. Only I/O; runs on the main thread, so its cost
+ * per step is bounded: it reads READ_CHUNK bytes, parses the lines in them
+ * and hands their output to `write` in one call (back-pressure then holds the
+ * next read), whatever the length of the file.
  */
 import { watch, type FSWatcher } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
@@ -35,7 +38,7 @@ export async function findTailLineStart(fh: FileHandle, n: number): Promise<numb
     left = Math.max(0, right - BLOCK);
     buf = Buffer.alloc(right - left);
     await fh.read(buf, 0, buf.length, left);
-    for (const b of buf) if (b === NL) count++;
+    for (let i = buf.indexOf(NL); i >= 0; i = buf.indexOf(NL, i + 1)) count++;
   }
   for (; count > n; count--) {
     const idx = buf.indexOf(NL) + 1;
@@ -95,27 +98,46 @@ export async function readLogs(o: ReadLogsOptions): Promise<void> {
   let found = true;
   let pending = Buffer.alloc(0);
   const chunk = Buffer.alloc(READ_CHUNK);
+  /** Output of the lines parsed since the last flush. */
+  let out: Buffer[] = [];
+  let outBytes = 0;
 
-  const emit = async (raw: Buffer) => {
+  const flush = async () => {
+    if (outBytes === 0) return;
+    const batch = out.length === 1 ? out[0] : Buffer.concat(out, outBytes);
+    out = [];
+    outBytes = 0;
+    await o.write(batch);
+  };
+
+  /** Adds one line's output to the batch; false once the byte limit is reached. */
+  const emit = (raw: Buffer): boolean => {
     let line;
     try {
       line = parseCriLogLine(raw);
     } catch (err) {
       o.onBadLine?.(raw.toString(), (err as Error).message);
-      return;
+      return true;
     }
     if (line.timeNs >= opts.sinceNs) {
-      let out = opts.timestamps && isNewLine ? Buffer.concat([Buffer.from(`${line.timestamp} `), line.content]) : line.content;
-      if (out.length > remain) out = out.subarray(0, remain);
-      if (out.length > 0) await o.write(out);
-      remain -= out.length;
-      if (remain <= 0) throw new Stop();
+      if (opts.timestamps && isNewLine) push(Buffer.from(`${line.timestamp} `));
+      push(line.content);
+      if (remain <= 0) return false;
     }
     if (limited) limitedNum--;
     isNewLine = line.content.length === 0 || line.content[line.content.length - 1] === NL;
+    return true;
+  };
+  const push = (b: Buffer) => {
+    if (b.length > remain) b = b.subarray(0, remain);
+    if (b.length === 0) return;
+    out.push(b); // a view of `pending`, which each read replaces rather than overwrites
+    outBytes += b.length;
+    remain -= b.length;
   };
 
-  try {
+  /** Returns at the end (or throws Stop at the byte limit) with the last lines' output still in the batch. */
+  const pump = async (): Promise<void> => {
     for (;;) {
       if (o.signal?.aborted || (limited && limitedNum === 0)) return;
       const { bytesRead } = await fh.read(chunk, 0, READ_CHUNK, pos);
@@ -124,16 +146,18 @@ export async function readLogs(o: ReadLogsOptions): Promise<void> {
         pending = pending.length ? Buffer.concat([pending, chunk.subarray(0, bytesRead)]) : Buffer.from(chunk.subarray(0, bytesRead));
         let start = 0;
         for (let nl = pending.indexOf(NL); nl >= 0; nl = pending.indexOf(NL, start)) {
-          await emit(pending.subarray(start, nl + 1));
+          const more = emit(pending.subarray(start, nl + 1));
           start = nl + 1;
+          if (!more) throw new Stop();
           if (limited && limitedNum === 0) return;
         }
         pending = pending.subarray(start);
+        await flush();
         continue;
       }
       // End of file.
       if (!opts.follow) {
-        if (pending.length > 0) await emit(pending); // an incomplete last line, as upstream
+        if (pending.length > 0) emit(pending); // an incomplete last line, as upstream
         return;
       }
       if (!found) return; // the container stopped and everything it wrote was read
@@ -155,8 +179,13 @@ export async function readLogs(o: ReadLogsOptions): Promise<void> {
         }
       }
     }
-  } catch (err) {
-    if (!(err instanceof Stop)) throw err;
+  };
+
+  try {
+    await pump().catch((err: unknown) => {
+      if (!(err instanceof Stop)) throw err;
+    });
+    if (!o.signal?.aborted) await flush();
   } finally {
     watcher?.close();
     await fh.close();

@@ -64,6 +64,24 @@ export function containerIdForLogs(podName: string, status: PodStatus | undefine
   return id.replace(/^[a-z0-9-]+:\/\//, '');
 }
 
+/**
+ * Resolves when `res` drains or the request ends (`signal`, which the server
+ * aborts when the response closes). Each wait removes its listeners, so a
+ * long stream holds at most one of each, whatever the number of chunks.
+ */
+function drained(res: ServerResponse, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    if (signal.aborted) return resolve();
+    res.on('drain', done);
+    signal.addEventListener('abort', done);
+  });
+}
+
 /** Serves one request; `parts` are the decoded path segments after /containerLogs/. */
 export async function serveContainerLogs(
   host: ContainerLogsHost,
@@ -112,12 +130,7 @@ export async function serveContainerLogs(
       clock: host.clock,
       signal,
       isRunning: () => host.isRunning(id),
-      write: (chunk) =>
-        new Promise<void>((resolve) => {
-          if (res.write(chunk)) resolve();
-          else res.once('drain', resolve);
-          res.once('close', resolve);
-        }),
+      write: (chunk) => (res.write(chunk) ? Promise.resolve() : drained(res, signal)),
     });
   } catch (err) {
     // Headers are out: the best we can do is end the stream with the reason.
