@@ -67,6 +67,12 @@ export interface RelistSummary {
   containersByState: Record<'created' | 'running' | 'exited' | 'unknown', number>;
   /** Record table slots in use after the relist. */
   slotCount: number;
+  /**
+   * Pods the record table could not hold (CapacityError: table full, uid too
+   * long, room for large pods used up), left out of this relist; the others
+   * were recorded and diffed.
+   */
+  skipped: { uid: string; name: string; namespace: string; reason: string }[];
   /** The relist's events (upstream generateEvents over every pod's old and new records), keys in `data`. */
   events: PlegEvent[];
   /** For each pod with events that the runtime still lists: its ids, for inspection without a re-list. */

@@ -127,13 +127,47 @@ describe('PodStatusCache', () => {
     expect(() => c.write(1, status('p1'))).toThrow(KubeletTsError);
   });
 
-  it('keeps the previous status when a new one does not fit', () => {
-    const c = PodStatusCache.create({ capacity: 1, slotBytes: 1024 });
+  const many = (uid: string, n: number, timestamp = 1000): PodStatus => {
+    const base = status(uid, timestamp);
+    const c = base.containerStatuses[0];
+    return { ...base, containerStatuses: Array.from({ length: n }, (_, i) => ({ ...c, id: `${i}`.padStart(64, '0'), name: `c${i}` })) };
+  };
+
+  it("keeps a status larger than the slot in the slot's extent, readable from every view, and reuses it", () => {
+    const c = PodStatusCache.create({ capacity: 2, slotBytes: 1024 });
+    const fixed = c.buffer.byteLength;
+    const a = c.allocate('p1');
+    const b = c.allocate('p2');
+    c.write(b, status('p2'));
+    const big = many('p1', 200);
+    c.write(a, big);
+    expect(c.buffer.byteLength).toBeGreaterThan(fixed);
+    expect(c.read(a, 'p1')).toEqual(big);
+    expect(PodStatusCache.attach(c.buffer).read(a, 'p1')).toEqual(big);
+    expect(c.read(b, 'p2')).toEqual(status('p2'));
+    // Smaller again (in place), then large again, then another pod in the freed slot: no new memory.
+    const grown = c.buffer.byteLength;
+    c.write(a, status('p1', 2000));
+    expect(c.read(a, 'p1')).toEqual(status('p1', 2000));
+    c.write(a, many('p1', 150, 3000));
+    c.free('p1');
+    const again = c.allocate('p3');
+    expect(again).toBe(a);
+    c.write(again, many('p3', 200));
+    expect(c.read(again, 'p3')).toEqual(many('p3', 200));
+    expect(c.buffer.byteLength).toBe(grown);
+  });
+
+  it('keeps the previous status when the room for large statuses is used up (CapacityError naming the pod)', () => {
+    const c = PodStatusCache.create({ capacity: 1, slotBytes: 1024, extentBytes: 64 * 1024 });
     const slot = c.allocate('p1');
     const s = status('p1');
     c.write(slot, s);
-    expect(() => c.write(slot, status('p1', 2, 'x'.repeat(2000)))).toThrow(/pod p1 needs \d+ bytes/);
+    expect(() => c.write(slot, many('p1', 1000, 2))).toThrow(CapacityError);
+    expect(() => c.write(slot, many('p1', 1000, 2))).toThrow(/the status of pod p1 \(\d+ bytes encoded\)/);
     expect(c.read(slot)).toEqual(s);
+    c.write(slot, status('p1', 3));
+    expect(c.read(slot)?.timestamp).toBe(3);
   });
 
   it('detects a second writer on the same slot', () => {

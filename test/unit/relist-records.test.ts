@@ -25,6 +25,7 @@ describe('RelistRecordTable', () => {
   it('sizes the buffer', () => {
     const t = RelistRecordTable.create({ capacity: 5 });
     expect(t.buffer.byteLength).toBe(bytesFor(5, 32, 4));
+    expect(t.buffer.growable).toBe(true);
     expect(t.maxContainersPerPod).toBe(32);
     expect(t.maxSandboxesPerPod).toBe(4);
   });
@@ -164,23 +165,66 @@ describe('RelistRecordTable', () => {
     expect(t.diffSlot(slot)?.containers).toEqual([{ key: idKey(C2), old: 'non-existent', new: 'running' }]);
   });
 
-  it('throws CapacityError naming the pod and counts on per-pod overflow', () => {
-    const t = RelistRecordTable.create({ capacity: 2, maxContainersPerPod: 2, maxSandboxesPerPod: 1 });
+  const running = (n: number, prefix = 'c') => Array.from({ length: n }, (_, i) => ({ id: `${prefix}${i}`, state: 'running' as const }));
+
+  it('records a pod with more containers and sandboxes than a slot holds, in an extent, and diffs it', () => {
+    const t = RelistRecordTable.create({ capacity: 4, maxContainersPerPod: 2, maxSandboxesPerPod: 1 });
+    const fixed = t.buffer.byteLength;
+    const boxes = [
+      { id: S1, state: 'notready' as const },
+      { id: hex('b'), state: 'ready' as const },
+    ];
     t.beginGeneration();
-    const three = [C1, C2, hex('3')].map((id) => ({ id, state: 'running' as const }));
-    expect(() => t.putPod('big', [], three)).toThrow(CapacityError);
-    expect(() => t.putPod('big', [], three)).toThrow(/pod big has 3 containers and 0 sandboxes.*at most 2 containers and 1 sandboxes/);
-    expect(() =>
-      t.putPod(
-        'big',
-        [
-          { id: S1, state: 'ready' },
-          { id: hex('b'), state: 'notready' },
-        ],
-        [],
-      ),
-    ).toThrow(CapacityError);
-    t.abortGeneration();
+    t.putPod('small', [], [{ id: C1, state: 'running' }]);
+    t.putPod('big', boxes, running(200));
+    t.commitGeneration();
+    expect(t.buffer.byteLength).toBeGreaterThan(fixed);
+    const big = t.slotOf('big')!;
+    expect(t.records(big, 'new').containers.length).toBe(200 * RECORD_WORDS);
+    expect(t.records(big, 'new').sandboxes.length).toBe(2 * RECORD_WORDS);
+    expect(t.diffSlot(big)?.containers).toHaveLength(200);
+
+    // Another view of the buffer (another thread) reads the grown part.
+    const other = RelistRecordTable.attach(t.buffer);
+    expect(other.diffSlot(big)?.containers.filter((c) => c.new === 'running')).toHaveLength(200);
+
+    // One container dies: one change, found in the extent.
+    const next = running(200);
+    next[137] = { id: 'c137', state: 'exited' as never };
+    t.beginGeneration();
+    t.putPod('small', [], [{ id: C1, state: 'running' }]);
+    t.putPod('big', boxes, next);
+    t.commitGeneration();
+    expect(t.slotChanged(t.slotOf('small')!)).toBe(false);
+    expect(t.slotChanged(big)).toBe(true);
+    expect(t.diffSlot(big)?.containers.filter((c) => c.old !== c.new)).toEqual([{ key: idKey('c137'), old: 'running', new: 'exited' }]);
+
+    // The pod shrinks to fit in place, then grows again: the slot's extents are reused, nothing more is allocated.
+    const grown = t.buffer.byteLength;
+    t.beginGeneration();
+    t.putPod('big', [boxes[1]], [{ id: 'c0', state: 'running' }]);
+    t.commitGeneration();
+    expect(t.diffSlot(big)?.containers.filter((c) => c.new === 'non-existent')).toHaveLength(199);
+    for (let i = 0; i < 2; i++) {
+      t.beginGeneration();
+      t.putPod('big', boxes, next);
+      t.commitGeneration();
+    }
+    expect(t.buffer.byteLength).toBe(grown);
+    expect(t.slotChanged(big)).toBe(false);
+  });
+
+  it('when the room for extents is used up, only that pod is refused (CapacityError naming it); the others are recorded', () => {
+    const t = RelistRecordTable.create({ capacity: 4, maxContainersPerPod: 2, maxSandboxesPerPod: 1, extentBytes: 4096 });
+    t.beginGeneration();
+    t.putPod('a', [], [{ id: C1, state: 'running' }]);
+    expect(() => t.putPod('huge', [], running(1000))).toThrow(CapacityError);
+    expect(() => t.putPod('huge', [], running(1000))).toThrow(/relist records of pod huge \(1000 containers, 0 sandboxes\)/);
+    t.putPod('b', [], running(3));
+    t.commitGeneration();
+    expect(t.slotOf('huge')).toBeUndefined();
+    expect(t.records(t.slotOf('a')!, 'new').present).toBe(true);
+    expect(t.records(t.slotOf('b')!, 'new').containers.length).toBe(3 * RECORD_WORDS);
   });
 
   it('throws CapacityError when the table is full', () => {

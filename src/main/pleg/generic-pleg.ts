@@ -96,6 +96,8 @@ export class GenericPleg implements PodLifecycleEventGenerator {
     GenericPlegOptions;
   private readonly sink: (event: PlegEvent) => boolean;
   private readonly names = new Map<string, { name: string; namespace: string }>();
+  /** Pods the last relist left out, with the reason logged. */
+  private skipped = new Map<string, string>();
   private podsToReinspect = new Map<string, PendingPod>();
   /** relistSoon's state: a timer armed, an early relist running, another asked for meanwhile, when the last one started. */
   private readonly early = { armed: false, running: false, again: false, lastStart: -Infinity };
@@ -340,6 +342,7 @@ export class GenericPleg implements PodLifecycleEventGenerator {
     metrics.lastSeen.set(timestamp / 1000);
     metrics.runningPods.set(summary.runningPods);
     for (const [state, n] of Object.entries(summary.containersByState)) metrics.runningContainers.set({ container_state: state }, n);
+    this.noteSkipped(summary.skipped);
     // A quiet relist ended in the loop's thread, which set the cache's global timestamp. Pods held for
     // reinspection make any relist a main-thread one (a loop restarted after its worker died has not been told).
     if (report.quiet && this.podsToReinspect.size === 0) {
@@ -371,6 +374,25 @@ export class GenericPleg implements PodLifecycleEventGenerator {
     metrics.relistPhase.observe({ phase: 'main' }, (end - received - (tInspectEnd - tInspectStart)) / 1000);
     metrics.relistDuration.observe((end - report.startedAt) / 1000);
     return { busy: this.podsToReinspect.size > 0 };
+  }
+
+  /** Logs a pod the relist left out when it first is (or its reason changes), and when it is recorded again. */
+  private noteSkipped(skipped: RelistSummary['skipped']): void {
+    const { logger, metrics } = this.o;
+    const now = new Map<string, string>();
+    for (const p of skipped) {
+      now.set(p.uid, p.reason);
+      if (this.skipped.get(p.uid) === p.reason) continue;
+      logger.error(
+        { pod: `${p.namespace}/${p.name}`, podUID: p.uid, err: p.reason },
+        "GenericPLEG: pod left out of the relist: its containers' changes are not seen until it fits",
+      );
+    }
+    for (const uid of this.skipped.keys()) {
+      if (!now.has(uid)) logger.info({ podUID: uid }, 'GenericPLEG: pod recorded by the relist again');
+    }
+    this.skipped = now;
+    metrics.skippedPods.set(now.size);
   }
 
   private async inspectAndPublish(

@@ -11,6 +11,8 @@ export interface PlegMetrics {
   runningContainers: Gauge<'container_state'>;
   /** kubelet-ts's own: where a relist's time goes (see RELIST_PHASES). */
   relistPhase: Histogram<'phase'>;
+  /** kubelet-ts's own: pods the last relist could not record (see RelistSummary.skipped). */
+  skippedPods: Gauge;
 }
 
 /**
@@ -53,6 +55,11 @@ export function plegMetrics(registry: Registry): PlegMetrics {
       name: 'kubelet_running_containers',
       help: 'Number of containers currently running',
       labelNames: ['container_state'],
+      registers,
+    }),
+    skippedPods: new Gauge({
+      name: 'kubelet_ts_pleg_skipped_pods',
+      help: 'Pods the last PLEG relist could not record and left out (their containers are not watched); the log says why.',
       registers,
     }),
     relistPhase: new Histogram({

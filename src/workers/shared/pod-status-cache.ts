@@ -32,16 +32,24 @@
  * Capacity: the caller derives it from maxPods, normally
  * `capacityForMaxPods(maxPods)` = 2 × maxPods, so terminating pods that still
  * have runtime state can coexist with newly admitted ones during churn.
+ *
+ * Size: a slot holds a status of up to `slotBytes` minus its header in place.
+ * A larger one (a pod with many containers) goes to the slot's extent after
+ * the slots (growable-arena.ts), which the writer allocates, under the slot's
+ * write lock, when the slot has none or a smaller one; the slot keeps it for
+ * later writes and pods. Readers find it through the slot header, under the
+ * same seqlock as the status.
  */
 import { rebuildSlotIndex } from './slot-index.js';
 import { CapacityError, KubeletTsError } from '../../common/errors.js';
+import { allocateExtent, createGrowableBuffer, DEFAULT_EXTENT_BYTES, initExtents, roomFor } from './growable-arena.js';
 import type { PodStatus } from '../../runtime/types.js';
 import { decodePodStatus, encodePodStatus } from './pod-status-codec.js';
 import { SeqLockArray, seqReadConsistent, seqWriteAcquire, seqWriteEnd } from './seqlock.js';
 
 export const POD_STATUS_CACHE_MAGIC = 0x4b505343; // 'KPSC'
 /** Bumped on any change to the header or slot layout below. */
-export const POD_STATUS_CACHE_VERSION = 1;
+export const POD_STATUS_CACHE_VERSION = 2;
 
 // Header, byte offsets.
 export const H_MAGIC = 0; // i32
@@ -51,6 +59,7 @@ export const H_SLOT_BYTES = 12; // i32
 export const H_GLOBAL_SEQ = 16; // i32 seqlock guarding H_GLOBAL_TS
 export const H_GENERATION = 20; // i32, Atomics.add on every write, free and setGlobalTimestamp
 export const H_GLOBAL_TS = 24; // f64 ms since the epoch; NaN = never set
+export const H_EXT_TOP = 32; // i32 bytes of extents allocated; H_EXT_TOP + 4: the fixed part's size (growable-arena.ts)
 export const HEADER_BYTES = 64;
 
 // Slot, byte offsets from the slot start. A slot is `slotBytes` long, 8-aligned.
@@ -61,19 +70,27 @@ export const S_LENGTH = 16; // u32 encoded status length; 0 = no status yet
 export const S_UID_LENGTH = 20; // u32 uid UTF-8 length
 export const S_UID = 24; // UID_BYTES of uid
 export const UID_BYTES = 64;
-export const SLOT_HEADER_BYTES = S_UID + UID_BYTES; // 88; the encoded status follows
+export const S_EXT_OFFSET = 88; // u32 byte offset of the slot's extent; 0 = none. Kept across writes and pods.
+export const S_EXT_BYTES = 92; // u32 the extent's size
+export const SLOT_HEADER_BYTES = 96; // the encoded status follows, when it fits (else it is in the extent)
 
 export const SLOT_FREE = 0;
 export const SLOT_USED = 1;
 
 export const DEFAULT_SLOT_BYTES = 16 * 1024;
 const MIN_SLOT_BYTES = 256;
+/** Smallest extent. */
+const MIN_EXTENT_BYTES = 64 * 1024;
+/** No encoded status is larger (the codec's own limits are 65535 containers and strings of 64 KiB). */
+const MAX_STATUS_BYTES = 256 * 1024 * 1024;
 
 export interface PodStatusCacheOptions {
   /** Number of slots; see `capacityForMaxPods`. */
   capacity: number;
-  /** Bytes per slot including the 88-byte slot header; multiple of 8. Default 16 KiB. */
+  /** Bytes per slot including the 96-byte slot header; multiple of 8. Default 16 KiB. */
   slotBytes?: number;
+  /** Room for the extents of statuses larger than a slot (address space, grown into as needed). */
+  extentBytes?: number;
 }
 
 /** The slot count to create for a node admitting `maxPods` pods: 2× for churn headroom. */
@@ -81,7 +98,7 @@ export function capacityForMaxPods(maxPods: number): number {
   return maxPods * 2;
 }
 
-/** SharedArrayBuffer size for `capacity` slots of `slotBytes`. */
+/** SharedArrayBuffer size for `capacity` slots of `slotBytes` (the fixed part; extents come after it). */
 export function bytesFor(capacity: number, slotBytes = DEFAULT_SLOT_BYTES): number {
   return HEADER_BYTES + capacity * slotBytes;
 }
@@ -98,8 +115,10 @@ export class PodStatusCache {
   private readonly view: DataView;
   private readonly u8: Uint8Array;
   private readonly locks: SeqLockArray;
-  /** Private (non-shared) scratch: encode target and read snapshot. */
-  private readonly scratch: Uint8Array;
+  /** Private (non-shared) scratch: encode target and read snapshot; grows for statuses larger than a slot. */
+  private scratch: Uint8Array;
+  /** The largest status a slot holds in place. */
+  private readonly inPlace: number;
   private readonly uidScratch = new Uint8Array(UID_BYTES * 3);
   readonly capacity: number;
   readonly slotBytes: number;
@@ -115,7 +134,8 @@ export class PodStatusCache {
     this.capacity = this.view.getInt32(H_CAPACITY, true);
     this.slotBytes = this.view.getInt32(H_SLOT_BYTES, true);
     this.locks = new SeqLockArray(this.i32, HEADER_BYTES / 4 + S_SEQ / 4, this.slotBytes / 4, this.capacity);
-    this.scratch = new Uint8Array(this.slotBytes - SLOT_HEADER_BYTES);
+    this.inPlace = this.slotBytes - SLOT_HEADER_BYTES;
+    this.scratch = new Uint8Array(this.inPlace);
   }
 
   /** Main thread: a new cache; this instance owns slot allocation. */
@@ -127,7 +147,9 @@ export class PodStatusCache {
     if (!Number.isInteger(slotBytes) || slotBytes % 8 !== 0 || slotBytes < MIN_SLOT_BYTES) {
       throw new KubeletTsError(`pod status cache slotBytes must be a multiple of 8 and >= ${MIN_SLOT_BYTES}, got ${slotBytes}`);
     }
-    const sab = new SharedArrayBuffer(bytesFor(opts.capacity, slotBytes));
+    const fixed = bytesFor(opts.capacity, slotBytes);
+    const sab = createGrowableBuffer(fixed, opts.extentBytes ?? DEFAULT_EXTENT_BYTES);
+    initExtents(new Int32Array(sab), H_EXT_TOP / 4, fixed);
     const view = new DataView(sab);
     view.setInt32(H_MAGIC, POD_STATUS_CACHE_MAGIC, true);
     view.setInt32(H_VERSION, POD_STATUS_CACHE_VERSION, true);
@@ -157,8 +179,8 @@ export class PodStatusCache {
       );
     }
     const expected = bytesFor(view.getInt32(H_CAPACITY, true), view.getInt32(H_SLOT_BYTES, true));
-    if (sab.byteLength !== expected) {
-      throw new KubeletTsError(`pod status cache buffer is ${sab.byteLength} bytes, header says ${expected}`);
+    if (sab.byteLength < expected || view.getInt32(H_EXT_TOP + 4, true) !== expected) {
+      throw new KubeletTsError(`pod status cache buffer is ${sab.byteLength} bytes, header says ${expected} and more`);
     }
     const cache = new PodStatusCache(sab, opts.owner === true);
     if (cache.owner) cache.rebuildIndex();
@@ -263,7 +285,7 @@ export class PodStatusCache {
    * status), KubeletTsError if the slot is free or holds another pod.
    */
   write(slot: number, status: PodStatus, options: { ifNotOlder?: boolean; ifNoNewerThan?: number } = {}): boolean {
-    const len = encodePodStatus(status, this.scratch);
+    const len = this.encode(status);
     const b = this.base(slot);
     const uidLen = encoder.encodeInto(status.uid, this.uidScratch).written;
     const seqIndex = (b + S_SEQ) / 4;
@@ -277,12 +299,43 @@ export class PodStatusCache {
       Atomics.sub(this.i32, seqIndex, 1); // nothing written: the sequence goes back, readers need not retry
       return false;
     }
+    let at = b + SLOT_HEADER_BYTES;
+    if (len > this.inPlace) {
+      try {
+        at = this.extentFor(b, len, status.uid);
+      } catch (err) {
+        Atomics.sub(this.i32, seqIndex, 1); // nothing written
+        throw err;
+      }
+    }
     this.view.setUint32(b + S_LENGTH, len, true);
     this.view.setFloat64(b + S_TIMESTAMP, status.timestamp, true);
-    this.u8.set(len === this.scratch.byteLength ? this.scratch : this.scratch.subarray(0, len), b + SLOT_HEADER_BYTES);
+    this.u8.set(this.scratch.subarray(0, len), at);
     seqWriteEnd(this.i32, seqIndex, slot);
     Atomics.add(this.i32, H_GENERATION / 4, 1);
     return true;
+  }
+
+  /** Encodes into the scratch, growing it (up to MAX_STATUS_BYTES) while the status does not fit; returns the length. */
+  private encode(status: PodStatus): number {
+    for (;;) {
+      try {
+        return encodePodStatus(status, this.scratch);
+      } catch (err) {
+        if (!(err instanceof CapacityError) || this.scratch.byteLength >= MAX_STATUS_BYTES) throw err;
+        this.scratch = new Uint8Array(Math.min(MAX_STATUS_BYTES, roomFor(this.scratch.byteLength * 2, MIN_EXTENT_BYTES)));
+      }
+    }
+  }
+
+  /** Under the slot's write lock: the byte offset of an extent of at least `len` bytes for the slot at `b`. */
+  private extentFor(b: number, len: number, uid: string): number {
+    if (this.view.getUint32(b + S_EXT_BYTES, true) >= len) return this.view.getUint32(b + S_EXT_OFFSET, true);
+    const bytes = roomFor(len, MIN_EXTENT_BYTES);
+    const at = allocateExtent(this.buffer, this.i32, H_EXT_TOP / 4, bytes, `the status of pod ${uid} (${len} bytes encoded)`);
+    this.view.setUint32(b + S_EXT_OFFSET, at, true);
+    this.view.setUint32(b + S_EXT_BYTES, bytes, true);
+    return at;
   }
 
   /**
@@ -329,7 +382,6 @@ export class PodStatusCache {
   read(slot: number, expectedUid?: string): PodStatus | undefined {
     const b = this.base(slot);
     const uidLen = expectedUid === undefined ? -1 : encoder.encodeInto(expectedUid, this.uidScratch).written;
-    const scratch = this.scratch;
     const len = seqReadConsistent(
       this.i32,
       (b + S_SEQ) / 4,
@@ -340,14 +392,19 @@ export class PodStatusCache {
           return 0;
         }
         const n = this.view.getUint32(b + S_LENGTH, true);
-        if (n > scratch.byteLength) throw new RangeError('torn length');
-        scratch.set(this.u8.subarray(b + SLOT_HEADER_BYTES, b + SLOT_HEADER_BYTES + n));
+        let at = b + SLOT_HEADER_BYTES;
+        if (n > this.inPlace) {
+          at = this.view.getUint32(b + S_EXT_OFFSET, true);
+          if (n > this.view.getUint32(b + S_EXT_BYTES, true) || at + n > this.u8.length) throw new RangeError('torn length');
+          if (n > this.scratch.byteLength) this.scratch = new Uint8Array(roomFor(n, MIN_EXTENT_BYTES));
+        }
+        this.scratch.set(this.u8.subarray(at, at + n));
         return n;
       },
       undefined,
       slot,
     );
-    return len === 0 ? undefined : decodePodStatus(scratch, len);
+    return len === 0 ? undefined : decodePodStatus(this.scratch, len);
   }
 
   /** Any thread. `read` with a required uid check. */

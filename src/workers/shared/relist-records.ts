@@ -25,15 +25,23 @@
  * Id keys: a record stores the 64-bit `idKey` of the CRI id (see id-key.ts),
  * not the id. Diffs report keys; resolve them to ids with `idKey` over the
  * candidate ids (the new runtime list, the cached PodStatus of the pod).
+ *
+ * Size: a slot holds `maxSandboxesPerPod` sandbox and `maxContainersPerPod`
+ * container records per generation in place. A pod with more keeps that
+ * generation's records in an extent after the slots (growable-arena.ts),
+ * which its slot keeps for the next pods; so any pod can be recorded, and
+ * memory grows only for the pods that need it.
  */
 import { CapacityError, KubeletTsError } from '../../common/errors.js';
+import { allocateExtent, createGrowableBuffer, DEFAULT_EXTENT_BYTES, initExtents, roomFor } from './growable-arena.js';
+import { diffRecords, RECORD_WORDS, REC_HI, REC_LO, REC_STATE, sameRecordsAt, type RecordDiff } from './record-compare.js';
 import { rebuildSlotIndex } from './slot-index.js';
 import type { ContainerState, SandboxState } from '../../runtime/types.js';
-import { idKeyInto, keyString } from './id-key.js';
+import { idKeyInto } from './id-key.js';
 
 export const RELIST_RECORDS_MAGIC = 0x4b52454c; // 'KREL'
 /** Bumped on any change to the layout below. */
-export const RELIST_RECORDS_VERSION = 1;
+export const RELIST_RECORDS_VERSION = 2;
 
 // Header, Int32 word indexes.
 export const H_MAGIC = 0;
@@ -50,6 +58,9 @@ export const H_COMMITTED = 7;
 export const H_WRITER = 8;
 /** Bumped by every commit and abort; a writer whose index is older rebuilds it. */
 export const H_EPOCH = 9;
+/** Extent allocation (growable-arena.ts): bytes allocated after the fixed part, and the fixed part's size. */
+export const H_EXT_TOP = 10;
+export const H_EXT_FIXED = 11;
 export const HEADER_WORDS = 16;
 
 // Slot, Int32 word offsets from the slot start.
@@ -62,12 +73,16 @@ export const S_GENS = S_UID + UID_BYTES / 4; // two generation blocks follow
 export const G_PRESENT = 0;
 export const G_SANDBOX_COUNT = 1;
 export const G_CONTAINER_COUNT = 2;
-export const G_RECORDS = 3; // maxSandboxes sandbox records, then maxContainers container records
-// Record, word offsets: key high/low 32 bits, state code.
-export const REC_HI = 0;
-export const REC_LO = 1;
-export const REC_STATE = 2;
-export const RECORD_WORDS = 3;
+/** The generation's extent (word index, 0 = none) and its size in records; kept when a later pod fits in place. */
+export const G_EXT_AT = 3;
+export const G_EXT_RECORDS = 4;
+/**
+ * In place: maxSandboxes sandbox records, then maxContainers container
+ * records. A generation with more sandboxes or containers than that keeps
+ * them all in its extent instead: the sandboxes, then the containers.
+ */
+export const G_RECORDS = 5;
+export { RECORD_WORDS, REC_STATE };
 
 export const SLOT_FREE = 0;
 export const SLOT_USED = 1;
@@ -86,14 +101,19 @@ export const SANDBOX_STATE_CODES: Readonly<Record<SandboxState, number>> = { rea
 const CONTAINER_STATE_NAMES = ['non-existent', 'created', 'running', 'exited', 'unknown'] as const;
 const SANDBOX_STATE_NAMES = ['non-existent', 'ready', 'notready'] as const;
 
-export type RecordState<S extends string> = S | 'non-existent';
 export type Generation = 'old' | 'new';
+/** Smallest extent, in records. */
+const MIN_EXTENT_RECORDS = 64;
 
 export interface RelistRecordTableOptions {
   /** Slots; normally capacityForMaxPods(maxPods) like the status cache. */
   capacity: number;
+  /** Container records a slot holds in place per generation; a pod with more uses an extent. */
   maxContainersPerPod?: number;
+  /** Sandbox records a slot holds in place per generation; a pod with more uses an extent. */
   maxSandboxesPerPod?: number;
+  /** Room for extents (address space, grown into as needed). Default DEFAULT_EXTENT_BYTES. */
+  extentBytes?: number;
 }
 
 export function generationWords(maxSandboxes: number, maxContainers: number): number {
@@ -104,7 +124,7 @@ export function slotWords(maxSandboxes: number, maxContainers: number): number {
   return S_GENS + 2 * generationWords(maxSandboxes, maxContainers);
 }
 
-/** SharedArrayBuffer size for the table. */
+/** SharedArrayBuffer size for the table's fixed part (header and slots). */
 export function bytesFor(
   capacity: number,
   maxContainers = DEFAULT_MAX_CONTAINERS_PER_POD,
@@ -123,13 +143,6 @@ export interface SlotRecords {
   present: boolean;
   sandboxes: Uint32Array;
   containers: Uint32Array;
-}
-
-export interface RecordDiff<S extends string> {
-  /** idKey of the id; use `idKey` on candidate ids to resolve. */
-  key: string;
-  old: RecordState<S>;
-  new: RecordState<S>;
 }
 
 export interface SlotDiff {
@@ -158,6 +171,9 @@ export class RelistRecordTable {
   private writing = false;
   private readonly key = new Uint32Array(2);
   private readonly uidBytes = new Uint8Array(UID_BYTES * 3);
+  /** Scratch for `locate`: [sandbox word, sandbox count, container word, container count]. */
+  private readonly oldAt = new Int32Array(4);
+  private readonly newAt = new Int32Array(4);
 
   private constructor(readonly buffer: SharedArrayBuffer) {
     this.u32 = new Uint32Array(buffer);
@@ -180,8 +196,10 @@ export class RelistRecordTable {
     ] as const) {
       if (!Number.isInteger(v) || v < 1) throw new KubeletTsError(`relist record table ${what} must be a positive integer, got ${v}`);
     }
-    const sab = new SharedArrayBuffer(bytesFor(opts.capacity, maxC, maxS));
+    const fixed = bytesFor(opts.capacity, maxC, maxS);
+    const sab = createGrowableBuffer(fixed, opts.extentBytes ?? DEFAULT_EXTENT_BYTES);
     const u32 = new Uint32Array(sab);
+    initExtents(new Int32Array(sab), H_EXT_TOP, fixed);
     u32[H_MAGIC] = RELIST_RECORDS_MAGIC;
     u32[H_VERSION] = RELIST_RECORDS_VERSION;
     u32[H_CAPACITY] = opts.capacity;
@@ -206,8 +224,8 @@ export class RelistRecordTable {
       );
     }
     const expected = bytesFor(u32[H_CAPACITY], u32[H_MAX_CONTAINERS], u32[H_MAX_SANDBOXES]);
-    if (sab.byteLength !== expected) {
-      throw new KubeletTsError(`relist record table buffer is ${sab.byteLength} bytes, header says ${expected}`);
+    if (sab.byteLength < expected || u32[H_EXT_FIXED] !== expected) {
+      throw new KubeletTsError(`relist record table buffer is ${sab.byteLength} bytes, header says ${expected} and more`);
     }
     const table = new RelistRecordTable(sab);
     table.rebuildIndex();
@@ -251,39 +269,48 @@ export class RelistRecordTable {
 
   /**
    * Writer. Records `uid`'s sandboxes and containers in the generation being
-   * filled. Throws CapacityError if the table is full or the pod has more
-   * records than a slot holds (the generation should then be aborted).
+   * filled. Throws CapacityError, with nothing of this pod written, when the
+   * pod cannot be recorded (the table is full, the uid is too long, or the
+   * room for extents is used up); the other pods of the generation are not
+   * affected: the caller skips this one and goes on.
    */
   putPod(uid: string, sandboxes: readonly RecordInput<SandboxState>[], containers: readonly RecordInput<ContainerState>[]): void {
     if (!this.writing) throw new KubeletTsError('relist record table: putPod outside beginGeneration/commitGeneration');
-    if (containers.length > this.maxContainersPerPod || sandboxes.length > this.maxSandboxesPerPod) {
-      throw new CapacityError(
-        `pod ${uid} has ${containers.length} containers and ${sandboxes.length} sandboxes; the relist record table ` +
-          `holds at most ${this.maxContainersPerPod} containers and ${this.maxSandboxesPerPod} sandboxes per pod; ` +
-          'raise maxContainersPerPod / maxSandboxesPerPod',
-      );
-    }
     let slot = this.index.get(uid);
     if (slot === undefined) slot = this.allocate(uid);
     if (this.putThisGen.has(slot)) {
       throw new KubeletTsError(`relist record table: pod ${uid} put twice in one generation; group runtime pods by uid first`);
     }
-    this.putThisGen.add(slot);
     const next = this.newGen() === 0 ? 1 : 0;
     const g = this.genBase(slot, next);
     const u32 = this.u32;
+    const ns = sandboxes.length;
+    const nc = containers.length;
+    let s0 = g + G_RECORDS;
+    let c0 = s0 + RECORD_WORDS * this.maxSandboxesPerPod;
+    if (ns > this.maxSandboxesPerPod || nc > this.maxContainersPerPod) {
+      if (u32[g + G_EXT_RECORDS] < ns + nc) {
+        const records = roomFor(ns + nc, MIN_EXTENT_RECORDS);
+        const what = `the relist records of pod ${uid} (${nc} containers, ${ns} sandboxes)`;
+        u32[g + G_EXT_AT] = allocateExtent(this.buffer, this.i32, H_EXT_TOP, 4 * RECORD_WORDS * records, what) / 4;
+        u32[g + G_EXT_RECORDS] = records;
+      }
+      s0 = u32[g + G_EXT_AT];
+      c0 = s0 + RECORD_WORDS * ns;
+    }
+    this.putThisGen.add(slot);
     const key = this.key;
     u32[g + G_PRESENT] = 1;
-    u32[g + G_SANDBOX_COUNT] = sandboxes.length;
-    u32[g + G_CONTAINER_COUNT] = containers.length;
-    let r = g + G_RECORDS;
+    u32[g + G_SANDBOX_COUNT] = ns;
+    u32[g + G_CONTAINER_COUNT] = nc;
+    let r = s0;
     for (let i = 0; i < sandboxes.length; i++, r += RECORD_WORDS) {
       idKeyInto(sandboxes[i].id, key);
       u32[r + REC_HI] = key[0];
       u32[r + REC_LO] = key[1];
       u32[r + REC_STATE] = SANDBOX_STATE_CODES[sandboxes[i].state];
     }
-    r = g + G_RECORDS + RECORD_WORDS * this.maxSandboxesPerPod;
+    r = c0;
     for (let i = 0; i < containers.length; i++, r += RECORD_WORDS) {
       idKeyInto(containers[i].id, key);
       u32[r + REC_HI] = key[0];
@@ -305,6 +332,7 @@ export class RelistRecordTable {
       );
     }
     const b = this.slotBase(slot);
+    // A freed slot keeps its extents (G_EXT_*) for the next pod.
     this.u32[this.genBase(slot, 0) + G_PRESENT] = 0;
     this.u32[this.genBase(slot, 1) + G_PRESENT] = 0;
     this.u32[b + S_UID_LENGTH] = n;
@@ -398,19 +426,39 @@ export class RelistRecordTable {
     return this.index.get(uid);
   }
 
+  /**
+   * Where generation block `g`'s records are: out = [sandbox word, sandbox
+   * count, container word, container count]; counts are 0 when absent.
+   */
+  private locate(g: number, out: Int32Array): void {
+    const u32 = this.u32;
+    const present = u32[g + G_PRESENT] === 1;
+    const ns = present ? u32[g + G_SANDBOX_COUNT] : 0;
+    const nc = present ? u32[g + G_CONTAINER_COUNT] : 0;
+    out[1] = ns;
+    out[3] = nc;
+    if (ns <= this.maxSandboxesPerPod && nc <= this.maxContainersPerPod) {
+      out[0] = g + G_RECORDS;
+      out[2] = g + G_RECORDS + RECORD_WORDS * this.maxSandboxesPerPod;
+      return;
+    }
+    const at = u32[g + G_EXT_AT];
+    if (at === 0 || ns + nc > u32[g + G_EXT_RECORDS] || at + RECORD_WORDS * (ns + nc) > u32.length) {
+      throw new KubeletTsError(`relist record table: generation block at word ${g} names an extent it does not have`);
+    }
+    out[0] = at;
+    out[2] = at + RECORD_WORDS * ns;
+  }
+
   /** Zero-copy views of one generation of `slot`. */
   records(slot: number, gen: Generation): SlotRecords {
     const g = this.genBase(slot, gen === 'new' ? this.newGen() : this.newGen() === 0 ? 1 : 0);
-    const u32 = this.u32;
-    const present = u32[g + G_PRESENT] === 1;
-    const ns = present ? Math.min(u32[g + G_SANDBOX_COUNT], this.maxSandboxesPerPod) : 0;
-    const nc = present ? Math.min(u32[g + G_CONTAINER_COUNT], this.maxContainersPerPod) : 0;
-    const s0 = g + G_RECORDS;
-    const c0 = s0 + RECORD_WORDS * this.maxSandboxesPerPod;
+    const at = this.newAt;
+    this.locate(g, at);
     return {
-      present,
-      sandboxes: u32.subarray(s0, s0 + RECORD_WORDS * ns),
-      containers: u32.subarray(c0, c0 + RECORD_WORDS * nc),
+      present: this.u32[g + G_PRESENT] === 1,
+      sandboxes: this.u32.subarray(at[0], at[0] + RECORD_WORDS * at[1]),
+      containers: this.u32.subarray(at[2], at[2] + RECORD_WORDS * at[3]),
     };
   }
 
@@ -426,19 +474,11 @@ export class RelistRecordTable {
     const present = u32[n + G_PRESENT] === 1;
     if ((u32[o + G_PRESENT] === 1) !== present) return true;
     if (!present) return false;
-    const ms = this.maxSandboxesPerPod;
-    const mc = this.maxContainersPerPod;
-    const containers = G_RECORDS + RECORD_WORDS * ms;
-    return (
-      !sameRecordsAt(u32, o + G_RECORDS, Math.min(u32[o + G_SANDBOX_COUNT], ms), n + G_RECORDS, Math.min(u32[n + G_SANDBOX_COUNT], ms)) ||
-      !sameRecordsAt(
-        u32,
-        o + containers,
-        Math.min(u32[o + G_CONTAINER_COUNT], mc),
-        n + containers,
-        Math.min(u32[n + G_CONTAINER_COUNT], mc),
-      )
-    );
+    const a = this.oldAt;
+    const b = this.newAt;
+    this.locate(o, a);
+    this.locate(n, b);
+    return !sameRecordsAt(u32, a[0], a[1], b[0], b[1]) || !sameRecordsAt(u32, a[2], a[3], b[2], b[3]);
   }
 
   /** Per id in either generation of `slot`: its old and new state ('non-existent' when absent). */
@@ -453,47 +493,4 @@ export class RelistRecordTable {
       containers: diffRecords(o.containers, n.containers, CONTAINER_STATE_NAMES),
     };
   }
-}
-
-function findRecord(recs: Uint32Array, hi: number, lo: number): number {
-  for (let r = 0; r < recs.length; r += RECORD_WORDS) {
-    if (recs[r + REC_HI] === hi && recs[r + REC_LO] === lo) return r;
-  }
-  return -1;
-}
-
-/** The `aCount` records at word `a` and the `bCount` at word `b` of `u32` hold the same ids in the same states (in any order). */
-function sameRecordsAt(u32: Uint32Array, a: number, aCount: number, b: number, bCount: number): boolean {
-  if (aCount !== bCount) return false;
-  const aEnd = a + RECORD_WORDS * aCount;
-  const bEnd = b + RECORD_WORDS * bCount;
-  for (let r = b; r < bEnd; r += RECORD_WORDS) {
-    let at = -1;
-    for (let q = a; q < aEnd; q += RECORD_WORDS) {
-      if (u32[q + REC_HI] === u32[r + REC_HI] && u32[q + REC_LO] === u32[r + REC_LO]) {
-        at = q;
-        break;
-      }
-    }
-    if (at < 0 || u32[at + REC_STATE] !== u32[r + REC_STATE]) return false;
-  }
-  return true;
-}
-
-function diffRecords<S extends string>(old: Uint32Array, cur: Uint32Array, names: readonly RecordState<S>[]): RecordDiff<S>[] {
-  const out: RecordDiff<S>[] = [];
-  const name = (code: number): RecordState<S> => names[code] ?? 'non-existent';
-  for (let r = 0; r < old.length; r += RECORD_WORDS) {
-    const at = findRecord(cur, old[r + REC_HI], old[r + REC_LO]);
-    out.push({
-      key: keyString(old[r + REC_HI], old[r + REC_LO]),
-      old: name(old[r + REC_STATE]),
-      new: at < 0 ? 'non-existent' : name(cur[at + REC_STATE]),
-    });
-  }
-  for (let r = 0; r < cur.length; r += RECORD_WORDS) {
-    if (findRecord(old, cur[r + REC_HI], cur[r + REC_LO]) >= 0) continue;
-    out.push({ key: keyString(cur[r + REC_HI], cur[r + REC_LO]), old: 'non-existent', new: name(cur[r + REC_STATE]) });
-  }
-  return out;
 }
