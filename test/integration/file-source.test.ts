@@ -205,6 +205,45 @@ describe('FileSource empty and missing paths', () => {
     await waitFor(() => h.logs.filter((l) => l['level'] === 50).length === 15, { what: 'one error per bad manifest' });
   });
 
+  it('a directory, a FIFO, a device and a broken symlink are skipped, each logged and counted once and again when it changes', async () => {
+    await put('good.yaml', manifest('good'));
+    await mkdir(join(dir, 'a-dir.yaml'));
+    execFileSync('mkfifo', [join(dir, 'b-fifo.yaml')]);
+    await symlink('/dev/zero', join(dir, 'c-zero.yaml'));
+    await symlink('d-loop.yaml', join(dir, 'd-loop.yaml'));
+    await symlink(join(dir, 'missing'), join(dir, 'e-dangling.yaml'));
+    const h = start({ checkFrequencyMs: 50 });
+    await waitFor(() => has(h.got, 'ADD:good-node1'));
+    const sets = h.sets;
+    await waitFor(() => h.sets >= sets + 3, { what: 'three more re-lists' });
+    const skips = () =>
+      h.logs
+        .filter((l) => l['level'] === 40)
+        .map((l) => [String(l['file']).slice(dir.length + 1), l['reason'], l['fileType'] ?? l['errno'], l['msg']]);
+    expect(skips()).toEqual([
+      ['a-dir.yaml', 'directory', undefined, 'Not recursing into manifest path'],
+      ['b-fifo.yaml', 'not_regular_file', 'FIFO', 'Manifest path is not a directory or regular file, skipping it'],
+      ['c-zero.yaml', 'not_regular_file', 'character device', 'Manifest path is not a directory or regular file, skipping it'],
+      ['d-loop.yaml', 'stat_failed', 'ELOOP', 'Cannot get metadata for manifest path, skipping it'],
+      ['e-dangling.yaml', 'stat_failed', 'ENOENT', 'Cannot get metadata for manifest path, skipping it'],
+    ]);
+    const metric = await h.registry.getSingleMetricAsString('kubelet_ts_static_pod_manifest_skipped_entries_total');
+    expect(metric).toContain('{reason="directory"} 1');
+    expect(metric).toContain('{reason="not_regular_file"} 2');
+    expect(metric).toContain('{reason="stat_failed"} 2');
+    expect(h.logs.filter((l) => l['level'] === 50)).toEqual([]);
+    expect(ops(h.got)).toEqual(['ADD:good-node1']);
+
+    await rm(join(dir, 'a-dir.yaml'), { recursive: true });
+    execFileSync('mkfifo', [join(dir, 'a-dir.yaml')]);
+    await waitFor(() => skips().length === 6, { what: 'the changed entry logged again' });
+    expect(skips()[5]).toEqual(['a-dir.yaml', 'not_regular_file', 'FIFO', 'Manifest path is not a directory or regular file, skipping it']);
+    const again = h.sets;
+    await waitFor(() => h.sets >= again + 3, { what: 'three more re-lists' });
+    expect(skips()).toHaveLength(6);
+    expect(ops(h.got)).toEqual(['ADD:good-node1']);
+  });
+
   it('an empty directory sends an empty SET and marks the source seen', async () => {
     const h = start();
     await waitFor(() => h.config.seenAllSources());

@@ -14,6 +14,14 @@
  *  - Directory mode: an unreadable, malformed or invalid manifest is skipped
  *    (its pod, if any, is removed by that SET); it is logged with its path and
  *    counted once per distinct error, and picked up again once fixed.
+ *  - Directory mode: an entry that is not a manifest (a directory, a FIFO, a
+ *    device or socket, a symlink to one, an entry stat fails on such as a
+ *    symlink loop or a dangling symlink) is skipped without being opened; it
+ *    is logged at warn and counted in SKIPPED_ENTRIES_METRIC{reason} when it
+ *    appears and each time what it is changes, not on every re-list.
+ *  - A manifest is read from a descriptor opened with O_NONBLOCK and checked
+ *    to be a regular file, so an entry swapped for a FIFO or a device between
+ *    the listing and the read never blocks nor streams without end.
  *  - Single-file mode: an invalid file sends no SET (the previous state is
  *    kept), as upstream.
  *  - A small regular file is read with synchronous calls (open, two reads,
@@ -23,12 +31,12 @@
  *    server) would stall the main thread in such a read, as it stalls
  *    upstream's file-source goroutine; keep staticPodPath on local disk.
  */
-import { closeSync, constants, openSync, readSync, watch, type FSWatcher } from 'node:fs';
-import { readFile, readdir, stat } from 'node:fs/promises';
+import { closeSync, constants, openSync, readSync, watch, type FSWatcher, type Stats } from 'node:fs';
+import { lstat, open, readdir, stat } from 'node:fs/promises';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { basename, dirname, join } from 'node:path';
 import type { Logger } from 'pino';
-import type { Counter, Registry } from 'prom-client';
+import { Counter, type Registry } from 'prom-client';
 import type { Clock } from '../../common/clock.js';
 import { ManifestError } from '../../common/errors.js';
 import type { Pod } from '../../api/pod.js';
@@ -57,16 +65,56 @@ export interface FileSourceOptions {
 
 type Decoded = { ok: true; pod: Pod } | { ok: false; error: ManifestError };
 
+const SKIPPED_ENTRIES_METRIC = 'kubelet_ts_static_pod_manifest_skipped_entries_total';
+
+/** Why a directory entry is not read as a manifest, with upstream extractFromDir's message for it. */
+const SKIP_MESSAGES = {
+  directory: 'Not recursing into manifest path',
+  not_regular_file: 'Manifest path is not a directory or regular file, skipping it',
+  stat_failed: 'Cannot get metadata for manifest path, skipping it',
+} as const;
+
+/** A directory entry that is not read as a manifest. */
+interface Skipped {
+  reason: keyof typeof SKIP_MESSAGES;
+  /** What the entry is (its file type or stat's errno): a change of it is logged again. */
+  detail: string;
+  fields: Record<string, unknown>;
+}
+
+/** kubelet_ts_static_pod_manifest_skipped_entries_total{reason} (not an upstream metric), one per registry. */
+function skippedEntriesCounter(registry: Registry): Counter<'reason'> {
+  const existing = registry.getSingleMetric(SKIPPED_ENTRIES_METRIC);
+  if (existing) return existing as Counter<'reason'>;
+  return new Counter({
+    name: SKIPPED_ENTRIES_METRIC,
+    help: 'Entries of the static pod directory skipped as not manifests (directory, not_regular_file, stat_failed), counted when one appears or changes.',
+    labelNames: ['reason'],
+    registers: [registry],
+  });
+}
+
+function fileType(info: Stats): string {
+  if (info.isFIFO()) return 'FIFO';
+  if (info.isCharacterDevice()) return 'character device';
+  if (info.isBlockDevice()) return 'block device';
+  if (info.isSocket()) return 'socket';
+  return 'unknown';
+}
+
 export class FileSource implements PodSource {
   readonly name = FILE_SOURCE;
   private readonly log: Logger;
   private readonly errors: Counter<'source'>;
+  private readonly skippedEntries: Counter<'reason'>;
   private readonly period: number;
   private readonly debounce: number;
   /** Last content and decode result per manifest path; a reused pod is cloned. */
   private readonly cache = new Map<string, { content: string; result: Decoded }>();
   /** Last error message reported per path (log and count once per distinct error). */
   private readonly reported = new Map<string, string>();
+  /** reason and detail of each entry the last directory listing skipped (logged and counted when they change). */
+  private skipped = new Map<string, string>();
   private out: SourceChannel | undefined;
   private signal: AbortSignal | undefined;
   private watcher: FSWatcher | undefined;
@@ -81,6 +129,7 @@ export class FileSource implements PodSource {
   constructor(private readonly opts: FileSourceOptions) {
     this.log = opts.logger.child({ source: FILE_SOURCE, path: opts.path });
     this.errors = manifestErrorsCounter(opts.registry);
+    this.skippedEntries = skippedEntriesCounter(opts.registry);
     this.period = opts.checkFrequencyMs ?? DEFAULT_FILE_CHECK_FREQUENCY_MS;
     this.debounce = opts.watchDebounceMs ?? DEFAULT_WATCH_DEBOUNCE_MS;
   }
@@ -174,6 +223,7 @@ export class FileSource implements PodSource {
       this.watcher = undefined;
       this.cache.clear();
       this.reported.clear();
+      this.skipped.clear();
       return this.emit([]);
     }
     this.missingLogged = false;
@@ -181,6 +231,7 @@ export class FileSource implements PodSource {
       this.ensureWatcher(path);
       return this.emit(await this.listDir(path));
     }
+    this.skipped.clear();
     if (info.isFile()) {
       this.ensureWatcher(dirname(path), basename(path));
       const r = await this.decodeFile(path, info.size);
@@ -196,18 +247,24 @@ export class FileSource implements PodSource {
       .filter((e) => !e.name.startsWith('.'))
       .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     const live = new Set<string>();
+    const skipped = new Map<string, Skipped>();
     // In name order for the result; the event loop runs between slices.
     const decoded: (Decoded | undefined)[] = [];
     for (let i = 0; i < entries.length; i++) {
       if (i > 0 && i % READ_SLICE === 0) await yieldToLoop();
-      decoded.push(await this.readEntry(join(dir, entries[i].name), entries[i].isFile(), live));
+      decoded.push(await this.readEntry(join(dir, entries[i].name), entries[i].isFile(), live, skipped));
     }
     this.prune(live);
+    this.reportSkipped(skipped);
     return decoded.flatMap((r) => (r?.ok ? [r.pod] : []));
   }
 
-  /** One directory entry: a small regular file (as readdir saw it) in one synchronous read, anything else through stat. */
-  private async readEntry(file: string, isFile: boolean, live: Set<string>): Promise<Decoded | undefined> {
+  /**
+   * One directory entry: a small regular file (as readdir saw it) in one
+   * synchronous read, anything else through stat; what is not a regular file
+   * (upstream extractFromDir's cases) goes to `skipped` unopened.
+   */
+  private async readEntry(file: string, isFile: boolean, live: Set<string>, skipped: Map<string, Skipped>): Promise<Decoded | undefined> {
     const content = isFile ? this.readSmallFile(file) : undefined;
     if (content !== undefined) {
       live.add(file);
@@ -217,16 +274,32 @@ export class FileSource implements PodSource {
     try {
       info = await stat(file);
     } catch (err) {
-      this.log.debug({ file, err }, 'Cannot get metadata for manifest');
+      const errno = (err as NodeJS.ErrnoException).code ?? 'unknown';
+      // Gone since the listing (not a dangling symlink): nothing to report.
+      if (errno === 'ENOENT' && !(await lstat(file).then(Boolean, () => false))) return undefined;
+      skipped.set(file, { reason: 'stat_failed', detail: errno, fields: { errno, err: { message: (err as Error).message } } });
       return undefined;
     }
-    if (info.isDirectory()) {
-      this.log.debug({ file }, 'Not recursing into manifest path');
-      return undefined;
+    if (info.isFile()) {
+      live.add(file);
+      return this.decodeFile(file, info.size);
     }
-    if (!info.isFile()) return undefined;
-    live.add(file);
-    return this.decodeFile(file, info.size);
+    if (info.isDirectory()) skipped.set(file, { reason: 'directory', detail: '', fields: {} });
+    else skipped.set(file, { reason: 'not_regular_file', detail: fileType(info), fields: { fileType: fileType(info) } });
+    return undefined;
+  }
+
+  /** Logs and counts each skipped entry that is new or changed since the previous listing. */
+  private reportSkipped(now: Map<string, Skipped>): void {
+    const keys = new Map<string, string>();
+    for (const [file, s] of now) {
+      const key = `${s.reason}:${s.detail}`;
+      keys.set(file, key);
+      if (this.skipped.get(file) === key) continue;
+      this.skippedEntries.inc({ reason: s.reason });
+      this.log.warn({ file, reason: s.reason, ...s.fields }, SKIP_MESSAGES[s.reason]);
+    }
+    this.skipped = keys;
   }
 
   /**
@@ -279,11 +352,14 @@ export class FileSource implements PodSource {
       };
     } else {
       try {
-        content ??= await readFile(file, 'utf8');
+        content ??= await readRegularFile(file);
       } catch (err) {
         result = {
           ok: false,
-          error: new ManifestError(`${file}: cannot read manifest: ${(err as Error).message}; check its permissions`, { cause: err }),
+          error:
+            err instanceof ManifestError
+              ? err
+              : new ManifestError(`${file}: cannot read manifest: ${(err as Error).message}; check its permissions`, { cause: err }),
         };
       }
       if (content === undefined) {
@@ -325,5 +401,21 @@ export class FileSource implements PodSource {
     this.reported.set(file, msg);
     this.errors.inc({ source: FILE_SOURCE });
     this.log.error({ file, err: { code: r.error.code, message: msg } }, 'Cannot process static pod manifest, skipping it');
+  }
+}
+
+/**
+ * The file's text, from a descriptor opened with O_NONBLOCK (a FIFO put in
+ * its place since the stat never blocks the open) and checked with fstat to
+ * be a regular file before any read.
+ */
+async function readRegularFile(file: string): Promise<string> {
+  const fh = await open(file, constants.O_RDONLY | constants.O_NONBLOCK);
+  try {
+    const info = await fh.stat();
+    if (!info.isFile()) throw new ManifestError(`${file}: cannot read manifest: it is a ${fileType(info)}, not a regular file`);
+    return await fh.readFile('utf8');
+  } finally {
+    await fh.close();
   }
 }
