@@ -109,6 +109,24 @@ export class ListenError extends KubeletTsError {
   override readonly code = 'KTS_ERR_LISTEN';
 }
 
+/**
+ * A file system call failed. The message names what was being made or read,
+ * the path, the call and path that failed and the errno; `path` is the path
+ * asked for, `errno` the system error code (EROFS, ENOSPC...), `cause` the
+ * system call's error.
+ */
+export class FileSystemError extends KubeletTsError {
+  override readonly code = 'KTS_ERR_FS';
+  constructor(
+    message: string,
+    readonly path: string,
+    readonly errno: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
 export const ERROR_CODES = {
   KubeletTsError: 'KTS_ERR',
   CriError: 'KTS_ERR_CRI',
@@ -126,4 +144,5 @@ export const ERROR_CODES = {
   MountError: 'KTS_ERR_MOUNT',
   VolumeError: 'KTS_ERR_VOLUME',
   ListenError: 'KTS_ERR_LISTEN',
+  FileSystemError: 'KTS_ERR_FS',
 } as const;

@@ -5,12 +5,12 @@
  * and the HTTP endpoints. Owns their shutdown order.
  */
 import { setMaxListeners } from 'node:events';
-import { mkdirSync } from 'node:fs';
 import os from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { realClock, type Clock } from '../common/clock.js';
+import { makeDirectory } from '../common/make-dir.js';
 import { CriClient } from '../cri/client.js';
 import type { KubeletConfig } from './config/kubelet-config.js';
 import type { ConfigSources } from './config/load-config.js';
@@ -105,9 +105,9 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
   };
   try {
     const rootDir = resolve(config.rootDir);
-    mkdirSync(rootDir, { recursive: true });
-    mkdirSync(config.podLogsDir, { recursive: true });
-    if (config.containerLogsDir) mkdirSync(config.containerLogsDir, { recursive: true });
+    makeDirectory(rootDir, 'the root directory (rootDir)');
+    makeDirectory(config.podLogsDir, 'the pod log directory (podLogsDir)');
+    if (config.containerLogsDir) makeDirectory(config.containerLogsDir, 'the container log directory (containerLogsDir)');
 
     const registry = new Registry();
     collectDefaultMetrics({ register: registry });

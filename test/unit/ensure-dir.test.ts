@@ -17,9 +17,18 @@ describe('ensureDir', () => {
     expect(statSync(join(dir, `x-${likely}`)).mode & 0o777).toBe(0o700);
   });
 
-  it.each([false, true])('fails as mkdir -p does where a file is in the way (likelyExists %s)', (likely) => {
-    writeFileSync(join(dir, `f-${likely}`), '');
-    expect(() => ensureDir(join(dir, `f-${likely}`), 0o750, likely)).toThrow(expect.objectContaining({ code: 'EEXIST' }));
-    expect(() => ensureDir(join(dir, `f-${likely}`, 'sub'), 0o750, likely)).toThrow(expect.objectContaining({ code: 'ENOTDIR' }));
+  it.each([false, true])('fails as mkdir -p does where a file is in the way, saying what and where (likelyExists %s)', (likely) => {
+    const file = join(dir, `f-${likely}`);
+    writeFileSync(file, '');
+    expect(() => ensureDir(file, 0o750, likely, 'the pod volumes directory')).toThrow(
+      expect.objectContaining({
+        code: 'KTS_ERR_FS',
+        errno: 'EEXIST',
+        message: `cannot create the pod volumes directory ${file}: file already exists (EEXIST)`,
+      }),
+    );
+    expect(() => ensureDir(join(file, 'sub'), 0o750, likely)).toThrow(
+      expect.objectContaining({ errno: 'ENOTDIR', message: `cannot create directory ${join(file, 'sub')}: not a directory (ENOTDIR)` }),
+    );
   });
 });

@@ -161,6 +161,20 @@ describe('restartCount from the log directory (upstream calcRestartCountByLogDir
   });
 });
 
+describe('the pod log directory (upstream createPodSandbox)', () => {
+  it('one that cannot be made fails the sandbox with an event naming the directory, the path and the cause', async () => {
+    const pod = makePod({ containers: [c('app')] }, 'blocked');
+    const dir = join(logsRoot, 'default_blocked_uid-blocked');
+    writeFileSync(dir, '');
+    const { cri, ctx, input } = harness(podStatus(pod, [], []));
+    const result = await syncPod(ctx, input(pod));
+    const message = `Failed to create pod sandbox: cannot create the pod log directory ${dir}: file already exists (EEXIST)`;
+    expect(result.error).toBe(message);
+    expect(result.events).toContainEqual({ type: 'Warning', reason: 'FailedCreatePodSandBox', message });
+    expect(cri.methods()).not.toContain('runPodSandbox');
+  });
+});
+
 describe('lifecycle hooks', () => {
   it('postStart failure: FailedPostStartHook event, the container is killed, waiting reason PostStartHookError', async () => {
     const pod = makePod({ containers: [c('app', { lifecycle: { postStart: { exec: { command: ['sh', '-c', 'exit 3'] } } } })] });

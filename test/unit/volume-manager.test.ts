@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, rm, stat } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -113,6 +113,16 @@ describe('VolumeManager', () => {
     expect((await stat(join(root, 'pods/u1/plugins'))).isDirectory()).toBe(true);
     expect(observed.sort()).toEqual(['fake/disk volume_mount success', 'fake/remount volume_mount success']);
     expect(registered.get('cm')).toBe(1);
+  });
+
+  it('a pod directory that cannot be made is an error naming the directory, the path and the cause', async () => {
+    await rm(join(root, 'pods'), { recursive: true, force: true });
+    await writeFile(join(root, 'pods'), '');
+    await expect(vm.waitForAttachAndMount(pod('u1', []))).rejects.toMatchObject({
+      code: 'KTS_ERR_FS',
+      errno: 'ENOTDIR',
+      message: `cannot create the pod volumes directory ${join(root, 'pods/u1/volumes')}: mkdir ${join(root, 'pods/u1')}: not a directory (ENOTDIR)`,
+    });
   });
 
   it.each([

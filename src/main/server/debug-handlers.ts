@@ -3,7 +3,10 @@
  * /debug/flags/v and /debug/pprof), behind enableDebuggingHandlers and
  * authenticated like every route of the main server:
  * - GET /debug/flags/v: the current verbosity; PUT with a number as body
- *   sets it at run time (enableDebugFlagsHandler).
+ *   sets it at run time (enableDebugFlagsHandler). At most
+ *   MAX_FLAG_BODY_BYTES of the body are read (upstream reads it all); a
+ *   longer one is invalid and its connection closed. An invalid value is
+ *   echoed up to ECHO_BYTES, with its size when it is cut.
  * - /debug/pprof/profile?seconds=N (default 30, 1-300): a CPU profile of the
  *   main thread, V8's .cpuprofile JSON (open it in Chrome DevTools or
  *   speedscope; it is not Go's pprof protobuf) (enableProfilingHandler).
@@ -39,13 +42,41 @@ function send(res: ServerResponse, status: number, body: string): void {
   res.end(body);
 }
 
-async function readBody(req: IncomingMessage): Promise<string> {
-  let body = '';
-  for await (const chunk of req) {
-    body += String(chunk);
-    if (body.length > 64) break;
-  }
-  return body;
+/** A verbosity is a few digits: reading a PUT body stops past this. */
+const MAX_FLAG_BODY_BYTES = 1024;
+/** The most of an invalid value echoed back. */
+const ECHO_BYTES = 100;
+
+/** The body's first `max` bytes, and whether that is all of it (else the rest is left unread). */
+function readBody(req: IncomingMessage, max: number): Promise<{ head: Buffer; complete: boolean }> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const finish = (complete: boolean) => {
+      req.off('data', onData).off('end', onEnd).off('error', reject);
+      resolve({ head: Buffer.concat(chunks), complete });
+    };
+    const onData = (chunk: Buffer) => {
+      if (size < max) chunks.push(chunk.subarray(0, max - size));
+      size += chunk.length;
+      if (size <= max) return;
+      req.pause();
+      finish(false);
+    };
+    const onEnd = () => finish(true);
+    req.on('data', onData).on('end', onEnd).on('error', reject);
+  });
+}
+
+/** An invalid value as JSON, cut at ECHO_BYTES with its size (the declared length when it was not all read). */
+function echo(head: Buffer, complete: boolean, contentLength: string | undefined): string {
+  if (complete && head.length <= ECHO_BYTES) return JSON.stringify(head.toString('utf8').trim());
+  const size = complete
+    ? `${head.length} bytes`
+    : /^[0-9]+$/.test(contentLength ?? '')
+      ? `${contentLength} bytes`
+      : `more than ${MAX_FLAG_BODY_BYTES} bytes`;
+  return `${JSON.stringify(head.subarray(0, ECHO_BYTES).toString('utf8'))}… (${size})`;
 }
 
 function seconds(query: URLSearchParams, def: number): number | undefined {
@@ -78,9 +109,14 @@ export async function routeDebug(
 ): Promise<boolean> {
   if (path === '/debug/flags/v' && on.flags) {
     if (method === 'PUT') {
-      const text = (await readBody(req)).trim();
+      const { head, complete } = await readBody(req, MAX_FLAG_BODY_BYTES);
+      const text = head.toString('utf8').trim();
       const v = Number(text);
-      if (!/^[0-9]+$/.test(text) || !Number.isSafeInteger(v)) return (send(res, 400, `invalid verbosity ${JSON.stringify(text)}\n`), true);
+      if (!complete || !/^[0-9]+$/.test(text) || !Number.isSafeInteger(v)) {
+        if (!complete) res.setHeader('connection', 'close');
+        send(res, 400, `invalid verbosity ${echo(head, complete, req.headers['content-length'])}: want a non-negative integer\n`);
+        return true;
+      }
       host.setVerbosity(v);
       send(res, 200, `successfully set klog.logging.verbosity to ${v}`);
     } else if (method === 'GET' || method === 'HEAD') send(res, 200, String(host.verbosity()));

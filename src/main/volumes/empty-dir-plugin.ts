@@ -8,12 +8,13 @@
  * The same directory logic backs the volumes upstream "wraps" in an emptyDir:
  * configMap (disk), secret, downwardAPI and projected (memory).
  */
-import { access, chmod, lstat, mkdir, rm, writeFile } from 'node:fs/promises';
+import { access, chmod, lstat, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Volume } from '../../api/core-v1.js';
 import type { Pod } from '../../api/pod.js';
 import { value } from '../../api/quantity.js';
 import { VolumeError } from '../../common/errors.js';
+import { makeDirectoryAsync } from '../../common/make-dir.js';
 import { isMountPoint, mountsUnder, removeAllUnmounted } from '../../common/mounter.js';
 import { pluginMetaDir, podDir, volumeDir } from '../../common/pod-dirs.js';
 import type { MountedVolume, VolumeHost, VolumePlugin } from './volume-plugin.js';
@@ -75,13 +76,13 @@ export function memoryVolumeSizeBytes(nodeAllocatableMemory: string, pod: Pod, s
 
 /** Creates `dir` with mode 0777 whatever the umask (upstream setupDir). */
 async function setupDir(dir: string): Promise<void> {
-  await mkdir(dir, { recursive: true, mode: EMPTY_DIR_PERM });
+  await makeDirectoryAsync(dir, 'the emptyDir volume directory', EMPTY_DIR_PERM);
   const st = await lstat(dir);
   if ((st.mode & 0o777) !== EMPTY_DIR_PERM) await chmod(dir, EMPTY_DIR_PERM);
 }
 
 async function setReady(metaDir: string): Promise<void> {
-  await mkdir(metaDir, { recursive: true, mode: 0o750 });
+  await makeDirectoryAsync(metaDir, 'the emptyDir metadata directory', 0o750);
   await writeFile(join(metaDir, READY_FILE), '', { mode: 0o600 });
 }
 

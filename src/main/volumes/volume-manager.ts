@@ -138,8 +138,8 @@ export class VolumeManager implements PodVolumeManager {
     const uid = pod.metadata.uid ?? '';
     const pd = podDir(this.o.host.rootDir, uid);
     const made = this.pods.get(uid)?.dirsMade === true;
-    ensureDir(podVolumesDir(pd), 0o750, made);
-    ensureDir(podPluginsDir(pd), 0o750, made);
+    ensureDir(podVolumesDir(pd), 0o750, made, 'the pod volumes directory');
+    ensureDir(podPluginsDir(pd), 0o750, made, 'the pod plugins directory');
     if (needsPropagation(pod)) await this.ensureRootShared();
     const entry = this.addPod(pod);
     entry.dirsMade = true;

@@ -3,7 +3,8 @@
  * the world, kept together per pod): which volumes are wanted, which are set
  * up, what is in flight and when a failed operation may be retried.
  */
-import { mkdirSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
+import { makeDirectory } from '../../common/make-dir.js';
 import type { Pod } from '../../api/pod.js';
 import type { MountedVolume, ObjectRef, VolumePlugin } from './volume-plugin.js';
 
@@ -53,14 +54,15 @@ export interface PodEntry {
  * mkdir -p of `path` (mode for what it creates). `likelyExists`: a stat
  * first, which settles an existing directory in one system call (a recursive
  * mkdir takes two: mkdir, then a stat on EEXIST); anything else goes to the
- * mkdir, with its errors. Synchronous: a few local mkdir(2)s per pod cost the
+ * mkdir, whose failure is a FileSystemError naming `what`, the path and the
+ * cause. Synchronous: a few local mkdir(2)s per pod cost the
  * main thread tens of microseconds, the promise API's thread-pool round trips
  * several times that, and a burst of new pods queued every pod's round trips
  * behind every other's (docs/architecture.md, "File system calls").
  */
-export function ensureDir(path: string, mode: number, likelyExists: boolean): void {
+export function ensureDir(path: string, mode: number, likelyExists: boolean, what = 'directory'): void {
   if (likelyExists && isDirectory(path)) return;
-  mkdirSync(path, { recursive: true, mode });
+  makeDirectory(path, what, mode);
 }
 
 function isDirectory(path: string): boolean {

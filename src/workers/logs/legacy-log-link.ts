@@ -8,8 +8,9 @@
  *   container garbage collection.
  * The directory is KubeletConfig containerLogsDir ('' = no links).
  */
-import { lstatSync, mkdirSync, readdirSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import { lstatSync, readdirSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
+import { makeDirectory } from '../../common/make-dir.js';
 
 /** ext4's file name limit, as upstream truncates the name. */
 const MAX_NAME = 255;
@@ -42,7 +43,7 @@ export function linkContainerLog(link: string, target: string, dir: string): voi
     return;
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') mkdirSync(dir, { recursive: true });
+    if (code === 'ENOENT') makeDirectory(dir, 'the container log directory (containerLogsDir)');
     else if (code === 'EEXIST') rmSync(link, { force: true });
     else throw err;
   }

@@ -6,10 +6,11 @@
  * the sync task; any error fails that container only (CreateContainerConfigError).
  */
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, writeFileSync } from 'node:fs';
 import { isAbsolute, posix } from 'node:path';
 import type { Container, Pod } from '../../api/pod.js';
 import { VolumeError } from '../../common/errors.js';
+import { makeDirectory } from '../../common/make-dir.js';
 import type { Mounter } from '../../common/mounter.js';
 import { etcHostsPath, podContainerDir } from '../../common/pod-dirs.js';
 import { prepareSafeSubpath } from '../../common/subpath.js';
@@ -127,7 +128,7 @@ export async function makeMounts(pod: Pod, container: Container, o: MakeMountsOp
   if (o.podDir && tmp) {
     // A fresh file per container instance, so each run's message is its own.
     const dir = podContainerDir(o.podDir, container.name);
-    mkdirSync(dir, { recursive: true, mode: 0o750 });
+    makeDirectory(dir, `the directory of container ${JSON.stringify(container.name)}`, 0o750);
     const file = `${dir}/${makeUID()}`;
     writeFileSync(file, '', { flag: 'wx' });
     chmodSync(file, 0o666);

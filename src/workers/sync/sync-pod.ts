@@ -9,9 +9,9 @@
  * Errors of one container do not stop the others; they become the container's
  * waiting reason and the sync's error (the pod worker retries with backoff).
  */
-import { mkdirSync } from 'node:fs';
 import type { Container, Pod } from '../../api/pod.js';
 import type { Clock } from '../../common/clock.js';
+import { makeDirectory } from '../../common/make-dir.js';
 import type { Mounter } from '../../common/mounter.js';
 import { criStatusMessage, type CriApi } from '../../cri/client.js';
 import type { Runtime } from '../../runtime/runtime.js';
@@ -299,7 +299,7 @@ export async function syncPod(ctx: SyncContext, input: SyncPodInput): Promise<Sy
   let published: PodStatus | undefined;
   if (actions.createSandbox) {
     try {
-      mkdirSync(buildPodLogsDirectory(node.podLogsDir, pod), { recursive: true, mode: 0o755 });
+      makeDirectory(buildPodLogsDirectory(node.podLogsDir, pod), 'the pod log directory', 0o755);
       sandboxId = (await ctx.cri.runPodSandbox({ config: sandboxConfig })).podSandboxId;
       const sb = await ctx.cri.podSandboxStatus({ podSandboxId: sandboxId });
       ips = [sb.status?.network?.ip, ...(sb.status?.network?.additionalIps ?? []).map((i) => i.ip)].filter((x): x is string => !!x);
