@@ -72,3 +72,47 @@ describe('PodLogOptions query (upstream decode + ValidatePodLogOptions)', () => 
     expect(logReadOptions({ follow: false, previous: false, timestamps: false, sinceSeconds: 10 }, 60_000).sinceNs).toBe(50_000_000_000n);
   });
 });
+
+describe('int64 query values (upstream strconv.ParseInt)', () => {
+  const q = (s: string) => parsePodLogQuery(new URLSearchParams(s));
+  const statusOf = (s: string) => {
+    try {
+      q(s);
+    } catch (e) {
+      return e instanceof LogQueryError ? [e.status, e.message] : e;
+    }
+    return 'decoded';
+  };
+  const decodeFailure = [400, '{"message": "Unable to decode query."}'];
+  it.each([
+    `sinceSeconds=${'9'.repeat(400)}`,
+    `limitBytes=${'1'.repeat(27)}`,
+    `tailLines=${'1'.repeat(27)}`,
+    `tail=${'1'.repeat(27)}`,
+    'tailLines=9223372036854775808',
+    'limitBytes=-9223372036854775809',
+    `sinceSeconds=-${'9'.repeat(400)}`,
+  ])('%s is out of int64 range → 400 Unable to decode query.', (s) => expect(statusOf(s)).toEqual(decodeFailure));
+  it('accepts the int64 bounds (signs and leading zeros as ParseInt does)', () => {
+    expect(statusOf('tailLines=9223372036854775807&limitBytes=%2B9223372036854775807&sinceSeconds=0009223372036854775807')).toBe('decoded');
+    expect(statusOf('tailLines=-9223372036854775808')).toEqual([422, '{"message": "Invalid request."}']);
+    expect(q(`tailLines=${'0'.repeat(30)}7`).tailLines).toBe(7);
+    expect(statusOf('limitBytes=+5')).toEqual(decodeFailure);
+  });
+  it('values past 2^53 mean no practical limit; a since before the epoch means from the beginning', () => {
+    const base = { follow: false, previous: false, timestamps: false };
+    const opts = logReadOptions(
+      q('tailLines=9007199254740993&limitBytes=9223372036854775807&sinceSeconds=1000000000000000'),
+      1_800_000_000_000,
+    );
+    expect(opts).toEqual({ tail: Number.MAX_SAFE_INTEGER, bytes: Number.MAX_SAFE_INTEGER, sinceNs: 0n, follow: false, timestamps: false });
+    expect(logReadOptions(q('sinceSeconds=9223372036854775807'), 1_800_000_000_000).sinceNs).toBe(0n);
+    expect(logReadOptions({ ...base, sinceSeconds: Number.POSITIVE_INFINITY, tailLines: 1e300, limitBytes: 1e300 }, 1_000)).toMatchObject({
+      tail: Number.MAX_SAFE_INTEGER,
+      bytes: Number.MAX_SAFE_INTEGER,
+      sinceNs: 0n,
+    });
+    expect(logReadOptions({ ...base, sinceSeconds: 1_800_000_000 }, 1_800_000_000_000).sinceNs).toBe(0n);
+    expect(logReadOptions({ ...base, sinceSeconds: 1 }, 1_800_000_000_000.5).sinceNs).toBe(1_799_999_999_000_000_000n);
+  });
+});
