@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -6,6 +6,7 @@ import { realClock } from '../../src/common/clock.js';
 import { readLogs } from '../../src/main/logs/read-logs.js';
 import type { LogReadOptions } from '../../src/main/logs/cri-log.js';
 import { criLogLines } from '../helpers/log-load.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 const READ_CHUNK = 64 * 1024;
 const all: LogReadOptions = { tail: -1, bytes: -1, sinceNs: 0n, follow: false, timestamps: false };
@@ -64,5 +65,55 @@ describe('readLogs: output in batches of one read each', () => {
     const lines = text.split('\n').filter(Boolean);
     expect(lines).toHaveLength(3);
     for (const l of lines) expect(l).toMatch(/^2026-11-27T00:00:00\.\d{9}Z xxxxxxxxxxxxxxxxxxxx$/);
+  });
+});
+
+describe('readLogs follow across a rotation', () => {
+  it('moves to the file the path names after a rotation it had no event for, after reading the old one to its end', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kts-read-logs-rot-'));
+    const file = join(dir, '0.log');
+    const line = (s: string) => `2026-11-27T00:00:00.000000000Z stdout F ${s}\n`;
+    writeFileSync(file, line('a'));
+    let running = true;
+    // isRunning is asked at each end of the file; holding it keeps the reader away from its watcher.
+    let held: (() => void) | undefined;
+    let hold = false;
+    let text = '';
+    const done = readLogs({
+      path: file,
+      options: { ...all, follow: true },
+      clock: realClock,
+      isRunning: () =>
+        new Promise<boolean>((resolve) => {
+          if (!hold) return resolve(running);
+          held = () => resolve(running);
+        }),
+      write: async (b) => {
+        text += b.toString();
+      },
+    });
+    try {
+      await waitFor(() => text === 'a\n', { what: 'the first line' });
+      hold = true;
+      await waitFor(() => held, { what: 'the reader at the end of the file' });
+      // The rotation as the container log manager does it, while the reader is not watching: rename, a last
+      // write to the old file, then the new file.
+      renameSync(file, `${file}.1`);
+      appendFileSync(`${file}.1`, line('b'));
+      writeFileSync(file, line('c'));
+      hold = false;
+      held!();
+      await waitFor(() => text === 'a\nb\nc\n', { what: 'the old file to its end, then the new one', timeoutMs: 10_000 });
+      appendFileSync(file, line('d'));
+      await waitFor(() => text === 'a\nb\nc\nd\n', { what: 'a line written to the new file', timeoutMs: 10_000 });
+    } finally {
+      running = false;
+      hold = false;
+      held?.();
+      appendFileSync(file, line('e'));
+      await done;
+      rmSync(dir, { recursive: true, force: true });
+    }
+    expect(text).toBe('a\nb\nc\nd\ne\n');
   });
 });

@@ -8,16 +8,18 @@
  *   (not each partial piece) starts with its RFC3339Nano timestamp and a space.
  * - bytes: output stops at the limit, mid-line if need be.
  * - follow: at the end of the file it waits for the file to change (fs.watch,
- *   or a check every second), reopens the path when the file was rotated
- *   (renamed or recreated), and ends once the container is no longer running
- *   and everything written has been read; also when `signal` aborts.
+ *   or a check every second), and moves to the file the path names when that
+ *   is no longer the one it reads (the log was rotated: renamed, then
+ *   recreated, possibly a while later), after reading the old one to its end;
+ *   it ends once the container is no longer running and everything written
+ *   has been read; also when `signal` aborts.
  * Malformed lines are skipped. Only I/O; runs on the main thread, so its cost
  * per step is bounded: it reads READ_CHUNK bytes, parses the lines in them
  * and hands their output to `write` in one call (back-pressure then holds the
  * next read), whatever the length of the file.
  */
 import { watch, type FSWatcher } from 'node:fs';
-import { open, type FileHandle } from 'node:fs/promises';
+import { open, stat, type FileHandle } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import type { Clock } from '../../common/clock.js';
 import { parseCriLogLine, type LogReadOptions } from './cri-log.js';
@@ -63,22 +65,28 @@ export interface ReadLogsOptions {
 
 class Stop extends Error {}
 
-/** Waits for a change of `file` in its directory, at most FORCE_CHECK_MS; true when the file was renamed or recreated. */
-function waitForChange(watcher: FSWatcher, file: string, clock: Clock, signal?: AbortSignal): Promise<boolean> {
+/** Whether `path` no longer names the file open as `fh` (it was renamed away, and maybe recreated). */
+async function replaced(fh: FileHandle, path: string): Promise<boolean> {
+  const [open, named] = await Promise.all([fh.stat(), stat(path).catch(() => undefined)]);
+  return named !== undefined && (named.ino !== open.ino || named.dev !== open.dev);
+}
+
+/** Waits for a change of `file` in its directory, at most FORCE_CHECK_MS. */
+function waitForChange(watcher: FSWatcher, file: string, clock: Clock, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     let cancel = () => {};
-    const done = (recreated: boolean) => {
+    const done = () => {
       cancel();
       watcher.off('change', onChange);
       signal?.removeEventListener('abort', onAbort);
-      resolve(recreated);
+      resolve();
     };
-    const onChange = (event: string, name: string | Buffer | null) => {
+    const onChange = (_event: string, name: string | Buffer | null) => {
       if (name !== null && String(name) !== file) return;
-      done(event === 'rename');
+      done();
     };
-    const onAbort = () => done(false);
-    cancel = clock.setTimer(FORCE_CHECK_MS, () => done(false));
+    const onAbort = () => done();
+    cancel = clock.setTimer(FORCE_CHECK_MS, done);
     watcher.on('change', onChange);
     signal?.addEventListener('abort', onAbort, { once: true });
   });
@@ -96,6 +104,7 @@ export async function readLogs(o: ReadLogsOptions): Promise<void> {
   let remain = opts.bytes < 0 ? Number.POSITIVE_INFINITY : opts.bytes;
   let isNewLine = true;
   let found = true;
+  let drained = false;
   let pending = Buffer.alloc(0);
   const chunk = Buffer.alloc(READ_CHUNK);
   /** Output of the lines parsed since the last flush. */
@@ -166,18 +175,26 @@ export async function readLogs(o: ReadLogsOptions): Promise<void> {
         watcher.on('error', () => undefined);
         continue; // read once more: a write may have come before the watcher
       }
-      found = await o.isRunning();
-      if (!found) continue;
-      const recreated = await waitForChange(watcher, basename(o.path), o.clock, o.signal);
-      if (recreated) {
+      // At the end of the file: if the path now names another file (rotated), read the old one to its end once
+      // more (the writer moved to the new one before it existed under the path), then the new one from its start.
+      if (await replaced(fh, o.path)) {
+        if (!drained) {
+          drained = true;
+          continue;
+        }
+        drained = false;
         const next = await open(o.path, 'r').catch(() => undefined);
         if (next) {
           await fh.close();
           fh = next;
           pos = 0;
           pending = Buffer.alloc(0);
+          continue;
         }
       }
+      found = await o.isRunning();
+      if (!found) continue;
+      await waitForChange(watcher, basename(o.path), o.clock, o.signal);
     }
   };
 
