@@ -186,6 +186,11 @@ export function createRuntimeService(d: RuntimeServiceDeps): RuntimeServiceServe
       return { stdout: Buffer.from(r.stdout), stderr: Buffer.from(r.stderr), exitCode: r.exitCode };
     }),
 
+    // No streaming server: exec, attach and port-forward need a real runtime (docs/sim.md).
+    exec: unary(ctx, 'Exec', () => notStreaming('Exec')),
+    attach: unary(ctx, 'Attach', () => notStreaming('Attach')),
+    portForward: unary(ctx, 'PortForward', () => notStreaming('PortForward')),
+
     containerStats: unary(ctx, 'ContainerStats', (req) => {
       const c = rt.getContainer(req.containerId);
       return { stats: containerStats(c, now()) };
@@ -244,4 +249,12 @@ export function createRuntimeService(d: RuntimeServiceDeps): RuntimeServiceServe
       d.events.subscribe(call);
     },
   };
+}
+
+function notStreaming(rpc: string): never {
+  throw new CriError(
+    `${rpc} is not implemented by the simulated runtime: it has no streaming server (use containerd for exec, attach and port-forward)`,
+    rpc,
+    status.UNIMPLEMENTED,
+  );
 }

@@ -10,7 +10,11 @@
  * 403 "Forbidden (user=…, verb=…, resource=…, subresource=…)", 500 when the
  * authorizer fails), then routed. Routes: the default ones (/healthz, /pods,
  * /stats/summary, /metrics, /metrics/probes, /metrics/resource) and the
- * debugging ones (/containerLogs/, /logs/, /runningpods/, /configz).
+ * debugging ones (/containerLogs/, /logs/, /runningpods/, /configz, and the
+ * streaming ones /exec/, /attach/, /portForward/, /run/ of streaming.ts).
+ * An upgrade request (the server's 'upgrade' event) goes through the same
+ * authentication, authorization and routing; only the streaming routes take
+ * the connection over, any other answer closes it.
  *
  * Read-only server: plain HTTP, no authentication, default routes only.
  *
@@ -19,7 +23,9 @@
  * /logs/. Every request counts in kubelet_http_requests_total and is in
  * kubelet_http_inflight_requests while it runs.
  */
-import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpServer, ServerResponse, type IncomingMessage, type Server } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { createServer as createHttpsServer } from 'node:https';
 import { posix } from 'node:path';
 import type { TLSSocket } from 'node:tls';
@@ -35,6 +41,7 @@ import { jsonListBytes } from './json-list.js';
 import type { HttpMetrics } from './http-metrics.js';
 import { serveNodeLogs } from './node-logs.js';
 import { nodeRequestAttributes } from './request-attributes.js';
+import { serveStreaming, type StreamKind, type StreamingHost } from './streaming.js';
 
 export interface ServerHandlers {
   registry: Registry;
@@ -50,6 +57,8 @@ export interface ServerHandlers {
   statsSummary(onlyCpuAndMemory: boolean): Promise<string>;
   configz(): unknown;
   containerLogs: ContainerLogsHost;
+  /** exec, attach, port-forward and run; absent: those paths are 404. */
+  streaming?: StreamingHost;
   /** Directory served under /logs/ (upstream /var/log/). */
   nodeLogDir: string;
 }
@@ -93,8 +102,26 @@ function isDebuggingPath(path: string): boolean {
     path === '/logs' ||
     path.startsWith('/logs/') ||
     path.startsWith('/containerLogs/') ||
-    path.startsWith('/debug/')
+    path.startsWith('/debug/') ||
+    streamKind(path) !== undefined
   );
+}
+
+const STREAM_PREFIXES: readonly [string, StreamKind][] = [
+  ['/exec/', 'exec'],
+  ['/attach/', 'attach'],
+  ['/portForward/', 'portForward'],
+  ['/run/', 'run'],
+];
+
+function streamKind(path: string): StreamKind | undefined {
+  return STREAM_PREFIXES.find(([prefix]) => path.startsWith(prefix))?.[1];
+}
+
+/** The connection of an upgrade request and the bytes read past its headers. */
+interface Upgrade {
+  socket: Duplex;
+  head: Buffer;
 }
 
 const PROM_TEXT = 'text/plain; version=0.0.4; charset=utf-8';
@@ -126,6 +153,7 @@ async function route(
   req: IncomingMessage,
   res: ServerResponse,
   signal: AbortSignal,
+  upgrade?: Upgrade,
 ): Promise<boolean> {
   const h = o.handlers;
   const readOnly = !o.auth;
@@ -135,7 +163,7 @@ async function route(
     if (!dbg.handlers) return (send(res, 405, 'Debug endpoints are disabled.\n'), true);
     return o.debug ? routeDebug(o.debug, dbg, method, path, query, req, res, signal) : false;
   }
-  if (method !== 'GET' && method !== 'HEAD') {
+  if (method !== 'GET' && method !== 'HEAD' && !(streamKind(path) && !readOnly)) {
     send(res, 405, 'method not allowed\n');
     return true;
   }
@@ -164,6 +192,12 @@ async function route(
     send(res, 405, 'Debug endpoints are disabled.\n');
     return true;
   }
+  const stream = streamKind(path);
+  if (stream && h.streaming) {
+    const parts = path.slice(path.indexOf('/', 1) + 1).split('/');
+    await serveStreaming(h.streaming, stream, parts, query, req, res, upgrade);
+    return true;
+  }
   if (path === '/runningpods/' || path === '/runningpods') {
     sendJson(res, h.runningPods());
     return true;
@@ -190,7 +224,13 @@ async function route(
   return false;
 }
 
-async function handle(o: KubeletServerOptions, req: IncomingMessage, res: ServerResponse, signal: AbortSignal): Promise<void> {
+async function handle(
+  o: KubeletServerOptions,
+  req: IncomingMessage,
+  res: ServerResponse,
+  signal: AbortSignal,
+  upgrade?: Upgrade,
+): Promise<void> {
   const method = req.method ?? 'GET';
   const url = new URL(req.url ?? '/', 'http://kubelet');
   let decoded: string;
@@ -227,7 +267,36 @@ async function handle(o: KubeletServerOptions, req: IncomingMessage, res: Server
       return send(res, 403, `Forbidden (${what})`);
     }
   }
-  if (!(await route(o, method, path, url.searchParams, req, res, signal))) send(res, 404, '404 page not found\n');
+  if (!(await route(o, method, path, url.searchParams, req, res, signal, upgrade))) send(res, 404, '404 page not found\n');
+}
+
+/**
+ * The 'upgrade' event: the request is handled as any other, with a response
+ * written on its connection; a streaming route takes the connection over, and
+ * any other answer closes it once written.
+ */
+function onUpgrade(
+  o: KubeletServerOptions,
+  serverType: 'readonly' | 'readwrite',
+  req: IncomingMessage,
+  socket: Duplex,
+  head: Buffer,
+): void {
+  const done = o.metrics.start(req.method ?? 'GET', (req.url ?? '/').split('?')[0], serverType);
+  const res = new ServerResponse(req);
+  res.assignSocket(socket as Socket);
+  res.once('finish', () => socket.end());
+  const ac = new AbortController();
+  socket.once('close', () => {
+    ac.abort();
+    done();
+  });
+  socket.on('error', () => socket.destroy());
+  handle(o, req, res, ac.signal, { socket, head }).catch((err: unknown) => {
+    o.logger.error({ err: (err as Error).message, path: req.url }, 'Request failed');
+    if (!res.headersSent) send(res, 500, `internal error: ${(err as Error).message}\n`);
+    else socket.destroy();
+  });
 }
 
 export function startKubeletServer(o: KubeletServerOptions): Promise<Server> {
@@ -269,6 +338,7 @@ export function startKubeletServer(o: KubeletServerOptions): Promise<Server> {
   } else {
     server = createHttpServer(listener);
   }
+  if (o.auth) server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => onUpgrade(o, serverType, req, socket, head));
   return new Promise((resolve, reject) => {
     const failed = (err: NodeJS.ErrnoException) =>
       reject(

@@ -15,6 +15,7 @@ import type { Clock } from '../../common/clock.js';
 import { ConfigError } from '../../common/errors.js';
 import type { CriApi } from '../../cri/client.js';
 import { ContainerState } from '../../gen/runtime/v1/api.js';
+import { criStreamingHost } from './cri-streaming-host.js';
 import type { PodStatus as RuntimePodStatus } from '../../runtime/types.js';
 import type { TaskRunner } from '../../workers/task-runner.js';
 import type { RestClient } from '../apiserver/rest-client.js';
@@ -101,6 +102,11 @@ export async function startKubeletServers(d: ServerDeps): Promise<KubeletServers
       isRunning: async (id) =>
         (await d.cri.containerStatus({ containerId: id }).catch(() => undefined))?.status?.state === ContainerState.CONTAINER_RUNNING,
     },
+    streaming: criStreamingHost({
+      cri: d.cri,
+      podByName: (namespace, name) => d.podManager.getByFullName(`${name}_${namespace}`),
+      logger,
+    }),
   };
   const metrics = httpMetrics(d.registry);
   const out: KubeletServers = {};

@@ -1427,6 +1427,40 @@ export interface ExecSyncResponse {
   exitCode: number;
 }
 
+export interface ExecRequest {
+  containerId: string;
+  cmd: string[];
+  tty: boolean;
+  stdin: boolean;
+  stdout: boolean;
+  stderr: boolean;
+}
+
+export interface ExecResponse {
+  url: string;
+}
+
+export interface AttachRequest {
+  containerId: string;
+  stdin: boolean;
+  tty: boolean;
+  stdout: boolean;
+  stderr: boolean;
+}
+
+export interface AttachResponse {
+  url: string;
+}
+
+export interface PortForwardRequest {
+  podSandboxId: string;
+  port: number[];
+}
+
+export interface PortForwardResponse {
+  url: string;
+}
+
 export interface ImageFilter {
   image?: ImageSpec | undefined;
 }
@@ -14637,6 +14671,600 @@ export const ExecSyncResponse: MessageFns<ExecSyncResponse> = {
   },
 };
 
+function createBaseExecRequest(): ExecRequest {
+  return { containerId: "", cmd: [], tty: false, stdin: false, stdout: false, stderr: false };
+}
+
+export const ExecRequest: MessageFns<ExecRequest> = {
+  encode(message: ExecRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.containerId !== "") {
+      writer.uint32(10).string(message.containerId);
+    }
+    for (const v of message.cmd) {
+      writer.uint32(18).string(v!);
+    }
+    if (message.tty !== false) {
+      writer.uint32(24).bool(message.tty);
+    }
+    if (message.stdin !== false) {
+      writer.uint32(32).bool(message.stdin);
+    }
+    if (message.stdout !== false) {
+      writer.uint32(40).bool(message.stdout);
+    }
+    if (message.stderr !== false) {
+      writer.uint32(48).bool(message.stderr);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ExecRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseExecRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.containerId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 18) {
+              break;
+            }
+
+            message.cmd.push(reader.string());
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.tty = reader.bool();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.stdin = reader.bool();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.stdout = reader.bool();
+            continue;
+          }
+          case 6: {
+            if (tag !== 48) {
+              break;
+            }
+
+            message.stderr = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ExecRequest {
+    return {
+      containerId: isSet(object.containerId)
+        ? globalThis.String(object.containerId)
+        : isSet(object.container_id)
+        ? globalThis.String(object.container_id)
+        : "",
+      cmd: globalThis.Array.isArray(object?.cmd) ? object.cmd.map((e: any) => globalThis.String(e)) : [],
+      tty: isSet(object.tty) ? globalThis.Boolean(object.tty) : false,
+      stdin: isSet(object.stdin) ? globalThis.Boolean(object.stdin) : false,
+      stdout: isSet(object.stdout) ? globalThis.Boolean(object.stdout) : false,
+      stderr: isSet(object.stderr) ? globalThis.Boolean(object.stderr) : false,
+    };
+  },
+
+  toJSON(message: ExecRequest): unknown {
+    const obj: any = {};
+    if (message.containerId !== "") {
+      obj.containerId = message.containerId;
+    }
+    if (message.cmd?.length) {
+      obj.cmd = message.cmd;
+    }
+    if (message.tty !== false) {
+      obj.tty = message.tty;
+    }
+    if (message.stdin !== false) {
+      obj.stdin = message.stdin;
+    }
+    if (message.stdout !== false) {
+      obj.stdout = message.stdout;
+    }
+    if (message.stderr !== false) {
+      obj.stderr = message.stderr;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ExecRequest>, I>>(base?: I): ExecRequest {
+    return ExecRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ExecRequest>, I>>(object: I): ExecRequest {
+    const message = createBaseExecRequest();
+    message.containerId = object.containerId ?? "";
+    message.cmd = object.cmd?.map((e) => e) || [];
+    message.tty = object.tty ?? false;
+    message.stdin = object.stdin ?? false;
+    message.stdout = object.stdout ?? false;
+    message.stderr = object.stderr ?? false;
+    return message;
+  },
+};
+
+function createBaseExecResponse(): ExecResponse {
+  return { url: "" };
+}
+
+export const ExecResponse: MessageFns<ExecResponse> = {
+  encode(message: ExecResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.url !== "") {
+      writer.uint32(10).string(message.url);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): ExecResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseExecResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.url = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): ExecResponse {
+    return { url: isSet(object.url) ? globalThis.String(object.url) : "" };
+  },
+
+  toJSON(message: ExecResponse): unknown {
+    const obj: any = {};
+    if (message.url !== "") {
+      obj.url = message.url;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<ExecResponse>, I>>(base?: I): ExecResponse {
+    return ExecResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<ExecResponse>, I>>(object: I): ExecResponse {
+    const message = createBaseExecResponse();
+    message.url = object.url ?? "";
+    return message;
+  },
+};
+
+function createBaseAttachRequest(): AttachRequest {
+  return { containerId: "", stdin: false, tty: false, stdout: false, stderr: false };
+}
+
+export const AttachRequest: MessageFns<AttachRequest> = {
+  encode(message: AttachRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.containerId !== "") {
+      writer.uint32(10).string(message.containerId);
+    }
+    if (message.stdin !== false) {
+      writer.uint32(16).bool(message.stdin);
+    }
+    if (message.tty !== false) {
+      writer.uint32(24).bool(message.tty);
+    }
+    if (message.stdout !== false) {
+      writer.uint32(32).bool(message.stdout);
+    }
+    if (message.stderr !== false) {
+      writer.uint32(40).bool(message.stderr);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AttachRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAttachRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.containerId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag !== 16) {
+              break;
+            }
+
+            message.stdin = reader.bool();
+            continue;
+          }
+          case 3: {
+            if (tag !== 24) {
+              break;
+            }
+
+            message.tty = reader.bool();
+            continue;
+          }
+          case 4: {
+            if (tag !== 32) {
+              break;
+            }
+
+            message.stdout = reader.bool();
+            continue;
+          }
+          case 5: {
+            if (tag !== 40) {
+              break;
+            }
+
+            message.stderr = reader.bool();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): AttachRequest {
+    return {
+      containerId: isSet(object.containerId)
+        ? globalThis.String(object.containerId)
+        : isSet(object.container_id)
+        ? globalThis.String(object.container_id)
+        : "",
+      stdin: isSet(object.stdin) ? globalThis.Boolean(object.stdin) : false,
+      tty: isSet(object.tty) ? globalThis.Boolean(object.tty) : false,
+      stdout: isSet(object.stdout) ? globalThis.Boolean(object.stdout) : false,
+      stderr: isSet(object.stderr) ? globalThis.Boolean(object.stderr) : false,
+    };
+  },
+
+  toJSON(message: AttachRequest): unknown {
+    const obj: any = {};
+    if (message.containerId !== "") {
+      obj.containerId = message.containerId;
+    }
+    if (message.stdin !== false) {
+      obj.stdin = message.stdin;
+    }
+    if (message.tty !== false) {
+      obj.tty = message.tty;
+    }
+    if (message.stdout !== false) {
+      obj.stdout = message.stdout;
+    }
+    if (message.stderr !== false) {
+      obj.stderr = message.stderr;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<AttachRequest>, I>>(base?: I): AttachRequest {
+    return AttachRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<AttachRequest>, I>>(object: I): AttachRequest {
+    const message = createBaseAttachRequest();
+    message.containerId = object.containerId ?? "";
+    message.stdin = object.stdin ?? false;
+    message.tty = object.tty ?? false;
+    message.stdout = object.stdout ?? false;
+    message.stderr = object.stderr ?? false;
+    return message;
+  },
+};
+
+function createBaseAttachResponse(): AttachResponse {
+  return { url: "" };
+}
+
+export const AttachResponse: MessageFns<AttachResponse> = {
+  encode(message: AttachResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.url !== "") {
+      writer.uint32(10).string(message.url);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): AttachResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBaseAttachResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.url = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): AttachResponse {
+    return { url: isSet(object.url) ? globalThis.String(object.url) : "" };
+  },
+
+  toJSON(message: AttachResponse): unknown {
+    const obj: any = {};
+    if (message.url !== "") {
+      obj.url = message.url;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<AttachResponse>, I>>(base?: I): AttachResponse {
+    return AttachResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<AttachResponse>, I>>(object: I): AttachResponse {
+    const message = createBaseAttachResponse();
+    message.url = object.url ?? "";
+    return message;
+  },
+};
+
+function createBasePortForwardRequest(): PortForwardRequest {
+  return { podSandboxId: "", port: [] };
+}
+
+export const PortForwardRequest: MessageFns<PortForwardRequest> = {
+  encode(message: PortForwardRequest, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.podSandboxId !== "") {
+      writer.uint32(10).string(message.podSandboxId);
+    }
+    if (message.port.length !== 0) {
+      writer.uint32(18).fork();
+      for (const v of message.port) {
+        writer.int32(v);
+      }
+      writer.join();
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PortForwardRequest {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePortForwardRequest();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.podSandboxId = reader.string();
+            continue;
+          }
+          case 2: {
+            if (tag === 16) {
+              message.port.push(reader.int32());
+
+              continue;
+            }
+
+            if (tag === 18) {
+              const end2 = reader.uint32() + reader.pos;
+              while (reader.pos < end2) {
+                message.port.push(reader.int32());
+              }
+
+              continue;
+            }
+
+            break;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): PortForwardRequest {
+    return {
+      podSandboxId: isSet(object.podSandboxId)
+        ? globalThis.String(object.podSandboxId)
+        : isSet(object.pod_sandbox_id)
+        ? globalThis.String(object.pod_sandbox_id)
+        : "",
+      port: globalThis.Array.isArray(object?.port) ? object.port.map((e: any) => globalThis.Number(e)) : [],
+    };
+  },
+
+  toJSON(message: PortForwardRequest): unknown {
+    const obj: any = {};
+    if (message.podSandboxId !== "") {
+      obj.podSandboxId = message.podSandboxId;
+    }
+    if (message.port?.length) {
+      obj.port = message.port.map((e) => Math.round(e));
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<PortForwardRequest>, I>>(base?: I): PortForwardRequest {
+    return PortForwardRequest.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<PortForwardRequest>, I>>(object: I): PortForwardRequest {
+    const message = createBasePortForwardRequest();
+    message.podSandboxId = object.podSandboxId ?? "";
+    message.port = object.port?.map((e) => e) || [];
+    return message;
+  },
+};
+
+function createBasePortForwardResponse(): PortForwardResponse {
+  return { url: "" };
+}
+
+export const PortForwardResponse: MessageFns<PortForwardResponse> = {
+  encode(message: PortForwardResponse, writer: BinaryWriter = new BinaryWriter()): BinaryWriter {
+    if (message.url !== "") {
+      writer.uint32(10).string(message.url);
+    }
+    return writer;
+  },
+
+  decode(input: BinaryReader | Uint8Array, length?: number): PortForwardResponse {
+    const reader = input instanceof BinaryReader ? input : new BinaryReader(input);
+    const previousRecursionDepth = (reader as any).__tsProtoDecodeDepth ?? 0;
+    if (previousRecursionDepth >= 100) {
+      throw new globalThis.Error("protobuf decode recursion limit exceeded");
+    }
+    (reader as any).__tsProtoDecodeDepth = previousRecursionDepth + 1;
+    try {
+      const end = length === undefined ? reader.len : reader.pos + length;
+      const message = createBasePortForwardResponse();
+      while (reader.pos < end) {
+        const tag = reader.uint32();
+        switch (tag >>> 3) {
+          case 1: {
+            if (tag !== 10) {
+              break;
+            }
+
+            message.url = reader.string();
+            continue;
+          }
+        }
+        if ((tag & 7) === 4 || tag === 0) {
+          break;
+        }
+        reader.skip(tag & 7);
+      }
+      return message;
+    } finally {
+      (reader as any).__tsProtoDecodeDepth = previousRecursionDepth;
+    }
+  },
+
+  fromJSON(object: any): PortForwardResponse {
+    return { url: isSet(object.url) ? globalThis.String(object.url) : "" };
+  },
+
+  toJSON(message: PortForwardResponse): unknown {
+    const obj: any = {};
+    if (message.url !== "") {
+      obj.url = message.url;
+    }
+    return obj;
+  },
+
+  create<I extends Exact<DeepPartial<PortForwardResponse>, I>>(base?: I): PortForwardResponse {
+    return PortForwardResponse.fromPartial(base ?? ({} as any));
+  },
+  fromPartial<I extends Exact<DeepPartial<PortForwardResponse>, I>>(object: I): PortForwardResponse {
+    const message = createBasePortForwardResponse();
+    message.url = object.url ?? "";
+    return message;
+  },
+};
+
 function createBaseImageFilter(): ImageFilter {
   return { image: undefined };
 }
@@ -20099,6 +20727,33 @@ export const RuntimeServiceService = {
     responseSerialize: (value: ExecSyncResponse): Buffer => Buffer.from(ExecSyncResponse.encode(value).finish()),
     responseDeserialize: (value: Buffer): ExecSyncResponse => ExecSyncResponse.decode(value),
   },
+  exec: {
+    path: "/runtime.v1.RuntimeService/Exec" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: ExecRequest): Buffer => Buffer.from(ExecRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): ExecRequest => ExecRequest.decode(value),
+    responseSerialize: (value: ExecResponse): Buffer => Buffer.from(ExecResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): ExecResponse => ExecResponse.decode(value),
+  },
+  attach: {
+    path: "/runtime.v1.RuntimeService/Attach" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: AttachRequest): Buffer => Buffer.from(AttachRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): AttachRequest => AttachRequest.decode(value),
+    responseSerialize: (value: AttachResponse): Buffer => Buffer.from(AttachResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): AttachResponse => AttachResponse.decode(value),
+  },
+  portForward: {
+    path: "/runtime.v1.RuntimeService/PortForward" as const,
+    requestStream: false as const,
+    responseStream: false as const,
+    requestSerialize: (value: PortForwardRequest): Buffer => Buffer.from(PortForwardRequest.encode(value).finish()),
+    requestDeserialize: (value: Buffer): PortForwardRequest => PortForwardRequest.decode(value),
+    responseSerialize: (value: PortForwardResponse): Buffer => Buffer.from(PortForwardResponse.encode(value).finish()),
+    responseDeserialize: (value: Buffer): PortForwardResponse => PortForwardResponse.decode(value),
+  },
   containerStats: {
     path: "/runtime.v1.RuntimeService/ContainerStats" as const,
     requestStream: false as const,
@@ -20192,6 +20847,9 @@ export interface RuntimeServiceServer extends UntypedServiceImplementation {
   listContainers: handleUnaryCall<ListContainersRequest, ListContainersResponse>;
   containerStatus: handleUnaryCall<ContainerStatusRequest, ContainerStatusResponse>;
   execSync: handleUnaryCall<ExecSyncRequest, ExecSyncResponse>;
+  exec: handleUnaryCall<ExecRequest, ExecResponse>;
+  attach: handleUnaryCall<AttachRequest, AttachResponse>;
+  portForward: handleUnaryCall<PortForwardRequest, PortForwardResponse>;
   containerStats: handleUnaryCall<ContainerStatsRequest, ContainerStatsResponse>;
   listContainerStats: handleUnaryCall<ListContainerStatsRequest, ListContainerStatsResponse>;
   podSandboxStats: handleUnaryCall<PodSandboxStatsRequest, PodSandboxStatsResponse>;
@@ -20411,6 +21069,48 @@ export interface RuntimeServiceClient extends Client {
     metadata: Metadata,
     options: Partial<CallOptions>,
     callback: (error: ServiceError | null, response: ExecSyncResponse) => void,
+  ): ClientUnaryCall;
+  exec(request: ExecRequest, callback: (error: ServiceError | null, response: ExecResponse) => void): ClientUnaryCall;
+  exec(
+    request: ExecRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: ExecResponse) => void,
+  ): ClientUnaryCall;
+  exec(
+    request: ExecRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: ExecResponse) => void,
+  ): ClientUnaryCall;
+  attach(
+    request: AttachRequest,
+    callback: (error: ServiceError | null, response: AttachResponse) => void,
+  ): ClientUnaryCall;
+  attach(
+    request: AttachRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: AttachResponse) => void,
+  ): ClientUnaryCall;
+  attach(
+    request: AttachRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: AttachResponse) => void,
+  ): ClientUnaryCall;
+  portForward(
+    request: PortForwardRequest,
+    callback: (error: ServiceError | null, response: PortForwardResponse) => void,
+  ): ClientUnaryCall;
+  portForward(
+    request: PortForwardRequest,
+    metadata: Metadata,
+    callback: (error: ServiceError | null, response: PortForwardResponse) => void,
+  ): ClientUnaryCall;
+  portForward(
+    request: PortForwardRequest,
+    metadata: Metadata,
+    options: Partial<CallOptions>,
+    callback: (error: ServiceError | null, response: PortForwardResponse) => void,
   ): ClientUnaryCall;
   containerStats(
     request: ContainerStatsRequest,
