@@ -91,6 +91,14 @@ describe('generateContainerConfig: env', () => {
   it('resourceFieldRef with divisors, rounded up', () => {
     expect(envOf(basePod())).toMatchObject({ CPU_LIMIT_M: '500', MEM_REQ_MI: '1024' });
   });
+  it('resourceFieldRef with the divisor "0" the apiserver defaults, or none, divides by 1', () => {
+    const p = basePod();
+    p.spec.containers[0].env = [
+      { name: 'CPU', valueFrom: { resourceFieldRef: { resource: 'limits.cpu', divisor: '0' } } },
+      { name: 'MEM', valueFrom: { resourceFieldRef: { resource: 'requests.memory' } } },
+    ];
+    expect(envOf(p)).toMatchObject({ CPU: '1', MEM: String(1024 * 1024 * 1024) });
+  });
   it('keeps spec order in the CRI env list', () => {
     expect(
       generateContainerConfig(basePod(), 0, opts)

@@ -194,7 +194,8 @@ export function resourceFieldValue(
   if (q === undefined && kind === 'limits') q = (opts.nodeAllocatable as Record<string, string> | undefined)?.[res];
   if (q === undefined && kind === 'limits')
     throw envError(pod, container, `resourceFieldRef ${ref.resource}: no limit set and node allocatable ${res} not supplied`);
-  const divisor = ref.divisor ?? '1';
+  // A missing or zero divisor (the apiserver defaults it to "0") means 1, as upstream.
+  const divisor = ref.divisor === undefined || value(ref.divisor) === 0n ? '1' : ref.divisor;
   if (res === 'cpu') {
     const d = milliValue(divisor);
     const v = milliValue(q ?? '0');
