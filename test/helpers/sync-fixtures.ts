@@ -27,6 +27,7 @@ export const node: NodeInfo = {
   clusterDomain: '',
   resolvConf: '',
   memoryCapacityBytes: 8 * 1024 ** 3,
+  allocatable: { cpu: '1500m', memory: '7Gi' },
 };
 
 export function makePod(spec: Record<string, unknown>, name = 'web'): Pod {

@@ -146,6 +146,32 @@ describe('container config errors (upstream ErrCreateContainerConfig)', () => {
   });
 });
 
+describe('a sync whose only failures are running backoffs (upstream syncPod returns nil for them)', () => {
+  it('ErrImagePull is an error; the ImagePullBackOff that follows is backoffOnly; with another failure beside it, it is not', async () => {
+    const pod = makePod({ containers: [c('app', { image: 'docker.io/kubelet-ts/missing:1.0' })] });
+    const h = harness(podStatus(pod, [sandbox('sb-1', 'ready')], []));
+    const first = await syncPod(h.ctx, h.input(pod));
+    expect([first.reasons['app']?.reason, first.error !== undefined, first.backoffOnly]).toEqual(['ErrImagePull', true, undefined]);
+    const second = await syncPod(h.ctx, { ...h.input(pod), backoff: first.backoff });
+    expect([second.reasons['app']?.reason, second.error !== undefined, second.backoffOnly]).toEqual(['ImagePullBackOff', true, true]);
+
+    const both = makePod({
+      containers: [
+        c('app', { image: 'docker.io/kubelet-ts/missing:1.0' }),
+        c('env', { env: [{ name: 'P', valueFrom: { secretKeyRef: { name: 'db', key: 'p' } } }] }),
+      ],
+    });
+    const h2 = harness(podStatus(both, [sandbox('sb-1', 'ready')], []));
+    const r1 = await syncPod(h2.ctx, h2.input(both));
+    const r2 = await syncPod(h2.ctx, { ...h2.input(both), backoff: r1.backoff });
+    expect([r2.reasons['app']?.reason, r2.reasons['env']?.reason, r2.backoffOnly]).toEqual([
+      'ImagePullBackOff',
+      'CreateContainerConfigError',
+      undefined,
+    ]);
+  });
+});
+
 describe('restartCount from the log directory (upstream calcRestartCountByLogDir)', () => {
   it('continues after the highest <n>.log when the runtime lost every instance', async () => {
     const pod = makePod({ containers: [c('app')] }, 'logs');
@@ -331,3 +357,22 @@ function stoppedCopy(status: PodStatus): PodStatus {
   for (const x of stopped.containerStatuses) Object.assign(x, { state: 'exited', exitCode: 143 });
   return stopped;
 }
+
+describe('syncPod: container env', () => {
+  it('a resourceFieldRef to a limit the container does not set reads the node allocatable (upstream MergeContainerResourceLimits)', async () => {
+    const app = {
+      ...c('app'),
+      env: [
+        { name: 'CPU_LIMIT', valueFrom: { resourceFieldRef: { resource: 'limits.cpu', divisor: '0' } } },
+        { name: 'MEM_LIMIT', valueFrom: { resourceFieldRef: { resource: 'limits.memory', divisor: '1Mi' } } },
+      ],
+    };
+    const pod = makePod({ containers: [app] });
+    const { cri, ctx, input } = harness(podStatus(pod, [sandbox('sb-1', 'ready')], []));
+    const result = await syncPod(ctx, input(pod));
+    expect(result.error).toBeUndefined();
+    const created = cri.callsOf('createContainer')[0] as { config: { envs: { key: string; value: Buffer | string }[] } };
+    const env = Object.fromEntries(created.config.envs.map((e) => [e.key, String(e.value)]));
+    expect(env).toMatchObject({ CPU_LIMIT: '2', MEM_LIMIT: String(7 * 1024) });
+  });
+});

@@ -78,6 +78,7 @@ export function nodeResources(
       clusterDomain: config.clusterDomain,
       resolvConf: readResolvConf(config.resolvConf),
       memoryCapacityBytes: Number(machine.memoryBytes),
+      allocatable: { cpu: allocatable.cpu ?? '0', memory: allocatable.memory ?? '0' },
     },
   };
 }

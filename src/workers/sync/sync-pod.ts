@@ -161,6 +161,7 @@ async function startContainer(
       hostIPs: node.ip ? [node.ip] : [],
       imageRef: image.imageRef,
       memoryCapacityBytes: node.memoryCapacityBytes,
+      nodeAllocatable: node.allocatable,
       objects: volumes.objects,
       serviceEnv: volumes.serviceEnv,
     };
@@ -241,6 +242,9 @@ async function removeQuietly(ctx: SyncContext, ids: string[], events: PodEvent[]
     });
   }
 }
+
+/** Start failures that are a backoff still running (kubecontainer.ErrCrashLoopBackOff, images.ErrImagePullBackOff). */
+const BACKOFF_REASONS = new Set(['CrashLoopBackOff', 'ImagePullBackOff']);
 
 export async function syncPod(ctx: SyncContext, input: SyncPodInput): Promise<SyncPodResult> {
   const { pod, node } = input;
@@ -337,7 +341,17 @@ export async function syncPod(ctx: SyncContext, input: SyncPodInput): Promise<Sy
   // Step 5: the containers, in spec order as upstream starts them; one failure does not stop the others.
   if (!initFailed) for (const i of actions.containersToStart) await start((pod.spec.containers ?? [])[i], 'regular');
   if (!stale) await publishStartedContainers(ctx, input.slot, published ?? status, started);
-  return { plan, acted, reasons, backoff, events, ...(errors.length ? { error: errors.join('; ') } : {}) };
+  // upstream syncPod: "Do not return error if the only failures were pods in backoff".
+  const backoffOnly = errors.length > 0 && Object.values(reasons).every((r) => BACKOFF_REASONS.has(r.reason));
+  return {
+    plan,
+    acted,
+    reasons,
+    backoff,
+    events,
+    ...(errors.length ? { error: errors.join('; ') } : {}),
+    ...(backoffOnly ? { backoffOnly: true as const } : {}),
+  };
 }
 
 /** The sandbox and container ids of a status, to read them again without a filtered list of the runtime. */

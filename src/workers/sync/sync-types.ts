@@ -20,6 +20,8 @@ export interface NodeInfo {
   /** Contents of resolv.conf ('' = upstream --resolv-conf=""). */
   resolvConf: string;
   memoryCapacityBytes: number;
+  /** The node's allocatable cpu and memory: a resourceFieldRef to a limit the container does not set reads these. */
+  allocatable?: { cpu: string; memory: string };
 }
 
 /** A set-up volume of the pod (the volume manager's VolumeMap entry). */
@@ -107,6 +109,8 @@ export interface SyncPodResult {
   events: PodEvent[];
   /** Set when any step failed; the pod worker retries after its error backoff. */
   error?: string;
+  /** The error is only containers in CrashLoopBackOff or ImagePullBackOff (upstream's syncPod returns nil then). */
+  backoffOnly?: true;
 }
 
 export interface TerminatePodInput {
