@@ -1,10 +1,17 @@
 /**
  * The `criStats` pool task: the CRI's view of resource usage (upstream
  * criStatsProvider's inputs): ListPodSandbox, ListContainers,
- * ListContainerStats, ListPodSandboxStats (a runtime without it, UNIMPLEMENTED,
- * gets pod totals summed from its containers) and ImageFsInfo, decoded here,
- * off the main thread, into a compact snapshot of plain numbers. Only ready
+ * ListContainerStats, ListPodSandboxStats and ImageFsInfo, decoded here, off
+ * the main thread, into a compact snapshot of plain numbers. Only ready
  * sandboxes and their running containers count, as upstream.
+ *
+ * Every ready sandbox is reported. A pod whose sandbox stats the runtime
+ * cannot give gets CPU and memory summed from its containers (upstream
+ * criStatsProvider.addPodCPUMemoryStats when the pod cgroup's stats are
+ * missing): a runtime without ListPodSandboxStats (UNIMPLEMENTED), or one
+ * whose list fails as a whole, as containerd 1.6 does for any sandbox created
+ * without a cgroup parent ("cgroupPath is empty"); after such a failure each
+ * sandbox is asked alone (PodSandboxStats), and the ones that fail go without.
  */
 import type { CriApi } from '../../cri/client.js';
 import { CriError } from '../../common/errors.js';
@@ -91,26 +98,45 @@ function memoryOf(m: MemoryUsage | undefined): MemorySample | undefined {
   };
 }
 
-async function sandboxStats(cri: CriApi): Promise<Map<string, PodSandboxStats> | undefined> {
+const UNIMPLEMENTED = 12;
+
+/** ListPodSandboxStats by sandbox id: empty when the runtime lacks it, undefined when the list failed. */
+async function listSandboxStats(cri: CriApi): Promise<Map<string, PodSandboxStats> | undefined> {
   try {
     const r = await cri.listPodSandboxStats({});
     return new Map(r.stats.map((s) => [s.attributes?.id ?? '', s]));
   } catch (err) {
-    if (err instanceof CriError && err.grpcCode === 12) return undefined; // UNIMPLEMENTED
-    throw err;
+    if (!(err instanceof CriError)) throw err;
+    return err.grpcCode === UNIMPLEMENTED ? new Map() : undefined;
   }
+}
+
+/** PodSandboxStats of each sandbox; those that fail are missing. */
+async function eachSandboxStats(cri: CriApi, ids: readonly string[]): Promise<Map<string, PodSandboxStats>> {
+  const each = await Promise.allSettled(ids.map((podSandboxId) => cri.podSandboxStats({ podSandboxId })));
+  const out = new Map<string, PodSandboxStats>();
+  each.forEach((r, i) => {
+    if (r.status === 'fulfilled' && r.value.stats) out.set(ids[i], r.value.stats);
+  });
+  return out;
 }
 
 const sum = (xs: (bigint | undefined)[]) => (xs.some((x) => x !== undefined) ? xs.reduce<bigint>((a, x) => a + (x ?? 0n), 0n) : undefined);
 
 export async function criStats(cri: CriApi): Promise<CriStatsSnapshot> {
-  const [sandboxes, containers, stats, podStats, fsInfo] = await Promise.all([
+  const [sandboxes, containers, stats, listed, fsInfo] = await Promise.all([
     cri.listPodSandbox({ filter: { state: { state: PodSandboxState.SANDBOX_READY } } }),
     cri.listContainers({ filter: { state: { state: ContainerState.CONTAINER_RUNNING } } }),
     cri.listContainerStats({}),
-    sandboxStats(cri),
+    listSandboxStats(cri),
     cri.imageFsInfo({}).catch(() => undefined),
   ]);
+  const podStats =
+    listed ??
+    (await eachSandboxStats(
+      cri,
+      sandboxes.items.map((s) => s.id),
+    ));
   const statsById = new Map(stats.stats.map((s) => [s.attributes?.id ?? '', s]));
   const bySandbox = new Map<string, ContainerStatsSample[]>();
   for (const c of containers.containers) {
@@ -132,7 +158,7 @@ export async function criStats(cri: CriApi): Promise<CriStatsSnapshot> {
   const pods: PodStatsSample[] = [];
   for (const sb of sandboxes.items) {
     const list = bySandbox.get(sb.id) ?? [];
-    const ps = podStats?.get(sb.id)?.linux;
+    const ps = podStats.get(sb.id)?.linux;
     const pod: PodStatsSample = {
       uid: sb.metadata?.uid ?? '',
       name: sb.metadata?.name ?? '',

@@ -1,0 +1,71 @@
+import { describe, expect, it } from 'vitest';
+import { CriError } from '../../src/common/errors.js';
+import { criStats } from '../../src/workers/stats/cri-stats.js';
+import { FakeCri } from '../fakes/fake-cri.js';
+
+const UNKNOWN = 2;
+const UNIMPLEMENTED = 12;
+const ts = 1_000_000_000n;
+const v = (value: bigint) => ({ value });
+
+/** Two ready sandboxes with one running container each; a1 uses 10 MiB, b1 20 MiB. */
+function runtime(listStats: () => Promise<unknown>): FakeCri {
+  const cri = new FakeCri();
+  const sandbox = (id: string, name: string) => ({ id, createdAt: 1n, metadata: { uid: `uid-${id}`, name, namespace: 'ns' } });
+  const container = (id: string, sandboxId: string) => ({ id, podSandboxId: sandboxId, createdAt: 2n, metadata: { name: 'c' } });
+  const stats = (id: string, bytes: bigint) => ({
+    attributes: { id },
+    cpu: { timestamp: ts, usageCoreNanoSeconds: v(bytes) },
+    memory: { timestamp: ts, workingSetBytes: v(bytes), usageBytes: v(bytes) },
+  });
+  Object.assign(cri.handlers, {
+    listPodSandbox: async () => ({ items: [sandbox('a', 'pa'), sandbox('b', 'pb')] }),
+    listContainers: async () => ({ containers: [container('a1', 'a'), container('b1', 'b')] }),
+    listContainerStats: async () => ({ stats: [stats('a1', 10n << 20n), stats('b1', 20n << 20n)] }),
+    listPodSandboxStats: listStats,
+    imageFsInfo: async () => ({ imageFilesystems: [] }),
+  });
+  return cri;
+}
+
+const cgroupPathEmpty = (id: string) =>
+  new CriError(
+    `rpc error: code = Unknown desc = failed to get cgroup metrics for sandbox ${id} because cgroupPath is empty`,
+    'ListPodSandboxStats',
+    UNKNOWN,
+  );
+
+describe('criStats: every ready sandbox is reported', () => {
+  it('containerd 1.6 failing ListPodSandboxStats ("cgroupPath is empty"): each sandbox is asked alone, the ones without stats get their containers’ sums', async () => {
+    const cri = runtime(() => Promise.reject(cgroupPathEmpty('a')));
+    cri.handlers.podSandboxStats = async (r) => {
+      if (r.podSandboxId === 'a') throw cgroupPathEmpty('a');
+      return {
+        stats: {
+          attributes: { id: 'b' },
+          linux: { memory: { timestamp: ts, workingSetBytes: v(99n), usageBytes: v(99n) }, network: undefined },
+        },
+      };
+    };
+    const snap = await criStats(cri.api);
+    expect(snap.pods.map((p) => p.name)).toEqual(['pa', 'pb']);
+    const [a, b] = snap.pods;
+    expect(a.memory?.workingSetBytes).toBe(10n << 20n); // summed from its container
+    expect(a.cpu?.usageCoreNanoSeconds).toBe(10n << 20n);
+    expect(a.containers.map((c) => c.id)).toEqual(['a1']);
+    expect(b.memory?.workingSetBytes).toBe(99n); // the sandbox's own stats
+    expect(cri.callsOf('podSandboxStats')).toEqual([{ podSandboxId: 'a' }, { podSandboxId: 'b' }]);
+  });
+
+  it('a runtime without ListPodSandboxStats (UNIMPLEMENTED) gets container sums, with no per-sandbox calls', async () => {
+    const cri = runtime(() => Promise.reject(new CriError('unimplemented', 'ListPodSandboxStats', UNIMPLEMENTED)));
+    const snap = await criStats(cri.api);
+    expect(snap.pods.map((p) => p.memory?.workingSetBytes)).toEqual([10n << 20n, 20n << 20n]);
+    expect(cri.callsOf('podSandboxStats')).toEqual([]);
+  });
+
+  it('a failure that is not a CRI error still fails the task', async () => {
+    const cri = runtime(() => Promise.reject(new TypeError('bug')));
+    await expect(criStats(cri.api)).rejects.toThrow('bug');
+  });
+});
