@@ -127,6 +127,16 @@ export class FileSystemError extends KubeletTsError {
   }
 }
 
+/**
+ * A pod sync whose only failures were containers in CrashLoopBackOff or
+ * ImagePullBackOff: upstream's syncPod returns no error for these (the
+ * BackOff event and the waiting reason say it), so the pod worker does not
+ * log it as an error; it still retries after its error backoff.
+ */
+export class SyncBackoffError extends KubeletTsError {
+  override readonly code = 'KTS_ERR_SYNC_BACKOFF';
+}
+
 export const ERROR_CODES = {
   KubeletTsError: 'KTS_ERR',
   CriError: 'KTS_ERR_CRI',
@@ -145,4 +155,5 @@ export const ERROR_CODES = {
   VolumeError: 'KTS_ERR_VOLUME',
   ListenError: 'KTS_ERR_LISTEN',
   FileSystemError: 'KTS_ERR_FS',
+  SyncBackoffError: 'KTS_ERR_SYNC_BACKOFF',
 } as const;

@@ -10,12 +10,12 @@ import { join, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { realClock, type Clock } from '../common/clock.js';
-import { makeDirectory } from '../common/make-dir.js';
 import { CriClient } from '../cri/client.js';
 import type { KubeletConfig } from './config/kubelet-config.js';
 import type { ConfigSources } from './config/load-config.js';
 import { configSummary } from './cli.js';
 import { startEmbeddedSim, type EmbeddedSim } from './embedded-sim.js';
+import { prepareStateDirs } from './state-dirs.js';
 import { boundPort, startHealthzServerRetrying, type HealthCheck } from './http/server.js';
 import { LogHealth } from './http/log-health.js';
 import { startKubeletServers } from './server/start-servers.js';
@@ -105,9 +105,13 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
   };
   try {
     const rootDir = resolve(config.rootDir);
-    makeDirectory(rootDir, 'the root directory (rootDir)');
-    makeDirectory(config.podLogsDir, 'the pod log directory (podLogsDir)');
-    if (config.containerLogsDir) makeDirectory(config.containerLogsDir, 'the container log directory (containerLogsDir)');
+    prepareStateDirs([
+      { path: rootDir, what: 'the root directory (rootDir)', flag: '--root-dir' },
+      { path: config.podLogsDir, what: 'the pod log directory (podLogsDir)', flag: '--pod-logs-dir' },
+      ...(config.containerLogsDir
+        ? [{ path: config.containerLogsDir, what: 'the container log directory (containerLogsDir)', flag: '--container-logs-dir' }]
+        : []),
+    ]);
 
     const registry = new Registry();
     collectDefaultMetrics({ register: registry });
@@ -313,6 +317,7 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
       podStatus: (uid) => syncer.cachedStatus(uid),
       logger: kubeletLogger.child({ component: 'pod-workers' }),
     });
+    const containerDeletor = new ContainerDeletor(runner, kubeletLogger, config.containerLogsDir);
     const handlers = new PodHandlers({
       podManager,
       podWorkers,
@@ -326,8 +331,9 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
       },
       runtimeUids: () => shared.cache.uids(),
       cachedStatus: (uid) => syncer.cachedStatus(uid),
-      containerDeletor: new ContainerDeletor(runner, kubeletLogger, config.containerLogsDir),
-      allSourcesReady: () => podConfig.seenAllSources(),
+      containerDeletor,
+      // upstream kl.sourcesReady: every source has delivered, and the syncLoop has handled what it delivered.
+      allSourcesReady: (): boolean => syncLoop.sourcesReady(),
       mirrorClient,
       startMetrics,
       cleanupPodDirs: (isActive) => volumes.housekeeping(isActive),
@@ -438,7 +444,7 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
     new BootProgress({
       clock,
       logger: kubeletLogger,
-      sourcesReady: () => podConfig.seenAllSources(),
+      sourcesReady: (): boolean => syncLoop.sourcesReady(),
       counts: () =>
         bootCounts(
           podManager.pods(),
@@ -447,6 +453,7 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
         ),
     }).start(signal);
     stops.push(() => podWorkers.idle());
+    stops.push(() => containerDeletor.idle());
     const containerGc = new ContainerGc({
       runner,
       clock,
@@ -454,7 +461,7 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
       podLogsDir: config.podLogsDir,
       containerLogsDir: config.containerLogsDir,
       shouldPodContentBeRemoved: (uid) => podWorkers.shouldPodContentBeRemoved(uid),
-      allSourcesReady: () => podConfig.seenAllSources(),
+      allSourcesReady: (): boolean => syncLoop.sourcesReady(),
     });
     containerGc.start(signal);
     stops.push(() => containerGc.idle());

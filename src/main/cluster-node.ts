@@ -34,7 +34,8 @@ export async function connectCluster(config: KubeletConfig, d: ConnectDeps): Pro
   // API, ~40 MB of heap and code), which a standalone node never uses.
   const { connectApiserver } = await import('./apiserver/clients.js');
   const clients = await connectApiserver(config, d);
-  d.logger.info({ server: clients.main.server.href, kubeconfig: config.kubeconfig }, 'Connected to the apiserver');
+  // No request has been made yet: node registration says when the apiserver first answers.
+  d.logger.info({ server: clients.main.server.href, kubeconfig: config.kubeconfig }, 'Using the apiserver');
   const events = new ApiEventSink({
     client: clients.events,
     clock: d.clock,

@@ -22,12 +22,13 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
 import type { Clock } from '../common/clock.js';
 import { KubeletTsError } from '../common/errors.js';
+import { makeDirectory } from '../common/make-dir.js';
 import { pidAlive, processArgv, readPidFile, removePidFile, writePidFile } from '../common/pid-file.js';
 import { CriClient } from '../cri/client.js';
 
@@ -203,7 +204,7 @@ async function spawnSim(paths: SimPaths, clock: Clock, logger: Logger, extraArgs
 
 export async function startEmbeddedSim(rootDir: string, clock: Clock, logger: Logger, extraArgs: string[] = []): Promise<EmbeddedSim> {
   const dir = join(rootDir, 'sim');
-  mkdirSync(dir, { recursive: true });
+  makeDirectory(dir, "the embedded runtime's directory");
   const socket = join(dir, 'cri.sock');
   const paths: SimPaths = {
     endpoint: `unix://${socket}`,

@@ -1,5 +1,16 @@
+import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { INITIAL_PROGRESS, progressStep, type PodCounts, type ProgressState } from '../../src/main/kubelet/boot-progress.js';
+import {
+  BootProgress,
+  INITIAL_PROGRESS,
+  PENDING_NAMED,
+  bootCounts,
+  progressStep,
+  type BootCounts,
+  type PodCounts,
+  type ProgressState,
+} from '../../src/main/kubelet/boot-progress.js';
+import { FakeClock } from '../fakes/fake-clock.js';
 
 const counts = (c: Partial<PodCounts> = {}): PodCounts => ({ desired: 10, admitted: 10, running: 4, completed: 0, ...c });
 const QUIET = 300_000;
@@ -59,5 +70,54 @@ describe('progressStep', () => {
   it('a new unconverged period starts when the node stops converging', () => {
     const { state } = progressStep({ since: undefined, booted: true, stallLogged: false }, counts(), true, 7_000, QUIET);
     expect(state).toEqual({ since: 7_000, booted: true, stallLogged: false });
+  });
+});
+
+describe('bootCounts', () => {
+  const pod = (uid: string, name: string) => ({ metadata: { uid, name, namespace: 'demo' } });
+  it('names the admitted pods that are neither running nor completed, at most PENDING_NAMED of them', () => {
+    const pods = [
+      pod('a', 'web'),
+      pod('b', 'job'),
+      pod('c', 'stuck'),
+      pod('d', 'huge'),
+      ...[1, 2, 3, 4, 5, 6].map((i) => pod(`p${i}`, `p${i}`)),
+    ];
+    const phases: Record<string, string> = { a: 'Running', b: 'Succeeded', c: 'Pending' };
+    const got = bootCounts(
+      pods,
+      (uid) => uid === 'd',
+      (uid) => phases[uid],
+    );
+    expect(got).toEqual({
+      desired: 10,
+      admitted: 9,
+      running: 1,
+      completed: 1,
+      pending: ['demo/stuck', 'demo/p1', 'demo/p2', 'demo/p3', 'demo/p4'],
+    });
+    expect(got.pending).toHaveLength(PENDING_NAMED);
+  });
+});
+
+describe('BootProgress lines', () => {
+  it('a progress line names the pending pods; a node whose sources have not been handled yet says nothing about being done', () => {
+    const clock = new FakeClock();
+    const lines: Record<string, unknown>[] = [];
+    const logger = pino({ level: 'info' }, { write: (l: string) => void lines.push(JSON.parse(l) as Record<string, unknown>) });
+    let ready = false;
+    let c: BootCounts = { desired: 0, admitted: 0, running: 0, completed: 0, pending: [] };
+    const ac = new AbortController();
+    new BootProgress({ clock, logger, counts: () => c, sourcesReady: () => ready }).start(ac.signal);
+    clock.step(1_000); // sources not handled yet: 0 pods is not "all started"
+    expect(lines.map((l) => l.msg)).toEqual(['Pods starting']);
+    ready = true;
+    c = { desired: 2, admitted: 2, running: 1, completed: 0, pending: ['demo/stuck'] };
+    clock.step(5_000);
+    expect(lines[1]).toMatchObject({ msg: 'Pods starting', running: 1, pending: ['demo/stuck'] });
+    c = { desired: 2, admitted: 2, running: 2, completed: 0, pending: [] };
+    clock.step(5_000);
+    expect(lines[2]).toMatchObject({ msg: 'All pods started', desired: 2, running: 2 });
+    ac.abort();
   });
 });

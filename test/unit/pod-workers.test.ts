@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { SyncBackoffError } from '../../src/common/errors.js';
 import { createLogger } from '../../src/common/logger.js';
 import { describe, expect, it } from 'vitest';
 import type { Pod } from '../../src/api/pod.js';
@@ -278,6 +279,28 @@ describe('PodWorkers', () => {
     expect(workers.dueForResync()).toEqual([]);
     clock.step(1);
     expect(workers.dueForResync()).toEqual(['u1']);
+  });
+
+  it('a sync that failed only on a running backoff is not logged as an error (upstream syncPod returns nil), and still retries after 10 s', async () => {
+    const records: Record<string, unknown>[] = [];
+    const logger = createLogger({
+      format: 'json',
+      verbosity: 0,
+      destination: { write: (l: string) => void records.push(JSON.parse(l) as Record<string, unknown>) },
+    });
+    const { clock, syncer, workers } = setup(logger);
+    workers.update({ pod: pod(), updateType: 'create' });
+    await flush();
+    syncer.last().reject(new SyncBackoffError('failed to "StartContainer" for "c" with CrashLoopBackOff: "back-off 10s"'));
+    await workers.idle();
+    expect(records).toEqual([]);
+    clock.step(BACKOFF_PERIOD_MS);
+    expect(workers.dueForResync(clock.now())).toEqual(['u1']);
+    workers.update({ pod: pod(), updateType: 'sync' });
+    await flush();
+    syncer.last().reject(new Error('failed to "StartContainer" for "c" with CreateContainerError: "boom"'));
+    await workers.idle();
+    expect(records.map((r) => r.msg)).toEqual(['Error syncing pod, skipping']);
   });
 
   it('backoff jitter adds up to 50%', async () => {

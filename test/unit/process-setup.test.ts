@@ -1,3 +1,4 @@
+import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/common/logger.js';
 import { applyOomScoreAdj, swapProblem, type ProcFs } from '../../src/main/node/process-setup.js';
@@ -36,5 +37,38 @@ describe('oomScoreAdj', () => {
 
   it('a failure does not stop the start', () => {
     expect(() => applyOomScoreAdj(-999, silentLogger(), fs(HEADER, [], new Error('EACCES')))).not.toThrow();
+  });
+
+  /** A /proc where writing oom_score_adj fails with `code`; CapEff with or without CAP_SYS_RESOURCE (bit 24). */
+  const proc = (code: string, capEff: string): ProcFs => ({
+    read: (p) => (p === '/proc/self/status' ? `Name:\tnode\nCapEff:\t${capEff}\n` : '0\n'),
+    write: () => {
+      throw Object.assign(new Error(`${code}: permission denied, write`), { code });
+    },
+  });
+  const logged = (f: ProcFs) => {
+    const lines: Record<string, unknown>[] = [];
+    applyOomScoreAdj(-999, pino({ level: 'info' }, { write: (l: string) => void lines.push(JSON.parse(l) as Record<string, unknown>) }), f);
+    return lines.map(({ level, msg, err, oomScoreAdj, kept, reason }) => ({ level, msg, err, oomScoreAdj, kept, reason }));
+  };
+
+  it.each([
+    [
+      'root without CAP_SYS_RESOURCE (a sandbox): upstream’s message at info, Go’s error text, the reason and the score kept',
+      proc('EACCES', '000001fffeffffff'),
+      'lowering oom_score_adj needs CAP_SYS_RESOURCE, which this process does not have',
+    ],
+    ['with CAP_SYS_RESOURCE the cause is not guessed', proc('EACCES', '000001ffffffffff'), undefined],
+  ])('%s', (_name, f, reason) => {
+    expect(logged(f)).toEqual([
+      {
+        level: 30,
+        msg: 'Failed to ApplyOOMScoreAdj',
+        err: 'write /proc/self/oom_score_adj: permission denied',
+        oomScoreAdj: -999,
+        kept: 0,
+        reason,
+      },
+    ]);
   });
 });

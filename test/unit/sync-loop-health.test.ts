@@ -9,7 +9,7 @@ import { startHealthzServer, type HealthCheck } from '../../src/main/http/server
 import type { PodWorkers } from '../../src/main/pod-workers/pod-workers.js';
 import type { PodConfig } from '../../src/main/podconfig/pod-config.js';
 import type { StatusManager } from '../../src/main/status/status-manager.js';
-import { SyncLoop } from '../../src/main/sync-loop/sync-loop.js';
+import { STARTUP_WAIT_MS, SyncLoop } from '../../src/main/sync-loop/sync-loop.js';
 import { SyncLoopQueue, type SyncLoopEvent } from '../../src/main/sync-loop/sync-loop-queue.js';
 import type { PlegEvent } from '../../src/runtime/pleg-event.js';
 import { FakeClock } from '../fakes/fake-clock.js';
@@ -55,6 +55,7 @@ describe('syncLoop health (upstream syncLoopHealthCheck)', () => {
       nextChange: (signal) => new Promise<void>((r) => signal.addEventListener('abort', () => r(), { once: true })),
     },
     syncs = { count: 0 },
+    logger = pino({ level: 'silent' }),
   ) {
     const queue = new SyncLoopQueue();
     const sl = new SyncLoop({
@@ -65,7 +66,7 @@ describe('syncLoop health (upstream syncLoopHealthCheck)', () => {
       statusManager: {} as StatusManager,
       runtimeState: runtimeState as RuntimeState,
       clock,
-      logger: pino({ level: 'silent' }),
+      logger,
       queue,
       syncFrequencyMs,
     });
@@ -99,6 +100,100 @@ describe('syncLoop health (upstream syncLoopHealthCheck)', () => {
     await settle();
     await settle();
     expect(syncs.count).toBe(1); // the fake clock never moved
+    ac.abort();
+    await sl.stopped();
+  });
+
+  /** A RuntimeState whose PLEG has not relisted yet, and a logger whose records the test reads. */
+  async function starting(clock: FakeClock) {
+    const pleg = { ok: false };
+    const ready = { type: 'RuntimeReady', status: true, reason: '', message: '' };
+    const state = new RuntimeState(
+      { status: () => Promise.resolve({ status: { conditions: [ready, { ...ready, type: 'NetworkReady' }] }, info: {} }) } as never,
+      { healthy: () => ({ ok: pleg.ok, message: pleg.ok ? 'ok' : 'pleg has yet to be successful' }) },
+      clock,
+      pino({ level: 'silent' }),
+    );
+    await state.update();
+    const lines: { level: number; msg: string }[] = [];
+    const logger = pino({ level: 'info' }, { write: (l: string) => void lines.push(JSON.parse(l) as { level: number; msg: string }) });
+    return { pleg, state, lines, logger };
+  }
+
+  it('start-up: waits for the first relist instead of logging "Skipping pod synchronization" (a healthy start logs no error)', async () => {
+    const clock = new FakeClock();
+    const { pleg, state, lines, logger } = await starting(clock);
+    const syncs = { count: 0 };
+    const ac = new AbortController();
+    const { sl, queue } = loop(clock, { value: false }, 60_000, state, syncs, logger);
+    sl.start(ac.signal);
+    queue.tick('sync');
+    clock.step(500);
+    await settle();
+    expect(syncs.count).toBe(0);
+    pleg.ok = true;
+    state.changed(); // the first relist
+    await settle();
+    await settle();
+    expect(syncs.count).toBe(1);
+    expect(lines.filter((l) => l.level >= 40)).toEqual([]);
+    ac.abort();
+    await sl.stopped();
+  });
+
+  it('start-up: a PLEG still not healthy after the startup wait is skipped and logged at error level, as upstream', async () => {
+    const clock = new FakeClock();
+    const { state, lines, logger } = await starting(clock);
+    const syncs = { count: 0 };
+    const ac = new AbortController();
+    const { sl, queue } = loop(clock, { value: false }, 60_000, state, syncs, logger);
+    sl.start(ac.signal);
+    queue.tick('sync');
+    await settle();
+    clock.step(STARTUP_WAIT_MS - 1);
+    await settle();
+    expect(lines).toEqual([]);
+    clock.step(1);
+    await settle();
+    await settle();
+    expect(lines.map((l) => [l.level, l.msg])).toEqual([[50, 'Skipping pod synchronization']]);
+    expect(syncs.count).toBe(0);
+    ac.abort();
+    await sl.stopped();
+  });
+
+  it('sources are ready (upstream sourcesReady) only once the loop has handled an update of each, not when PodConfig has merged it', async () => {
+    const clock = new FakeClock();
+    let deliver: (() => void) | undefined;
+    const delivered = new Promise<void>((r) => (deliver = r));
+    const podConfig = {
+      // The file source has delivered its first (empty) SET: PodConfig has seen it.
+      seenAllSources: (seen?: Iterable<string>) => seen === undefined || new Set(seen).has('file'),
+      updates: {
+        iterate: async function* () {
+          await delivered;
+          yield { op: 'ADD', pods: [], source: 'file' };
+        },
+      },
+    };
+    const sl = new SyncLoop({
+      podConfig: podConfig as unknown as PodConfig,
+      handlers: { handlePodAdditions: () => {}, podsToSync: () => [], handlePodSyncs: () => {} } as unknown as PodHandlers,
+      podWorkers: { dueForResync: () => [] } as unknown as PodWorkers,
+      podManager: { pods: () => [] } as unknown as PodManager,
+      statusManager: {} as StatusManager,
+      runtimeState: { runtimeErrors: () => [], nextChange: () => new Promise<void>(() => {}) } as unknown as RuntimeState,
+      clock,
+      logger: pino({ level: 'silent' }),
+    });
+    const ac = new AbortController();
+    sl.start(ac.signal);
+    await settle();
+    expect(sl.sourcesReady()).toBe(false);
+    deliver!();
+    await settle();
+    await settle();
+    expect(sl.sourcesReady()).toBe(true);
     ac.abort();
     await sl.stopped();
   });

@@ -1,6 +1,7 @@
 /**
  * Says how the node is doing while it brings its pods up: every few seconds
- * a progress line (pods desired / admitted / running), and one summary line
+ * a progress line (pods desired / admitted / running, and the first few
+ * admitted pods not yet running by name), and one summary line
  * when every admitted pod is running or has completed. Progress lines are
  * logged at info until the first convergence (the boot) and at V(2) after
  * it; a boot that has not converged after `quietAfterMs` logs one line
@@ -67,13 +68,19 @@ export function progressStep(
   return { state: next, line: { kind: 'progress', level: 'info' } };
 }
 
+/** How many pending pods a progress line names. */
+export const PENDING_NAMED = 5;
+
+/** PodCounts, and the first PENDING_NAMED admitted pods neither running nor completed ("namespace/name"). */
+export type BootCounts = PodCounts & { pending: string[] };
+
 /** The counts from the pods the sources want, their admission and their status phase (mirror pods are not in `pods`). */
 export function bootCounts(
-  pods: Iterable<{ metadata: { uid?: string } }>,
+  pods: Iterable<{ metadata: { uid?: string; name?: string; namespace?: string } }>,
   rejected: (uid: string) => boolean,
   phase: (uid: string) => string | undefined,
-): PodCounts {
-  const counts = { desired: 0, admitted: 0, running: 0, completed: 0 };
+): BootCounts {
+  const counts: BootCounts = { desired: 0, admitted: 0, running: 0, completed: 0, pending: [] };
   for (const pod of pods) {
     const uid = pod.metadata.uid ?? '';
     counts.desired++;
@@ -82,6 +89,8 @@ export function bootCounts(
     const p = phase(uid);
     if (p === 'Running') counts.running++;
     else if (p === 'Succeeded' || p === 'Failed') counts.completed++;
+    else if (counts.pending.length < PENDING_NAMED)
+      counts.pending.push(`${pod.metadata.namespace ?? 'default'}/${pod.metadata.name ?? ''}`);
   }
   return counts;
 }
@@ -89,7 +98,8 @@ export function bootCounts(
 export interface BootProgressOptions {
   clock: Clock;
   logger: Logger;
-  counts(): PodCounts;
+  counts(): BootCounts;
+  /** Every source has delivered and the syncLoop has handled it (upstream sourcesReady). */
   sourcesReady(): boolean;
   /** Default 5 s. */
   periodMs?: number;
@@ -118,14 +128,14 @@ export class BootProgress {
   }
 
   tick(): void {
-    const counts = this.o.counts();
+    const { pending, ...counts } = this.o.counts();
     const { state, line } = progressStep(this.state, counts, this.o.sourcesReady(), this.o.clock.now(), this.o.quietAfterMs ?? 300_000);
     this.state = state;
     if (!line) return;
     const { logger } = this.o;
     switch (line.kind) {
       case 'progress':
-        (line.level === 'info' ? logger : v(logger, 2)).info(counts, 'Pods starting');
+        (line.level === 'info' ? logger : v(logger, 2)).info({ ...counts, pending }, 'Pods starting');
         return;
       case 'converged':
         logger.info(
@@ -135,7 +145,12 @@ export class BootProgress {
         return;
       case 'stalled':
         logger.warn(
-          { ...counts, notRunning: counts.admitted - counts.running - counts.completed, seconds: Math.round(line.elapsedMs / 1000) },
+          {
+            ...counts,
+            notRunning: counts.admitted - counts.running - counts.completed,
+            pending,
+            seconds: Math.round(line.elapsedMs / 1000),
+          },
           'Pods still not running; further progress lines at --v=2',
         );
         return;

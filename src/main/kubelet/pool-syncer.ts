@@ -8,6 +8,7 @@
 import type { Logger } from 'pino';
 import type { Pod, PodStatus as ApiPodStatus } from '../../api/pod.js';
 import type { Clock } from '../../common/clock.js';
+import { SyncBackoffError } from '../../common/errors.js';
 import type { PodStatus as RuntimePodStatus, RuntimePod } from '../../runtime/types.js';
 import type { PodStatusCache } from '../../workers/shared/pod-status-cache.js';
 import type { BackoffState } from '../../workers/sync/backoff.js';
@@ -219,7 +220,7 @@ export class PoolSyncer implements PodSyncer {
     this.record(pod, result.events);
     if (this.o.logger.isLevelEnabled('debug')) this.o.logger.debug({ pod: podRef(pod), plan: result.plan }, 'SyncPod plan');
     this.refreshStatus(pod);
-    if (result.error) throw new Error(result.error);
+    if (result.error) throw result.backoffOnly ? new SyncBackoffError(result.error) : new Error(result.error);
     return { terminal: false };
   }
 

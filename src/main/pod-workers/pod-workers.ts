@@ -27,6 +27,7 @@
  * microtask, so updates made in one synchronous burst coalesce.
  */
 import { podFullName, type Pod } from '../../api/pod.js';
+import { SyncBackoffError } from '../../common/errors.js';
 import { vEnabled } from '../../common/logger.js';
 import {
   effectiveGracePeriod,
@@ -301,7 +302,10 @@ export class PodWorkers {
           terminal = await this.runSync(uid, status, kind, update, signal);
         } catch (e) {
           error = e ?? new Error('sync failed');
-          if (!signal.aborted) this.o.logger?.error({ err: error, podUID: uid }, 'Error syncing pod, skipping');
+          // upstream: a sync that failed only on a running backoff returns no error, so it is not logged as one.
+          if (!signal.aborted && error instanceof SyncBackoffError)
+            this.o.logger?.debug({ err: error, podUID: uid }, 'Pod is in a backoff');
+          else if (!signal.aborted) this.o.logger?.error({ err: error, podUID: uid }, 'Error syncing pod, skipping');
         }
         status.syncedAt = this.o.clock.now();
 

@@ -4,7 +4,15 @@
  * handlers by operation, PLEG events to the pod they name, the 1 s sync tick
  * syncs pods whose resync or error backoff is due, and the 2 s housekeeping
  * tick runs HandlePodCleanups once all sources are ready. While the runtime
- * is unhealthy the loop does no work and backs off 100 ms → 5 s.
+ * is unhealthy the loop does no work and backs off 100 ms → 5 s, logging
+ * "Skipping pod synchronization" at each skip as upstream.
+ *
+ * Start-up: the first runtime Status check and the first PLEG relist start
+ * beside the loop. Upstream's first iterations skip (and log at error level)
+ * until they land, a few hundred milliseconds into every start; this loop
+ * waits for them first, for at most STARTUP_WAIT_MS, so a healthy start logs
+ * no error. A runtime still unhealthy after that wait is skipped and logged
+ * as upstream.
  */
 import type { Logger } from 'pino';
 import type { Clock } from '../../common/clock.js';
@@ -23,6 +31,8 @@ export const SYNC_TICK_MS = 1000;
 export const HOUSEKEEPING_PERIOD_MS = 2000;
 export const RUNTIME_BACKOFF_MIN_MS = 100;
 export const RUNTIME_BACKOFF_MAX_MS = 5000;
+/** How long the first iteration waits for the first Status check and relist before skipping (and logging) as upstream. */
+export const STARTUP_WAIT_MS = 10_000;
 /** The syncLoop health threshold never goes below this (upstream syncLoopHealthCheck). */
 export const MIN_SYNC_LOOP_HEALTH_THRESHOLD_MS = 5 * 60 * 1000;
 
@@ -51,6 +61,8 @@ export class SyncLoop {
   private running: Promise<void> | undefined;
   /** podList's item of each pod, for the status it was made with. */
   private readonly listItems = new WeakMap<Pod, { status: PodStatus | undefined; item: Pod }>();
+  /** Sources whose updates the loop has handled (upstream kl.sourcesReady.AddSource). */
+  private readonly seenSources = new Set<string>();
 
   constructor(private readonly o: SyncLoopOptions) {
     this.queue = o.queue ?? new SyncLoopQueue();
@@ -77,6 +89,7 @@ export class SyncLoop {
       for await (const update of podConfig.updates.iterate(signal)) this.queue.pushConfig(update);
     })();
     this.running = (async () => {
+      await this.waitForFirstChecks(signal);
       let backoff = RUNTIME_BACKOFF_MIN_MS;
       while (!signal.aborted) {
         const errs = this.o.runtimeState.runtimeErrors();
@@ -106,6 +119,26 @@ export class SyncLoop {
 
   async stopped(): Promise<void> {
     await this.running;
+  }
+
+  /**
+   * Upstream kl.sourcesReady.AllReady(): every registered source has
+   * delivered, and this loop has handled an update of each (so the pod
+   * manager holds what they delivered).
+   */
+  sourcesReady(): boolean {
+    return this.o.podConfig.seenAllSources(this.seenSources);
+  }
+
+  /** Waits, without logging, until the runtime has no errors, for at most STARTUP_WAIT_MS. */
+  private async waitForFirstChecks(signal: AbortSignal): Promise<void> {
+    const { clock, runtimeState } = this.o;
+    const deadline = clock.now() + STARTUP_WAIT_MS;
+    while (!signal.aborted && runtimeState.runtimeErrors().length > 0) {
+      const left = deadline - clock.now();
+      if (left <= 0) return;
+      await sleepOrWake(clock, left, (s) => runtimeState.nextChange(s), signal);
+    }
   }
 
   /**
@@ -153,7 +186,7 @@ export class SyncLoop {
       case 'sync':
         return handlers.handlePodSyncs(handlers.podsToSync(this.o.podWorkers.dueForResync()));
       case 'housekeeping':
-        if (!this.o.podConfig.seenAllSources()) {
+        if (!this.sourcesReady()) {
           if (logger.isLevelEnabled('debug')) logger.debug('SyncLoop (housekeeping, skipped): sources aren’t ready yet');
           return;
         }
@@ -163,6 +196,7 @@ export class SyncLoop {
 
   private handleConfig(u: PodUpdate): void {
     const { handlers, logger } = this.o;
+    this.seenSources.add(u.source);
     logger.info({ source: u.source, pods: podNames(u.pods) }, `SyncLoop ${u.op}`);
     switch (u.op) {
       case 'ADD':
