@@ -164,6 +164,20 @@ describe('FileSource through PodConfig (fs.watch)', () => {
   });
 });
 
+describe('FileSource unknown fields (as kubectl apply --validate)', () => {
+  it('a pod with a misspelt field runs, with one warning naming the field, its path and the closest name, once per content', async () => {
+    await put('web.yaml', `${manifest('web')}    comand: [sleep, "1"]\n`);
+    const h = start({ checkFrequencyMs: 50 });
+    await waitFor(() => has(h.got, 'ADD:web-node1'));
+    const sets = h.sets;
+    await waitFor(() => h.sets >= sets + 3, { what: 'three more re-lists' });
+    const warnings = h.logs.filter((l) => l['level'] === 40);
+    expect(warnings.map((l) => [l['msg'], l['file'], l['field'], l['hint']])).toEqual([
+      ['Unknown field in static pod manifest, ignored', join(dir, 'web.yaml'), 'spec.containers[0].comand', 'did you mean command?'],
+    ]);
+  });
+});
+
 describe('FileSource periodic re-list', () => {
   it('with watching disabled, a change is picked up on the next fileCheckFrequency tick', async () => {
     const clock = new FakeClock();

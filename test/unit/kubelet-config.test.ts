@@ -180,7 +180,14 @@ describe('config file', () => {
     ['bad quantity', 'systemReserved:\n  memory: 1 GB', /systemReserved\.memory: invalid quantity/],
     ['bad enum', 'logging:\n  format: yaml', /logging\.format: .*"text"\|"json"/],
     ['unknown field', 'bogus: 1', /config\.yaml: bogus: unknown field/],
-    ['unknown nested field', 'logging:\n  colour: red', /logging\.colour: unknown field/],
+    ['unknown nested field', 'logging:\n  colour: red', /logging\.colour: unknown field$/m],
+    ['a misspelt field, with the closest name', 'maxPod: 10', /config\.yaml: maxPod: unknown field; did you mean maxPods\?/],
+    ['a misspelt nested field', 'authentication:\n  webhok: {}', /authentication\.webhok: unknown field; did you mean webhook\?/],
+    [
+      'a misspelt field of a list item',
+      'registerWithTaints:\n- key: a\n  effect: NoSchedule\n  valu: b',
+      /registerWithTaints\[0\]\.valu: unknown field; did you mean value\?/,
+    ],
     [
       'bad IP in a list (range check)',
       'clusterDNS: [10.0.0.10, not-an-ip]',
@@ -310,8 +317,10 @@ describe('flag forms', () => {
   });
 
   it.each([
-    [['--bogus'], /^unknown flag: --bogus/],
-    [['--prot=1'], /^unknown flag: --prot .*Did you mean --port\?/],
+    [['--bogus'], /^unknown flag: --bogus$/],
+    [['--prot=1'], /^unknown flag: --prot \(did you mean --port\?\)/],
+    [['--pod-manifest-pth', 'x'], /^unknown flag: --pod-manifest-pth \(did you mean --pod-manifest-path\?\)/],
+    [['--root-dri=/x'], /^unknown flag: --root-dri \(did you mean --root-dir\?\)/],
     [['--register-node=maybe'], /^flag --register-node: invalid value "maybe": invalid boolean/],
     [['--port=abc'], /^flag --port: invalid value "abc": invalid integer/],
     [['--sync-frequency=10'], /^flag --sync-frequency: invalid value "10": invalid duration "10": missing unit/],
@@ -344,6 +353,25 @@ describe('cli', () => {
       expect(text).toContain(`--${spec.name} `);
       expect(text).toContain(`(default: ${spec.defaultText})`);
     }
+  });
+
+  it('--help lists the flags that work first, then the explained and the refused upstream flags, and ends with three examples', () => {
+    const result = parseFlags(['--help'], 'x');
+    const text = result.kind === 'help' ? result.text : '';
+    const headings = text.split('\n').filter((l) => /^\S.*:$/.test(l));
+    expect(headings).toEqual([
+      'Flags:',
+      'Upstream flags accepted with no effect here (the start line says why):',
+      'Upstream flags refused (the error says what to use instead):',
+      'Examples:',
+    ]);
+    const section = (heading: string) => text.slice(text.indexOf(heading)).split('\n\n')[0];
+    expect(section('Flags:')).toContain('--pod-manifest-path <path>');
+    expect(section('Flags:')).toContain('--oom-score-adj'); // an honoured upstream flag
+    expect(section('Upstream flags accepted')).toContain('--cgroups-per-qos');
+    expect(section('Upstream flags refused')).toContain('--cpu-manager-policy');
+    const examples = text.slice(text.indexOf('Examples:'));
+    expect(examples.split('\n').filter((l) => l.startsWith('  kubelet-ts '))).toHaveLength(3);
   });
 
   it('--version prints kubelet-ts v<package version> and exits 0', async () => {

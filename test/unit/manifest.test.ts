@@ -48,6 +48,64 @@ describe('decodePodManifest', () => {
     expect(pod.metadata.annotations!['kubernetes.io/config.source']).toBe('file');
   });
 
+  it('names each field the v1 Pod does not have, with its path and the closest name, as kubectl apply --validate does', () => {
+    const unknown: { path: string; hint: string }[] = [];
+    const pod = decodePodManifest(podYaml(), { ...ctx, onUnknownField: (f) => unknown.push(f) });
+    expect(pod.metadata.name).toBe('web-node1'); // still decodes
+    expect(unknown).toEqual([
+      { path: 'metadata.extraMetaField', hint: '' },
+      { path: 'spec.containers[0].someFutureField', hint: '' },
+    ]);
+    const typo = `apiVersion: v1
+kind: Pod
+metadata: {name: t, labls: {a: b}}
+spec:
+  containers:
+  - name: c
+    image: x:1
+    comand: [sleep, "1"]
+    ports: [{containerPort: 80, protocl: TCP}]
+  volumes: [{name: v, emptyDir: {medum: Memory}}]
+`;
+    unknown.length = 0;
+    decodePodManifest(typo, { ...ctx, onUnknownField: (f) => unknown.push(f) });
+    expect(unknown).toEqual([
+      { path: 'metadata.labls', hint: 'did you mean labels?' },
+      { path: 'spec.containers[0].comand', hint: 'did you mean command?' },
+      { path: 'spec.containers[0].ports[0].protocl', hint: 'did you mean protocol?' },
+      { path: 'spec.volumes[0].emptyDir.medum', hint: 'did you mean medium?' },
+    ]);
+  });
+
+  it('a pod that fails validation names its unknown fields in the error: `imagee` explains "image: Required value"', () => {
+    const unknown: unknown[] = [];
+    expectManifestError(
+      () =>
+        decodePodManifest('apiVersion: v1\nkind: Pod\nmetadata: {name: t}\nspec:\n  containers:\n  - name: c\n    imagee: x:1\n', {
+          ...ctx,
+          onUnknownField: (f) => unknown.push(f),
+        }),
+      /spec\.containers\[0\]\.image: Required value; unknown field spec\.containers\[0\]\.imagee \(did you mean image\?\); fix the manifest/,
+    );
+    expect(unknown).toEqual([]);
+  });
+
+  it('newer v1 fields (native sidecars, grpc probes) and maps with free keys are not unknown', () => {
+    const unknown: unknown[] = [];
+    const doc = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'n', annotations: { anything: 'x' }, labels: { 'app.kubernetes.io/name': 'n' } },
+      spec: {
+        initContainers: [{ name: 's', image: 'x:1', restartPolicy: 'Always' }],
+        containers: [{ name: 'c', image: 'x:1', livenessProbe: { grpc: { port: 9000 } }, resources: { limits: { cpu: '1' } } }],
+        nodeSelector: { disk: 'ssd' },
+      },
+    };
+    decodePodManifest(JSON.stringify(doc), { ...ctx, onUnknownField: (f) => unknown.push(f) });
+    expect(unknown).toEqual([]);
+  });
+
   it('accepts JSON', () => {
     const json = JSON.stringify({
       apiVersion: 'v1',

@@ -177,7 +177,7 @@ describe('explained and refused settings', () => {
     expect(lines[0]).toMatch(/invalid configuration: 9 problems:/);
     for (const re of [
       /unknown flag: --bogus/,
-      /unknown flag: --prot .*Did you mean --port\?/,
+      /unknown flag: --prot \(did you mean --port\?\)/,
       /flag --port: invalid value "abc": invalid integer/,
       /flag needs an argument: --max-pods/,
       /unexpected positional arguments \["stray"\]/,

@@ -11,6 +11,7 @@
  * - The program is built fresh per call: commander keeps state between parses.
  */
 import { Command, CommanderError, Option } from 'commander';
+import { didYouMean } from '../../common/did-you-mean.js';
 import { parseDuration } from './duration.js';
 import { parseFeatureGates } from './feature-gates.js';
 import { allFlagSpecs, type FlagSpec, type FlagTarget } from './flags.js';
@@ -66,6 +67,27 @@ function valueParser(s: FlagSpec): ((value: string, previous: unknown) => unknow
   }
 }
 
+/** --help lists the flags that do something first, then the upstream flags that are accepted or refused. */
+const HELP_GROUPS = {
+  working: 'Flags:',
+  explained: 'Upstream flags accepted with no effect here (the start line says why):',
+  refused: 'Upstream flags refused (the error says what to use instead):',
+} as const;
+
+const HELP_EXAMPLES = `
+Examples:
+  # A demo node on the embedded simulated runtime, with its state under ./demo
+  kubelet-ts --container-runtime-endpoint=sim --pod-manifest-path=examples/manifests --root-dir=./demo
+
+  # Static pods on containerd (as root: scripts/containerd.sh up starts a private one)
+  kubelet-ts --container-runtime-endpoint=unix:///run/kubelet-ts-containerd/containerd.sock --pod-manifest-path=/etc/kubernetes/manifests
+
+  # A node of a cluster (npm run cluster -- up prints a kubeconfig for one)
+  kubelet-ts --kubeconfig=/var/lib/kubelet/kubeconfig --container-runtime-endpoint=unix:///run/containerd/containerd.sock
+
+Documentation: docs/configuration.md (every flag and KubeletConfiguration field).
+`;
+
 /**
  * Builds a fresh commander program for kubelet-ts. Output goes to the given
  * writers; a bad value is appended to `errors` (the option keeps its earlier value).
@@ -79,15 +101,22 @@ export function buildProgram(
   const program = new Command('kubelet-ts')
     .description('kubelet-ts: a Kubernetes node agent (kubelet) in TypeScript.')
     .usage('[flags]')
+    .optionsGroup(HELP_GROUPS.working)
     .helpOption('-h, --help', 'Show this help and exit.')
     .version(versionText, '--version', 'Print version information and exit.')
     .allowExcessArguments(false)
     .exitOverride()
-    .configureOutput({ writeOut: out.writeOut, writeErr: out.writeErr, outputError: () => {} });
-  for (const s of allFlagSpecs()) {
+    .configureOutput({ writeOut: out.writeOut, writeErr: out.writeErr, outputError: () => {} })
+    .addHelpText('after', HELP_EXAMPLES);
+  const groupOf = (s: FlagSpec) => (s.status === 'refused' ? 'refused' : s.status === 'explained' ? 'explained' : 'working');
+  const rank = { working: 0, explained: 1, refused: 2 };
+  // Commander lists the groups in the order it meets them.
+  const specs = [...allFlagSpecs()].sort((a, b) => rank[groupOf(a)] - rank[groupOf(b)]);
+  for (const s of specs) {
     const flags = `${s.short ? `-${s.short}, ` : ''}--${s.name} ${s.kind === 'bool' ? `[${s.arg}]` : `<${s.arg}>`}`;
     const choices = s.choices ? ` One of: ${s.choices.join(', ')}.` : '';
     const opt = new Option(flags, `${s.help}${choices} (default: ${s.defaultText})`);
+    opt.helpGroup(HELP_GROUPS[groupOf(s)]);
     if (s.kind === 'bool') opt.preset('true');
     const parse = valueParser(s);
     if (parse) {
@@ -180,15 +209,17 @@ function scanArgv(argv: readonly string[]): Scan {
   return out;
 }
 
-/** commander's own wording for an unknown flag, with its "Did you mean" suggestion. */
+/** An unknown flag, with the closest flag names (common/did-you-mean.ts, as for config and manifest fields). */
 function unknownFlagMessage(token: string): string {
-  const program = buildProgram('', { writeOut: () => {}, writeErr: () => {} });
-  try {
-    program.parse([token], { from: 'user' });
-  } catch (err) {
-    if (err instanceof CommanderError) return describeCommanderError(err.message);
-  }
-  return `unknown flag: ${token.split('=')[0]}`;
+  const name = token.split('=')[0];
+  const hint = name.startsWith('--')
+    ? didYouMean(
+        name.slice(2),
+        allFlagSpecs().map((s) => s.name),
+        (n) => `--${n}`,
+      )
+    : '';
+  return `unknown flag: ${name}${hint ? ` (${hint})` : ''}`;
 }
 
 /**

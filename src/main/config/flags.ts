@@ -17,7 +17,7 @@
 import { CGROUP_DRIVERS, HAIRPIN_MODES, LOGGING_FORMATS, PLEG_MODES, RELIST_MODES, type KubeletConfig } from './kubelet-config.js';
 import { SERVER_FLAG_SPECS, type ServerNestedKey } from './server-config.js';
 import { UPSTREAM_SETTINGS, configKey, isOther, otherKey } from './settings-catalog.js';
-import type { ValueType } from './settings-types.js';
+import type { SettingStatus, ValueType } from './settings-types.js';
 
 /** A resolved-config key a flag writes; logging sub-fields are dotted. */
 export type FlagTarget =
@@ -55,6 +55,8 @@ export interface FlagSpec {
   /** The default as shown in --help. */
   readonly defaultText: string;
   readonly choices?: readonly string[];
+  /** An upstream flag of the settings catalog: what kubelet-ts does with it (--help groups by it). */
+  readonly status?: SettingStatus;
 }
 
 const spec = (
@@ -64,7 +66,7 @@ const spec = (
   arg: string,
   defaultText: string,
   help: string,
-  extra: { short?: string; choices?: readonly string[] } = {},
+  extra: { short?: string; choices?: readonly string[]; status?: SettingStatus } = {},
 ): FlagSpec => ({ name, target, kind, arg, defaultText, help, ...extra });
 
 /** Every flag, in --help order. docs/configuration.md mirrors this table. */
@@ -354,7 +356,7 @@ export function catalogFlagSpecs(): FlagSpec[] {
     const kind = KIND_OF[s.type];
     const target: FlagTarget = isOther(s) ? `other.${otherKey(s)}` : (configKey(s) as FlagTarget);
     const defaultText = isOther(s) ? (JSON.stringify(s.neutral) ?? '""') : 'as the config file';
-    out.push(spec(s.flag, target, kind, kind === 'bool' ? 'bool' : 'value', defaultText, `Upstream flag, ${s.status}: ${s.note}`));
+    out.push(spec(s.flag, target, kind, kind === 'bool' ? 'bool' : 'value', defaultText, s.note, { status: s.status }));
   }
   return out;
 }

@@ -18,6 +18,7 @@ import path from 'node:path';
 import { parseDocument } from 'yaml';
 import * as z from 'zod';
 import { ConfigError } from '../../common/errors.js';
+import { didYouMean } from '../../common/did-you-mean.js';
 import { GO_YAML_OPTIONS, goYamlToJson } from '../../common/yaml-go.js';
 import { parseFlags, type ParsedFlags } from './flag-parser.js';
 import type { FlagTarget } from './flags.js';
@@ -37,6 +38,7 @@ import {
 import { defaultKubeletConfig, defaultWorkerThreads } from './config-defaults.js';
 import { AUTHORIZATION_MODES, SERVER_NESTED_KEYS, setPath } from './server-config.js';
 import { assessSettings } from './settings-catalog.js';
+import { objectKeysAt } from './schema-keys.js';
 
 export type ConfigSource = 'default' | 'file' | 'flag';
 
@@ -171,7 +173,12 @@ export function loadConfigFile(file: string, readFile: (p: string) => string): K
   }
   const result = KubeletConfigurationFileSchema.safeParse(raw);
   if (!result.success) {
-    throw new ConfigFileError(toConfigIssues(result.error.issues).map((i) => ({ ...i, where: `${file}: ${i.path || '(top level)'}` })));
+    throw new ConfigFileError(
+      toConfigIssues(result.error.issues, KubeletConfigurationFileSchema).map((i) => ({
+        ...i,
+        where: `${file}: ${i.path || '(top level)'}`,
+      })),
+    );
   }
   return result.data;
 }
@@ -328,13 +335,18 @@ export function formatFieldPath(path: readonly PropertyKey[]): string {
   return out;
 }
 
-/** Flattens zod issues into ConfigIssues: unknown keys become one "unknown field" issue each. */
-export function toConfigIssues(issues: readonly z.core.$ZodIssue[]): ConfigIssue[] {
+/**
+ * Flattens zod issues into ConfigIssues: unknown keys become one "unknown field" issue each, with the
+ * closest field names of `schema` at that place when one is close (common/did-you-mean.ts).
+ */
+export function toConfigIssues(issues: readonly z.core.$ZodIssue[], schema?: z.ZodType): ConfigIssue[] {
   const out: ConfigIssue[] = [];
   for (const issue of issues) {
     if (issue.code === 'unrecognized_keys') {
+      const known = schema && objectKeysAt(schema, issue.path);
       for (const key of issue.keys) {
-        out.push({ path: formatFieldPath([...issue.path, key]), message: 'unknown field' });
+        const hint = known ? didYouMean(key, known) : '';
+        out.push({ path: formatFieldPath([...issue.path, key]), message: hint ? `unknown field; ${hint}` : 'unknown field' });
       }
     } else if (issue.code === 'invalid_key') {
       out.push({ path: formatFieldPath(issue.path), message: issue.issues[0]?.message ?? issue.message });

@@ -375,6 +375,7 @@ export class FileSource implements PodSource {
     return result.ok ? { ok: true, pod: structuredClone(result.pod) } : result;
   }
 
+  /** Runs once per content of a file (cached), so a pod's unknown fields are warned about once per change. */
   private decode(file: string, content: string): Decoded {
     try {
       const pod = decodePodManifest(content, {
@@ -383,6 +384,8 @@ export class FileSource implements PodSource {
         sourceName: FILE_SOURCE,
         nodeName: this.opts.nodeName,
         clock: this.opts.clock,
+        onUnknownField: (f) =>
+          this.log.warn({ file, field: f.path, hint: f.hint || undefined }, 'Unknown field in static pod manifest, ignored'),
       });
       return { ok: true, pod };
     } catch (err) {

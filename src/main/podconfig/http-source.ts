@@ -204,6 +204,8 @@ export class HttpSource implements PodSource {
         sourceName: HTTP_SOURCE,
         nodeName: this.opts.nodeName,
         clock: this.opts.clock,
+        // Decoded only when the body changes: each unknown field is warned about once per change.
+        onUnknownField: (f) => this.log.warn({ field: f.path, hint: f.hint || undefined }, 'Unknown field in static pod manifest, ignored'),
       });
     } catch (err) {
       this.lastBodyError = err as Error;

@@ -3,6 +3,12 @@
  * → schema check → static-pod defaults → validation. Every failure is a
  * ManifestError whose message names the path/URL, what was wrong and what to
  * do. Mirrors upstream config/common.go tryDecodeSinglePod / tryDecodePodList.
+ *
+ * Fields the v1 Pod does not have are kept and ignored, as upstream's decoder
+ * does; as `kubectl apply --validate` does, each is named with its path
+ * (api/unknown-fields.ts): to `onUnknownField` when the pod decodes, and in
+ * the error when it does not (a misspelt `image` is the likely cause of
+ * "image: Required value").
  */
 import { parse as parseYaml } from 'yaml';
 import { Counter, type Registry } from 'prom-client';
@@ -10,12 +16,13 @@ import type { z } from 'zod';
 import { ManifestError } from '../../common/errors.js';
 import { GO_YAML_OPTIONS, goYamlToJson, type GoYamlPath } from '../../common/yaml-go.js';
 import { PodListSchema, PodSchema, type Pod } from '../../api/pod.js';
+import { describeUnknownField, unknownPodFields, type UnknownField } from '../../api/unknown-fields.js';
 import { applyStaticPodDefaults, type StaticPodDefaultsOptions } from './defaults.js';
 import { parseJsonManifest } from './json-manifest.js';
 import { formatFieldErrors, validatePod } from './validation.js';
 
-/** Where a manifest came from and how to default it. */
-export type ManifestContext = StaticPodDefaultsOptions;
+/** Where a manifest came from, how to default it, and who hears of fields a decoded pod ignores. */
+export type ManifestContext = StaticPodDefaultsOptions & { onUnknownField?: (field: UnknownField) => void };
 
 /** Upstream maxConfigLength: bodies and files larger than this are rejected. */
 export const MAX_MANIFEST_BYTES = 10 * 1024 * 1024;
@@ -81,13 +88,23 @@ function checkTypeMeta(doc: Record<string, unknown>, where: string, kinds: reado
   return kind;
 }
 
-/** `exact` is the same document parsed with exact integers; the UID is computed from it. */
-function defaultAndValidate(raw: unknown, ctx: ManifestContext, where: string, exact: Record<string, unknown>): Pod {
+/** "; unknown field a (did you mean b?); unknown field c" for an error message, or ''. */
+function unknownFieldsText(unknown: readonly UnknownField[]): string {
+  return unknown.map((f) => `; ${describeUnknownField(f)}`).join('');
+}
+
+/**
+ * `exact` is the same document parsed with exact integers; the UID is computed from it. `prefix` is the
+ * item's place in a list (`items[2].`) for the paths given to onUnknownField (an error names the item).
+ */
+function defaultAndValidate(raw: unknown, ctx: ManifestContext, where: string, exact: Record<string, unknown>, prefix = ''): Pod {
+  const unknown = unknownPodFields(raw);
   const r = PodSchema.safeParse(raw);
-  if (!r.success) fail(where, `not a valid Pod: ${describeZod(r.error)}`, r.error);
+  if (!r.success) fail(where, `not a valid Pod: ${describeZod(r.error)}${unknownFieldsText(unknown)}`, r.error);
   const pod = applyStaticPodDefaults(r.data, ctx, exact);
   const errs = validatePod(pod);
-  if (errs.length > 0) fail(where, `invalid pod: ${formatFieldErrors(errs)}`);
+  if (errs.length > 0) fail(where, `invalid pod: ${formatFieldErrors(errs)}${unknownFieldsText(unknown)}`);
+  for (const f of unknown) ctx.onUnknownField?.({ ...f, path: `${prefix}${f.path}` });
   return pod;
 }
 
@@ -114,7 +131,7 @@ export function decodePodsManifest(body: string, ctx: ManifestContext): Pod[] {
   return list.data.items.map((item, i) => {
     const itemWhere = `${where} items[${i}]`;
     if (kind === 'List' || item.kind !== undefined) checkTypeMeta(item, itemWhere, ['Pod']);
-    return defaultAndValidate(item, ctx, itemWhere, exactItems[i] ?? {});
+    return defaultAndValidate(item, ctx, itemWhere, exactItems[i] ?? {}, `items[${i}].`);
   });
 }
 
