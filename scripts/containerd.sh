@@ -3,7 +3,7 @@
 # state, socket, CNI config) in the background, with two local images.
 #
 #   scripts/containerd.sh up       install (if needed), configure, start, import images
-#   scripts/containerd.sh down     remove all pods, stop containerd, clean state
+#   scripts/containerd.sh down     remove all pods, stop containerd, remove its bridge, state and run dirs
 #   scripts/containerd.sh status   print state; exit 0 if healthy, 1 otherwise
 #   scripts/containerd.sh env      print KTS_CRI_ENDPOINT=unix://... (for eval)
 #
@@ -47,7 +47,7 @@ die() {
 
 require_root() {
   if [ "$(id -u)" -ne 0 ]; then
-    die "'$1' must run as root (it installs packages, mounts overlayfs, creates network namespaces). Try: sudo $0 $1"
+    die "'$1' must run as root (it installs packages, mounts overlayfs, creates network namespaces): run it as root"
   fi
 }
 
@@ -417,6 +417,30 @@ unmount_under() {
   return 0
 }
 
+# The pod bridge the CNI bridge plugin made for our network (a link that is a bridge, by our name).
+remove_bridge() {
+  [ -d "/sys/class/net/$KTS_CNI_BRIDGE/bridge" ] || return 0
+  if ip link delete "$KTS_CNI_BRIDGE" 2>/dev/null; then
+    log "removed bridge $KTS_CNI_BRIDGE"
+  else
+    warn "could not remove bridge $KTS_CNI_BRIDGE (ip link delete $KTS_CNI_BRIDGE)"
+  fi
+}
+
+# True when every entry of the state dir is one this script makes (so removing it removes nothing else).
+state_dir_is_ours() {
+  local e name
+  for e in "$KTS_CONTAINERD_DIR"/* "$KTS_CONTAINERD_DIR"/.[!.]*; do
+    [ -e "$e" ] || continue
+    name="${e##*/}"
+    case "$name" in
+      config.toml | containerd.log | root | opt | net.d | images | .lock | overlay-test.* | *.tmp.*) ;;
+      *) return 1 ;;
+    esac
+  done
+  return 0
+}
+
 cmd_down() {
   require_root down
   local t0=$SECONDS pid=""
@@ -449,15 +473,21 @@ cmd_down() {
 
   kill_leftovers
   cleanup_iptables
+  remove_bridge
   if [ -d "$KTS_CONTAINERD_RUN" ] || [ -d "$KTS_CONTAINERD_DIR" ]; then
     if unmount_under "$KTS_CONTAINERD_DIR" "$KTS_CONTAINERD_RUN"; then
       # --one-file-system: never descend into anything still mounted.
       rm -rf --one-file-system "$KTS_CONTAINERD_RUN"
+      if state_dir_is_ours; then
+        rm -rf --one-file-system "$KTS_CONTAINERD_DIR"
+      else
+        warn "$KTS_CONTAINERD_DIR holds files this script did not make; not removing it"
+      fi
     else
-      warn "mounts remain under $KTS_CONTAINERD_RUN; not removing it"
+      warn "mounts remain under $KTS_CONTAINERD_DIR or $KTS_CONTAINERD_RUN; not removing them"
     fi
   fi
-  log "down done in $((SECONDS - t0))s"
+  log "down done in $((SECONDS - t0))s (bridge, state and run dirs removed; the next up imports the images again)"
 }
 
 cmd_status() {
