@@ -25,7 +25,7 @@ export const ADMIN_KUBECONFIG = process.env.KTS_KUBECONFIG ?? `${CP_DIR}/admin.k
 
 const SKIP_MESSAGE =
   'cluster e2e suite skipped: it needs the real control plane. Enable it with ' +
-  '`sudo bash scripts/control-plane.sh build && sudo bash scripts/control-plane.sh up && KTS_E2E=1 KTS_E2E_CLUSTER=1 npm test` ' +
+  '`bash scripts/control-plane.sh build && bash scripts/control-plane.sh up && KTS_E2E=1 KTS_E2E_CLUSTER=1 npm test` as root ' +
   '(CI=true enables it too, and then a missing control plane fails the run).';
 
 /** describe() when the cluster suite is enabled, otherwise describe.skip() with the enabling instructions. */
@@ -41,7 +41,7 @@ export function describeCluster(name: string, body: () => void): void {
 /** Runs the machine's kubectl as the admin; returns stdout. Throws with stderr on failure. */
 export async function kubectl(...args: string[]): Promise<string> {
   if (!existsSync(ADMIN_KUBECONFIG)) {
-    throw new Error(`no admin kubeconfig at ${ADMIN_KUBECONFIG}: is the control plane up? (sudo bash scripts/control-plane.sh up)`);
+    throw new Error(`no admin kubeconfig at ${ADMIN_KUBECONFIG}: is the control plane up? (as root: bash scripts/control-plane.sh up)`);
   }
   try {
     const { stdout } = await run('kubectl', ['--kubeconfig', ADMIN_KUBECONFIG, ...args], { maxBuffer: 64 * 1024 * 1024 });

@@ -9,7 +9,7 @@ export const E2E_ENABLED = process.env.KTS_E2E === '1' || process.env.CI === 'tr
 export const CONTAINERD_ENDPOINT = process.env.KTS_CRI_ENDPOINT ?? 'unix:///run/kubelet-ts-containerd/containerd.sock';
 
 export const SKIP_MESSAGE =
-  'e2e suite skipped: it needs real containerd. Enable it with `sudo bash scripts/containerd.sh up && KTS_E2E=1 npm test` ' +
+  'e2e suite skipped: it needs real containerd. Enable it with `bash scripts/containerd.sh up && KTS_E2E=1 npm test` as root ' +
   '(CI=true enables it too, and then a missing runtime fails the run).';
 
 /** describe() when e2e is enabled, otherwise describe.skip() with the enabling instructions. */
