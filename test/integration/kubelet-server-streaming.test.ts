@@ -7,6 +7,7 @@
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { connect, type TLSSocket } from 'node:tls';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -231,4 +232,46 @@ describe('kubelet server streaming (exec, attach, port-forward, run) through to 
     const open = () => new Promise<number>((res) => kubelet.getConnections((_e, n) => res(n)));
     await pollUntil('every connection closed', async () => (await open()) === 0 && backendSockets.size === 0, { timeoutMs: 20_000 });
   }, 120_000);
+
+  it('an upgrade refused to a keep-alive client closes with "Connection: close", so the client does not reuse it', async () => {
+    const agent = new HttpsAgent({ keepAlive: true });
+    const once = () =>
+      new Promise<number>((resolve, reject) => {
+        const req = httpsRequest(
+          {
+            host: '127.0.0.1',
+            port: port(kubelet),
+            method: 'POST',
+            path: '/exec/default/web/app?output=1',
+            rejectUnauthorized: false,
+            headers: UPGRADE,
+            agent,
+          },
+          (res) => {
+            res.resume();
+            res.on('end', () => resolve(res.statusCode ?? 0));
+          },
+        );
+        req.on('upgrade', () => reject(new Error('upgraded')));
+        req.on('error', reject);
+        req.end();
+      });
+    try {
+      expect([await once(), await once(), await once()]).toEqual([401, 401, 401]);
+    } finally {
+      agent.destroy();
+    }
+  });
+
+  it('closeAllConnections ends open streaming sessions, so close() returns', async () => {
+    const r = await upgradeRequest(port(kubelet), '/exec/default/web/app?output=1', { ...UPGRADE, ...auth });
+    expect(r.head).toMatch(/^HTTP\/1.1 101/);
+    const sessionClosed = new Promise((res) => r.socket.once('close', res));
+    await new Promise<void>((res) => {
+      kubelet.closeAllConnections();
+      kubelet.close(() => res());
+    });
+    await sessionClosed;
+    await pollUntil('the runtime side closed', () => backendSockets.size === 0);
+  });
 });

@@ -14,7 +14,9 @@
  * streaming ones /exec/, /attach/, /portForward/, /run/ of streaming.ts).
  * An upgrade request (the server's 'upgrade' event) goes through the same
  * authentication, authorization and routing; only the streaming routes take
- * the connection over, any other answer closes it.
+ * the connection over, any other answer closes it. The server's
+ * closeAllConnections() also ends the streaming sessions (Node's own leaves
+ * upgraded connections open, and close() would wait for them).
  *
  * Read-only server: plain HTTP, no authentication, default routes only.
  *
@@ -278,16 +280,21 @@ async function handle(
 function onUpgrade(
   o: KubeletServerOptions,
   serverType: 'readonly' | 'readwrite',
+  upgraded: Set<Duplex>,
   req: IncomingMessage,
   socket: Duplex,
   head: Buffer,
 ): void {
+  upgraded.add(socket);
   const done = o.metrics.start(req.method ?? 'GET', (req.url ?? '/').split('?')[0], serverType);
   const res = new ServerResponse(req);
+  // Any answer but a streaming session closes the connection; say so, or a keep-alive client reuses it.
+  res.shouldKeepAlive = false;
   res.assignSocket(socket as Socket);
   res.once('finish', () => socket.end());
   const ac = new AbortController();
   socket.once('close', () => {
+    upgraded.delete(socket);
     ac.abort();
     done();
   });
@@ -338,7 +345,15 @@ export function startKubeletServer(o: KubeletServerOptions): Promise<Server> {
   } else {
     server = createHttpServer(listener);
   }
-  if (o.auth) server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => onUpgrade(o, serverType, req, socket, head));
+  if (o.auth) {
+    const upgraded = new Set<Duplex>();
+    server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => onUpgrade(o, serverType, upgraded, req, socket, head));
+    const closeHttp = server.closeAllConnections.bind(server);
+    server.closeAllConnections = () => {
+      closeHttp();
+      for (const s of upgraded) s.destroy();
+    };
+  }
   return new Promise((resolve, reject) => {
     const failed = (err: NodeJS.ErrnoException) =>
       reject(
