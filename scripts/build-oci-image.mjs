@@ -5,6 +5,10 @@
 // Usage:
 //   node scripts/build-oci-image.mjs --kind pause|busybox --ref REF --out FILE.tar
 //        [--busybox /bin/busybox]
+//   node scripts/build-oci-image.mjs --kind dir --rootfs DIR --config CONFIG.json --ref REF --out FILE.tar
+//        (the image's files are DIR's: regular files, directories and symlinks with
+//        their modes, setuid bits included, owned by root; CONFIG.json is the OCI
+//        image config's `config` object: Entrypoint, Cmd, Env, User, WorkingDir)
 //
 // Only node: built-ins. The tar writer is our own (ustar), and every timestamp
 // is 0, so the output is byte-for-byte deterministic for a given busybox.
@@ -12,8 +16,8 @@
 
 import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync, renameSync, mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { lstatSync, readdirSync, readFileSync, readlinkSync, writeFileSync, renameSync, mkdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 
 const { values: opts } = parseArgs({
@@ -22,6 +26,8 @@ const { values: opts } = parseArgs({
     ref: { type: 'string' },
     out: { type: 'string' },
     busybox: { type: 'string', default: '/bin/busybox' },
+    rootfs: { type: 'string' },
+    config: { type: 'string' },
   },
 });
 
@@ -30,7 +36,8 @@ function die(msg) {
   process.exit(2);
 }
 
-if (!opts.kind || !['pause', 'busybox'].includes(opts.kind)) die('--kind must be pause or busybox');
+if (!opts.kind || !['pause', 'busybox', 'dir'].includes(opts.kind)) die('--kind must be pause, busybox or dir');
+if (opts.kind === 'dir' && (!opts.rootfs || !opts.config)) die('--kind dir needs --rootfs DIR and --config FILE.json');
 if (!opts.ref) die('--ref is required (e.g. docker.io/kubelet-ts/busybox:1.0)');
 if (!opts.out) die('--out is required');
 
@@ -114,31 +121,58 @@ function buildTar(entries) {
 // ---------------------------------------------------------------- rootfs
 const sha256 = (buf) => createHash('sha256').update(buf).digest('hex');
 
-let busybox;
-try {
-  busybox = readFileSync(opts.busybox);
-} catch (err) {
-  die(`cannot read ${opts.busybox}: ${err.message} (install busybox-static)`);
-}
-
 const dir = (name, mode = 0o755) => ({ name: name.endsWith('/') ? name : `${name}/`, type: 'dir', mode });
 const file = (name, data, mode = 0o644) => ({ name, type: 'file', mode, data: Buffer.isBuffer(data) ? data : Buffer.from(data) });
 const link = (name, linkname) => ({ name, type: 'symlink', mode: 0o777, linkname });
 
-const entries = [
-  dir('bin'),
-  file('bin/busybox', busybox, 0o755),
-  dir('dev'),
-  dir('etc'),
-  file('etc/passwd', 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n'),
-  file('etc/group', 'root:x:0:\nnobody:x:65534:\n'),
-  dir('proc'),
-  dir('root', 0o700),
-  dir('sys'),
-  dir('tmp', 0o1777),
-];
+/** Every entry under `root`, as tar entries named relative to it. */
+function treeEntries(root, rel = '') {
+  const out = [];
+  for (const name of readdirSync(join(root, rel))) {
+    const path = rel ? `${rel}/${name}` : name;
+    const st = lstatSync(join(root, path));
+    if (st.isSymbolicLink()) out.push(link(path, readlinkSync(join(root, path))));
+    else if (st.isDirectory()) out.push(dir(path, st.mode & 0o7777), ...treeEntries(root, path));
+    else if (st.isFile()) out.push(file(path, readFileSync(join(root, path)), st.mode & 0o7777));
+    else die(`${join(root, path)}: only regular files, directories and symlinks can go in an image`);
+  }
+  return out;
+}
 
+let entries;
 let config;
+if (opts.kind === 'dir') {
+  entries = treeEntries(opts.rootfs);
+  try {
+    config = JSON.parse(readFileSync(opts.config, 'utf8'));
+  } catch (err) {
+    die(`--config ${opts.config}: ${err.message}`);
+  }
+} else {
+  entries = busyboxEntries();
+}
+
+function busyboxEntries() {
+  let busybox;
+  try {
+    busybox = readFileSync(opts.busybox);
+  } catch (err) {
+    die(`cannot read ${opts.busybox}: ${err.message} (install busybox-static)`);
+  }
+  return [
+    dir('bin'),
+    file('bin/busybox', busybox, 0o755),
+    dir('dev'),
+    dir('etc'),
+    file('etc/passwd', 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n'),
+    file('etc/group', 'root:x:0:\nnobody:x:65534:\n'),
+    dir('proc'),
+    dir('root', 0o700),
+    dir('sys'),
+    dir('tmp', 0o1777),
+  ];
+}
+
 if (opts.kind === 'busybox') {
   let applets;
   try {
@@ -152,7 +186,7 @@ if (opts.kind === 'busybox') {
   for (const a of [...new Set(applets)].sort()) entries.push(link(`bin/${a}`, 'busybox'));
   entries.push(dir('usr'), dir('usr/bin'), link('usr/bin/env', '../../bin/busybox'), dir('var'));
   config = { Env: [PATH_ENV], Cmd: ['sh'], WorkingDir: '/' };
-} else {
+} else if (opts.kind === 'pause') {
   entries.push(link('bin/sh', 'busybox'), link('bin/sleep', 'busybox'));
   // PID 1 gets no default signal handlers: trap TERM/INT so StopPodSandbox is prompt.
   config = {

@@ -5,6 +5,8 @@
 # project's peer in benchmarks).
 #
 #   scripts/control-plane.sh build             apt deps, fetch the source, build the binaries (cached)
+#   scripts/control-plane.sh build-e2e         upstream's e2e suite from the same tree: e2e.test, ginkgo, agnhost,
+#                                              nonewprivs' nnp (cached in $KTS_K8S_CACHE/e2e; needs `build` first)
 #   scripts/control-plane.sh up                certificates, etcd, apiserver, controller-manager, scheduler
 #   scripts/control-plane.sh down              stop what `up` started (by PID) and remove its state
 #   scripts/control-plane.sh status            exit 0 if the apiserver is ready
@@ -107,8 +109,27 @@ cmd_build() {
   fi
   ensure_packages
   ensure_deb_src
-  local work="$KTS_K8S_CACHE/src" t0=$SECONDS
-  mkdir -p "$work" "$BIN"
+  local t0=$SECONDS tree
+  tree="$(fetch_source)"
+  mkdir -p "$BIN"
+  log "building kube-apiserver kube-controller-manager kube-scheduler kubelet (about 7 minutes on 2 cores)"
+  (
+    cd "$tree"
+    export GOPATH="$tree/.go" CGO_ENABLED=0 HOME="$KTS_K8S_CACHE/src/home" GOFLAGS=-mod=vendor GOTOOLCHAIN=local
+    make WHAT="cmd/kube-apiserver cmd/kube-controller-manager cmd/kube-scheduler cmd/kubelet" >&2
+  )
+  local b
+  for b in kube-apiserver kube-controller-manager kube-scheduler kubelet; do
+    install -m 0755 "$tree/_output/bin/$b" "$BIN/$b"
+  done
+  rm -rf "$tree/_output" "$tree/.go/pkg"
+  log "built in $((SECONDS - t0))s: $BIN"
+}
+
+# The source tree (fetched once), with its GOPATH link; prints its path.
+fetch_source() {
+  local work="$KTS_K8S_CACHE/src"
+  mkdir -p "$work"
   if [ ! -d "$work/kubernetes-$K8S_VERSION" ]; then
     # Debian's version string is 1.20.5+really1.20.2; the tree inside is kubernetes-1.20.2.
     (cd "$work" && apt-get source --download-only kubernetes >&2)
@@ -122,18 +143,40 @@ cmd_build() {
   local tree="$work/kubernetes-$K8S_VERSION"
   mkdir -p "$tree/.go/src/k8s.io" "$work/home"
   ln -sfn ../../.. "$tree/.go/src/k8s.io/kubernetes"
-  log "building kube-apiserver kube-controller-manager kube-scheduler kubelet (about 7 minutes on 2 cores)"
+  printf '%s\n' "$tree"
+}
+
+E2E_BIN="$KTS_K8S_CACHE/e2e"
+E2E_BINARIES=(e2e.test ginkgo agnhost nnp)
+
+cmd_build_e2e() {
+  require_root build-e2e
+  take_lock
+  local b missing=0
+  for b in "${E2E_BINARIES[@]}"; do [ -x "$E2E_BIN/$b" ] || missing=1; done
+  if [ "$missing" -eq 0 ]; then
+    log "e2e binaries present in $E2E_BIN; nothing to build"
+    return 0
+  fi
+  ensure_packages
+  ensure_deb_src
+  local t0=$SECONDS tree
+  tree="$(fetch_source)"
+  mkdir -p "$E2E_BIN"
+  log "building e2e.test, ginkgo, agnhost and nnp (about 4 minutes after 'build', longer on a cold cache)"
   (
     cd "$tree"
-    export GOPATH="$tree/.go" CGO_ENABLED=0 HOME="$work/home" GOFLAGS=-mod=vendor GOTOOLCHAIN=local
-    make WHAT="cmd/kube-apiserver cmd/kube-controller-manager cmd/kube-scheduler cmd/kubelet" >&2
+    export GOPATH="$tree/.go" CGO_ENABLED=0 HOME="$KTS_K8S_CACHE/src/home" GOFLAGS=-mod=vendor GOTOOLCHAIN=local
+    make WHAT="test/e2e/e2e.test vendor/github.com/onsi/ginkgo/ginkgo" >&2
+    # agnhost and nnp build in GOPATH mode only (module mode wants go.mod updates), as make does.
+    cd "$tree/.go/src/k8s.io/kubernetes"
+    GO111MODULE=off GOFLAGS= go build -o "$E2E_BIN/agnhost" ./test/images/agnhost >&2
+    GO111MODULE=off GOFLAGS= go build -o "$E2E_BIN/nnp" ./test/images/nonewprivs >&2
   )
-  local b
-  for b in kube-apiserver kube-controller-manager kube-scheduler kubelet; do
-    install -m 0755 "$tree/_output/bin/$b" "$BIN/$b"
-  done
+  install -m 0755 "$tree/_output/bin/e2e.test" "$E2E_BIN/e2e.test"
+  install -m 0755 "$tree/_output/bin/ginkgo" "$E2E_BIN/ginkgo"
   rm -rf "$tree/_output" "$tree/.go/pkg"
-  log "built in $((SECONDS - t0))s: $BIN"
+  log "built in $((SECONDS - t0))s: $E2E_BIN"
 }
 
 # ------------------------------------------------------------------ certificates
@@ -423,6 +466,7 @@ cmd_bootstrap_kubeconfig() {
 
 case "${1:-}" in
   build) cmd_build ;;
+  build-e2e) cmd_build_e2e ;;
   up) cmd_up ;;
   down) cmd_down ;;
   status) cmd_status ;;
@@ -430,7 +474,7 @@ case "${1:-}" in
   kubeconfig) cmd_kubeconfig "${2:-}" "${3:-}" ;;
   bootstrap-kubeconfig) cmd_bootstrap_kubeconfig "${2:-}" ;;
   *)
-    echo "usage: $0 {build|up|down|status|env|kubeconfig NODE [FILE]|bootstrap-kubeconfig [FILE]}" >&2
+    echo "usage: $0 {build|build-e2e|up|down|status|env|kubeconfig NODE [FILE]|bootstrap-kubeconfig [FILE]}" >&2
     exit 2
     ;;
 esac
