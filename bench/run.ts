@@ -28,6 +28,7 @@ const BENCHES: Record<string, string> = {
   memory: 'memory.bench.ts',
   'cri-transport': 'cri-transport.bench.ts',
   'log-serving': 'log-serving.bench.ts',
+  'exec-latency': 'exec-latency.bench.ts',
 };
 
 const [name, ...rest] = process.argv.slice(2);

@@ -71,6 +71,10 @@ export function proxyUpgrade(req: IncomingMessage, client: Duplex, head: Buffer,
   // Keep each side writable after the other's FIN, so a half-close is passed on, not turned into a close.
   (client as Partial<Socket>).allowHalfOpen = true;
   backend.allowHalfOpen = true;
+  // No Nagle: SPDY and WebSocket frames come in small writes, and each would wait for the peer's delayed ACK
+  // (about 40 ms per stream opened; Go's sockets, as upstream's proxy, have TCP_NODELAY too).
+  backend.setNoDelay(true);
+  (client as Partial<Socket>).setNoDelay?.(true);
   let connected = false;
   const closed = [once(client), once(backend)];
   const destroyBoth = () => {

@@ -181,15 +181,21 @@ export async function serveStreaming(
       });
       return out.length === 0 ? void res.end() : reply(res, 200, out, 'application/json');
     }
+    const t0 = performance.now();
     const url = await streamUrl(host, kind, p, pod, req, query).catch((err: unknown) => {
       throw fromRuntime(err);
     });
     if (!upgrade || !isUpgrade(req)) throw new StreamError(500, 'Upgrade request required');
     res.detachSocket(upgrade.socket as never);
+    const t1 = performance.now();
     await proxyUpgrade(req, upgrade.socket, upgrade.head, new URL(url), {
       idleTimeoutMs: host.idleTimeoutMs,
       onError: (err) => host.logger.error({ err: err.message, url }, 'Error while proxying request'),
     });
+    v(host.logger, 4).info(
+      { kind, pod: `${p.namespace}/${p.pod}`, runtimeMs: Math.round(t1 - t0), sessionMs: Math.round(performance.now() - t1) },
+      'Streaming session ended',
+    );
   } catch (err) {
     const e = err instanceof StreamError ? err : new StreamError(500, (err as Error).message);
     if (e.status >= 500)
