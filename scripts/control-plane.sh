@@ -114,8 +114,7 @@ cmd_build() {
   mkdir -p "$BIN"
   log "building kube-apiserver kube-controller-manager kube-scheduler kubelet (about 7 minutes on 2 cores)"
   (
-    cd "$tree"
-    export GOPATH="$tree/.go" CGO_ENABLED=0 HOME="$KTS_K8S_CACHE/src/home" GOFLAGS=-mod=vendor GOTOOLCHAIN=local
+    go_env "$tree"
     make WHAT="cmd/kube-apiserver cmd/kube-controller-manager cmd/kube-scheduler cmd/kubelet" >&2
   )
   local b
@@ -124,6 +123,12 @@ cmd_build() {
   done
   rm -rf "$tree/_output" "$tree/.go/pkg"
   log "built in $((SECONDS - t0))s: $BIN"
+}
+
+# In a subshell: cd into the tree and set the environment its offline build needs.
+go_env() {
+  cd "$1"
+  export GOPATH="$1/.go" CGO_ENABLED=0 HOME="$KTS_K8S_CACHE/src/home" GOFLAGS=-mod=vendor GOTOOLCHAIN=local
 }
 
 # The source tree (fetched once), with its GOPATH link; prints its path.
@@ -165,8 +170,7 @@ cmd_build_e2e() {
   mkdir -p "$E2E_BIN"
   log "building e2e.test, ginkgo, agnhost and nnp (about 4 minutes after 'build', longer on a cold cache)"
   (
-    cd "$tree"
-    export GOPATH="$tree/.go" CGO_ENABLED=0 HOME="$KTS_K8S_CACHE/src/home" GOFLAGS=-mod=vendor GOTOOLCHAIN=local
+    go_env "$tree"
     make WHAT="test/e2e/e2e.test vendor/github.com/onsi/ginkgo/ginkgo" >&2
     # agnhost and nnp build in GOPATH mode only (module mode wants go.mod updates), as make does.
     cd "$tree/.go/src/k8s.io/kubernetes"

@@ -133,3 +133,23 @@ export async function startClusterAgent(agent: AgentProcess): Promise<void> {
     intervalMs: 500,
   });
 }
+
+/** The token of service account `name` in `ns`, once the token controller has made its secret (waits up to 60 s). */
+export function serviceAccountToken(ns: string, name: string): Promise<string> {
+  return pollUntil(
+    `the token of service account ${ns}/${name}`,
+    async () => {
+      const out = await kubectl(
+        '-n',
+        ns,
+        'get',
+        'secrets',
+        '-o',
+        'jsonpath={range .items[?(@.type=="kubernetes.io/service-account-token")]}{.metadata.annotations.kubernetes\\.io/service-account\\.name} {.data.token}{"\\n"}{end}',
+      );
+      const line = out.split('\n').find((l) => l.startsWith(`${name} `));
+      return line ? Buffer.from(line.split(' ')[1], 'base64').toString() : undefined;
+    },
+    { timeoutMs: 60_000, intervalMs: 500 },
+  );
+}

@@ -21,6 +21,7 @@ import {
   getOrUndefined,
   kubectl,
   kubectlApply,
+  serviceAccountToken,
   startClusterAgent,
 } from './cluster-env.js';
 import { CONTAINERD_ENDPOINT } from './e2e-env.js';
@@ -89,22 +90,7 @@ describeCluster('the kubelet server with the real control plane', () => {
     );
     await startClusterAgent(agent);
     // The token controller gives the service account a token secret.
-    saToken = await pollUntil(
-      'the service account token',
-      async () => {
-        const out = await kubectl(
-          '-n',
-          ns,
-          'get',
-          'secrets',
-          '-o',
-          'jsonpath={range .items[?(@.type=="kubernetes.io/service-account-token")]}{.metadata.annotations.kubernetes\\.io/service-account\\.name} {.data.token}{"\\n"}{end}',
-        );
-        const line = out.split('\n').find((l) => l.startsWith('reader '));
-        return line ? Buffer.from(line.split(' ')[1], 'base64').toString() : undefined;
-      },
-      { timeoutMs: 60_000, intervalMs: 500 },
-    );
+    saToken = await serviceAccountToken(ns, 'reader');
   });
 
   afterAll(async () => {

@@ -15,7 +15,15 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { pollUntil } from '../helpers/poll.js';
 import { freePort } from '../helpers/ports.js';
 import { AgentProcess } from './agent-harness.js';
-import { ADMIN_KUBECONFIG, deleteNodeObjects, describeCluster, kubectl, kubectlApply, startClusterAgent } from './cluster-env.js';
+import {
+  ADMIN_KUBECONFIG,
+  deleteNodeObjects,
+  describeCluster,
+  kubectl,
+  kubectlApply,
+  serviceAccountToken,
+  startClusterAgent,
+} from './cluster-env.js';
 import { CONTAINERD_ENDPOINT } from './e2e-env.js';
 
 const run = promisify(execFile);
@@ -92,22 +100,7 @@ describeCluster('kubectl exec, attach, port-forward and cp on a kubelet-ts node'
       ]),
     );
     await kubectl('-n', ns, 'wait', '--for=condition=Ready', 'pod/box', 'pod/web', '--timeout=120s');
-    saToken = await pollUntil(
-      'the service account token',
-      async () => {
-        const out = await kubectl(
-          '-n',
-          ns,
-          'get',
-          'secrets',
-          '-o',
-          'jsonpath={range .items[*]}{.metadata.annotations.kubernetes\\.io/service-account\\.name} {.data.token}{"\\n"}{end}',
-        );
-        const line = out.split('\n').find((l) => l.startsWith('nobody '));
-        return line ? Buffer.from(line.split(' ')[1], 'base64').toString() : undefined;
-      },
-      { timeoutMs: 60_000, intervalMs: 500 },
-    );
+    saToken = await serviceAccountToken(ns, 'nobody');
   });
 
   afterAll(async () => {
