@@ -198,6 +198,22 @@ describe('syncLoop health (upstream syncLoopHealthCheck)', () => {
     await sl.stopped();
   });
 
+  it('its sync and housekeeping ticks keep one timer each over a day of ticks (upstream tickers; runPeriodically retains nothing per tick)', async () => {
+    const clock = new FakeClock();
+    const syncs = { count: 0 };
+    const ac = new AbortController();
+    const { sl } = loop(clock, { value: false }, 60_000, undefined, syncs);
+    sl.start(ac.signal);
+    for (let s = 0; s < 86_400; s += 600) {
+      clock.step(600_000); // ten minutes of 1 s and 2 s ticks
+      await settle();
+      expect(clock.pendingTimers()).toBeLessThanOrEqual(3);
+    }
+    expect(syncs.count).toBeGreaterThan(100);
+    ac.abort();
+    await sl.stopped();
+  });
+
   it('a loop that only skips for runtime errors stops being healthy after max(2 × syncFrequency, 5 min)', async () => {
     const clock = new FakeClock();
     const down = { value: false };

@@ -14,6 +14,7 @@
  * no error. A runtime still unhealthy after that wait is skipped and logged
  * as upstream.
  */
+import { runPeriodically } from '../../common/periodic.js';
 import type { Logger } from 'pino';
 import type { Clock } from '../../common/clock.js';
 import { sleepOrWake } from '../../common/wakeup.js';
@@ -71,20 +72,12 @@ export class SyncLoop {
   start(signal: AbortSignal): void {
     if (this.running) return;
     const { clock, podConfig } = this.o;
-    const cancelTimers: (() => void)[] = [];
-    const every = (ms: number, fn: () => void) => {
-      const arm = () =>
-        cancelTimers.push(
-          clock.setTimer(ms, () => {
-            fn();
-            if (!signal.aborted) arm();
-          }),
-        );
-      arm();
-    };
-    every(SYNC_TICK_MS, () => this.queue.tick('sync'));
-    every(HOUSEKEEPING_PERIOD_MS, () => this.queue.tick('housekeeping'));
-    signal.addEventListener('abort', () => cancelTimers.forEach((c) => c()), { once: true });
+    // upstream's syncTicker and housekeepingTicker.
+    const onError = (err: unknown) => this.o.logger.error({ err: String(err) }, 'syncLoop tick failed');
+    const tickers = Promise.all([
+      runPeriodically(() => this.queue.tick('sync'), { periodMs: SYNC_TICK_MS, sliding: false, signal, clock, onError }),
+      runPeriodically(() => this.queue.tick('housekeeping'), { periodMs: HOUSEKEEPING_PERIOD_MS, sliding: false, signal, clock, onError }),
+    ]);
     const pump = (async () => {
       for await (const update of podConfig.updates.iterate(signal)) this.queue.pushConfig(update);
     })();
@@ -114,6 +107,7 @@ export class SyncLoop {
         this.lastIteration = clock.now();
       }
       await pump.catch(() => undefined);
+      await tickers;
     })();
   }
 
