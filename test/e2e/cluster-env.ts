@@ -95,7 +95,7 @@ export interface NodeObject {
     allocatable?: Record<string, string>;
     nodeInfo?: Record<string, string>;
     daemonEndpoints?: { kubeletEndpoint?: { Port?: number } };
-    images?: { names: string[]; sizeBytes: number }[];
+    images?: { names: string[] | null; sizeBytes: number }[];
   };
 }
 
