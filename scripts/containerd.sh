@@ -21,6 +21,9 @@ KTS_CNI_BIN_DIR="${KTS_CNI_BIN_DIR:-/usr/lib/cni}"
 CNI_NETWORK="kubelet-ts-$KTS_CNI_BRIDGE" # also tags the bridge plugin's iptables rules
 KTS_CONTAINERD_SNAPSHOTTER="${KTS_CONTAINERD_SNAPSHOTTER:-}" # empty: auto (overlayfs, else native)
 KTS_CONTAINERD_LOG_LEVEL="${KTS_CONTAINERD_LOG_LEVEL:-info}"
+# 1: no CNI configuration at start, but a conf_template containerd renders with the node's pod CIDR
+# when the kubelet sends it (CRI UpdateRuntimeConfig); until then the runtime's network is not ready.
+KTS_CNI_CONF_TEMPLATE="${KTS_CNI_CONF_TEMPLATE:-0}"
 
 # Strip trailing slashes so prefix matching on mount points is exact.
 KTS_CONTAINERD_DIR="${KTS_CONTAINERD_DIR%/}"
@@ -30,6 +33,7 @@ SOCK="$KTS_CONTAINERD_RUN/containerd.sock"
 ENDPOINT="unix://$SOCK"
 PIDFILE="$KTS_CONTAINERD_RUN/containerd.pid"
 CONFIG="$KTS_CONTAINERD_DIR/config.toml"
+CNI_TEMPLATE="$KTS_CONTAINERD_DIR/cni-conf-template.json"
 LOGFILE="$KTS_CONTAINERD_DIR/containerd.log"
 NETD="$KTS_CONTAINERD_DIR/net.d"
 IMAGES_DIR="$KTS_CONTAINERD_DIR/images"
@@ -189,7 +193,8 @@ write_if_changed() {
 }
 
 write_config() {
-  local snapshotter="$1"
+  local snapshotter="$1" template_line=""
+  [ "$KTS_CNI_CONF_TEMPLATE" = 1 ] && template_line=$'\n'"      conf_template = \"$CNI_TEMPLATE\""
   mkdir -p "$KTS_CONTAINERD_DIR/root" "$KTS_CONTAINERD_DIR/opt" "$NETD" "$IMAGES_DIR" \
     "$KTS_CONTAINERD_RUN/state" "$KTS_CONTAINERD_RUN/cni"
   chmod 0711 "$KTS_CONTAINERD_DIR" "$KTS_CONTAINERD_RUN"
@@ -243,11 +248,24 @@ oom_score = 0
     [plugins."io.containerd.grpc.v1.cri".cni]
       bin_dir = "$KTS_CNI_BIN_DIR"
       conf_dir = "$NETD"
-      max_conf_num = 1
+      max_conf_num = 1${template_line}
 EOF
 
   # containerd 1.6 adds loopback itself (the "loopback" plugin from bin_dir).
-  write_if_changed "$NETD/10-kubelet-ts.conflist" <<EOF
+  if [ "$KTS_CNI_CONF_TEMPLATE" = 1 ]; then
+    # Go text/template over containerd's cniConfigTemplate (PodCIDRRanges: the CIDRs the kubelet sent).
+    rm -f "$NETD"/*.conflist
+    cni_conflist '[{{range $i, $range := .PodCIDRRanges}}{{if $i}}, {{end}}[{ "subnet": "{{$range}}" }]{{end}}]' |
+      write_if_changed "$CNI_TEMPLATE"
+  else
+    rm -f "$CNI_TEMPLATE"
+    cni_conflist "[[{ \"subnet\": \"$KTS_POD_CIDR\" }]]" | write_if_changed "$NETD/10-kubelet-ts.conflist"
+  fi
+}
+
+# cni_conflist RANGES: the bridge network's configuration, with RANGES as its IPAM ranges.
+cni_conflist() {
+  cat <<EOF
 {
   "cniVersion": "1.0.0",
   "name": "$CNI_NETWORK",
@@ -260,7 +278,7 @@ EOF
       "hairpinMode": true,
       "ipam": {
         "type": "host-local",
-        "ranges": [[{ "subnet": "$KTS_POD_CIDR" }]],
+        "ranges": $1,
         "routes": [{ "dst": "0.0.0.0/0" }],
         "dataDir": "$KTS_CONTAINERD_RUN/cni/networks"
       }
@@ -434,7 +452,7 @@ state_dir_is_ours() {
     [ -e "$e" ] || continue
     name="${e##*/}"
     case "$name" in
-      config.toml | containerd.log | root | opt | net.d | images | .lock | overlay-test.* | *.tmp.*) ;;
+      config.toml | containerd.log | root | opt | net.d | images | .lock | overlay-test.* | *.tmp.* | cni-conf-template.json) ;;
       *) return 1 ;;
     esac
   done

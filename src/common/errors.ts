@@ -104,6 +104,24 @@ export class VolumeError extends KubeletTsError {
   override readonly code = 'KTS_ERR_VOLUME';
 }
 
+/**
+ * A container's subPath could not be set up (upstream makeMounts). `message`
+ * is what the pod's status and events show: which volumeMount of which
+ * container, and no host path (the pod's author must not learn the node's
+ * file system from it). `detail` says what failed and where on the host; it
+ * goes only to the agent's log.
+ */
+export class SubpathError extends KubeletTsError {
+  override readonly code = 'KTS_ERR_SUBPATH';
+  constructor(
+    message: string,
+    readonly detail: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
 /** A server could not listen on its address (typically a port in use); the message names the setting. */
 export class ListenError extends KubeletTsError {
   override readonly code = 'KTS_ERR_LISTEN';
@@ -153,6 +171,7 @@ export const ERROR_CODES = {
   ApiUnreachableError: 'KTS_ERR_API_UNREACHABLE',
   MountError: 'KTS_ERR_MOUNT',
   VolumeError: 'KTS_ERR_VOLUME',
+  SubpathError: 'KTS_ERR_SUBPATH',
   ListenError: 'KTS_ERR_LISTEN',
   FileSystemError: 'KTS_ERR_FS',
   SyncBackoffError: 'KTS_ERR_SYNC_BACKOFF',

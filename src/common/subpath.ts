@@ -18,7 +18,7 @@
 import { constants } from 'node:fs';
 import { chmod, mkdir, open, readdir, realpath, rm, rmdir, stat, writeFile, type FileHandle } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
-import { VolumeError } from './errors.js';
+import { SubpathError, VolumeError } from './errors.js';
 import { isMountPoint, type Mounter } from './mounter.js';
 import { podVolumeSubpathsDir, subpathMountPath } from './pod-dirs.js';
 
@@ -103,9 +103,22 @@ export interface SubpathRequest {
  * Resolves, checks and bind-mounts a subPath; returns the bind target to use
  * as the container mount's host path. Creates the subPath directory first
  * when it does not exist. Reuses a bind left by an earlier start (or an
- * earlier agent process) when it still shows the same file.
+ * earlier agent process) when it still shows the same file. Fails with a
+ * SubpathError whose message names only the volumeMount and the container
+ * (upstream's "failed to create subPath directory for …" / "failed to prepare
+ * subPath for …") and whose detail holds the host paths.
  */
 export async function prepareSafeSubpath(mounter: Mounter, req: SubpathRequest): Promise<string> {
+  const mount = `volumeMount ${JSON.stringify(req.volumeName)} of container ${JSON.stringify(req.containerName)}`;
+  const fail = (what: string) => (err: unknown) => {
+    throw new SubpathError(`failed to ${what} for ${mount}`, err instanceof Error ? err.message : String(err), { cause: err });
+  };
+  const created = await createSubpathDir(req).catch(fail('create subPath directory'));
+  return bindSubpath(mounter, req, created).catch(fail('prepare subPath'));
+}
+
+/** Upstream makeMounts' first step: a subPath that does not exist is created with the mode of its volume. */
+async function createSubpathDir(req: SubpathRequest): Promise<string> {
   const base = await realpath(req.volumePath);
   const joined = join(base, req.subPath);
   const exists = await stat(joined).then(
@@ -116,6 +129,12 @@ export async function prepareSafeSubpath(mounter: Mounter, req: SubpathRequest):
     },
   );
   if (!exists) await safeMakeDir(req.subPath, base, (await stat(base)).mode & 0o7777);
+  return base;
+}
+
+/** Upstream PrepareSafeSubpath: resolve, check and bind-mount the subPath of the volume at `base`. */
+async function bindSubpath(mounter: Mounter, req: SubpathRequest, base: string): Promise<string> {
+  const joined = join(base, req.subPath);
   const resolved = await realpath(joined);
   if (!within(resolved, base)) throw new VolumeError(`subpath ${JSON.stringify(resolved)} not within volume path ${JSON.stringify(base)}`);
 

@@ -43,6 +43,7 @@ import { connectCluster, clusterNode as makeClusterNode } from './cluster-node.j
 import { nodeReference, Recorder } from './events/event-recorder.js';
 import { linuxHostProbe } from './node/host-probe.js';
 import { NodeStatusInputsCollector } from './node/node-status-inputs.js';
+import { startPodCidr } from './node/pod-cidr.js';
 import { nodeNameMetric } from './node/node-metrics.js';
 import { kubeletVersion, packageVersion } from './version.js';
 import { PodManager } from './kubelet/pod-manager.js';
@@ -237,11 +238,12 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
     stops.push(() => volumes.idle());
 
     const podManager = new PodManager();
-    const statusManager = new StatusManager(() => clock.now());
+    const statusManager = new StatusManager(() => clock.now(), { logger: logger.child({ component: 'status' }), podManager });
     const startMetrics = new PodStartMetrics(registry);
-    let statusSync: StatusSync | undefined;
+    const podCidr = startPodCidr(cri, config.podCIDR, logger.child({ component: 'runtime' }));
     const clusterNode =
-      cluster && makeClusterNode({ config, connection: cluster, collector, runtimeState, recorder, hostname, clock, logger, signal });
+      cluster &&
+      makeClusterNode({ config, connection: cluster, collector, runtimeState, podCidr, recorder, hostname, clock, logger, signal });
     const mirrorClient =
       clusterNode &&
       new MirrorClient({
@@ -300,7 +302,6 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
       runtimeChanged: config.pleg === 'generic' ? () => genericPleg.relistSoon() : undefined,
       // upstream GetNewerThan, bounded by a relist period; then the task reads the runtime.
       cacheWaitMs: config.pleg === 'generic' ? RELIST_PERIOD_MS : 0,
-      podTerminated: (uid) => statusSync?.enqueue(uid),
       probes: prober,
       startMetrics,
       ...(mirrorClient && {
@@ -425,13 +426,12 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
 
     if (clusterNode) {
       clusterNode.start();
-      statusSync = new StatusSync({
+      const statusSync = new StatusSync({
         client: cluster.clients.main,
         statusManager,
         podManager,
         clock,
         logger: logger.child({ component: 'status-sync' }),
-        resourcesReclaimed: (uid) => podWorkers.isPodKnownTerminated(uid),
         syncDuration: podStatusSyncDuration(registry),
       });
       statusSync.start(signal);

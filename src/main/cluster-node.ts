@@ -14,6 +14,7 @@ import type { EventRecorder } from './events/event-recorder.js';
 import { NodeLeaseController } from './node/node-lease.js';
 import type { NodeStatusInputsCollector } from './node/node-status-inputs.js';
 import { NodeStatusManager } from './node/node-status-manager.js';
+import type { PodCidr } from './node/pod-cidr.js';
 
 export interface ClusterConnection {
   clients: ApiClients;
@@ -50,6 +51,8 @@ export interface ClusterNodeDeps {
   connection: ClusterConnection;
   collector: NodeStatusInputsCollector;
   runtimeState: { runtimeErrors(): string[]; networkErrors(): string | undefined };
+  /** Where node.spec.podCIDRs go (the runtime, through CRI UpdateRuntimeConfig). */
+  podCidr: PodCidr;
   recorder: EventRecorder;
   hostname: string;
   clock: Clock;
@@ -86,6 +89,7 @@ export function clusterNode(d: ClusterNodeDeps): ClusterNode {
     reportFrequencyMs: d.config.nodeStatusReportFrequency,
     collect: () => d.collector.collect(),
     runtimeReady: () => d.runtimeState.runtimeErrors().length === 0 && d.runtimeState.networkErrors() === undefined,
+    podCidr: d.podCidr,
     recorder: d.recorder,
     clock: d.clock,
     logger: d.logger.child({ component: 'node-status' }),
@@ -103,6 +107,7 @@ export function clusterNode(d: ClusterNodeDeps): ClusterNode {
     status,
     lease,
     start() {
+      d.collector.startImageRefresh(d.signal);
       status.start(d.signal);
       lease.start(d.signal);
     },

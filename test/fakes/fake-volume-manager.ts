@@ -8,6 +8,8 @@ export class FakeVolumeManager implements PodVolumeManager {
   readonly failures = new Map<string, Error>();
   /** Waits never end on their own (only their signal ends them). */
   hold = false;
+  /** Errors the next waitForUnmount calls fail with, in order (a teardown that does not finish). */
+  readonly unmountFailures: Error[] = [];
 
   podDir(uid: string): string {
     return `/root/pods/${uid}`;
@@ -26,5 +28,7 @@ export class FakeVolumeManager implements PodVolumeManager {
 
   async waitForUnmount(uid: string): Promise<void> {
     this.calls.push(`unmount ${uid}`);
+    const err = this.unmountFailures.shift();
+    if (err) throw err;
   }
 }

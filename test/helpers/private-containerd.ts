@@ -17,8 +17,11 @@ export class PrivateContainerd {
   readonly endpoint: string;
   private readonly runDir: string;
 
-  /** tag: a short name (a-z0-9, ≤ 8 chars); cidrOctet: the second octet of its 10.x.0.0/16 pod network. */
-  constructor(tag: string, cidrOctet: number) {
+  /**
+   * tag: a short name (a-z0-9, ≤ 8 chars); cidrOctet: the second octet of its 10.x.0.0/16 pod network.
+   * confTemplate: no network at start, only a CNI conf_template rendered with the pod CIDR the kubelet sends.
+   */
+  constructor(tag: string, cidrOctet: number, o: { confTemplate?: boolean } = {}) {
     this.runDir = `/run/kts-e2e-${tag}`;
     this.env = {
       ...process.env,
@@ -26,6 +29,7 @@ export class PrivateContainerd {
       KTS_CONTAINERD_RUN: this.runDir,
       KTS_CNI_BRIDGE: `ktse${tag}`.slice(0, 15),
       KTS_POD_CIDR: `10.${cidrOctet}.0.0/16`,
+      KTS_CNI_CONF_TEMPLATE: o.confTemplate ? '1' : '0',
     };
     this.endpoint = `unix://${this.runDir}/containerd.sock`;
   }

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Container, Pod } from '../../src/api/pod.js';
+import { SubpathError } from '../../src/common/errors.js';
 import { MountPropagation } from '../../src/gen/runtime/v1/api.js';
 import { managedHostsFileContent } from '../../src/workers/sync/etc-hosts.js';
 import { expandSubPathExpr, makeMounts, mountPropagation, subPathProblem } from '../../src/workers/sync/make-mounts.js';
@@ -112,11 +113,27 @@ describe('makeMounts', () => {
   it.each([
     [{ name: 'nope', mountPath: '/x' }, 'cannot find volume "nope" to mount into container "app"'],
     [{ name: 'data', mountPath: '/x', subPath: '/abs' }, 'must not be an absolute path'],
-    [{ name: 'data', mountPath: '/x', subPath: 'escape' }, 'failed to prepare subPath for volumeMount "data" of container "app": subpath'],
+    [{ name: 'data', mountPath: '/x', subPath: 'escape' }, /^failed to prepare subPath for volumeMount "data" of container "app"$/],
+    [
+      { name: 'data', mountPath: '/x', subPath: 'escape/new' },
+      /^failed to create subPath directory for volumeMount "data" of container "app"$/,
+    ],
     [{ name: 'data', mountPath: '/x', recursiveReadOnly: 'Enabled' }, 'recursiveReadOnly Enabled is not supported'],
   ])('refuses %j', async (m, msg) => {
     await symlink('/', join(dir, 'vol/escape'));
     await expect(run({ name: 'app', image: 'i', volumeMounts: [m] })).rejects.toThrow(msg);
     expect(mounter.calls).toEqual([]);
+  });
+
+  it.each([
+    ['escape', `subpath "/" not within volume path`],
+    ['escape/new', `path "escape/new" resolves to /, outside the volume`],
+  ])('an escaping subPath %s is a SubpathError: the host paths are in its detail only', async (subPath, detail) => {
+    await symlink('/', join(dir, 'vol/escape'));
+    const err = await run({ name: 'app', image: 'i', volumeMounts: [{ name: 'data', mountPath: '/x', subPath }] }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(SubpathError);
+    expect((err as SubpathError).message).not.toContain(dir);
+    expect((err as SubpathError).detail).toContain(detail);
+    expect((err as SubpathError).detail).toContain(join(dir, 'vol'));
   });
 });

@@ -71,13 +71,14 @@ function fakeApi(clock: FakeClock, o: { nodeUid?: string; lease?: Lease } = {}) 
   return { api, calls, fail, state };
 }
 
-function controller(clock: FakeClock, api: Api, o: { duration?: number; onRepeatedFailure?: () => void } = {}) {
+function controller(clock: FakeClock, api: Api, o: { duration?: number; onRepeatedFailure?: () => void; random?: () => number } = {}) {
   return new NodeLeaseController({
     client: api as unknown as RestClient,
     nodeName: 'node1',
     leaseDurationSeconds: o.duration ?? 40,
     clock,
     logger: silentLogger(),
+    random: o.random ?? (() => 0),
     ...(o.onRepeatedFailure ? { onRepeatedFailure: o.onRepeatedFailure } : {}),
   });
 }
@@ -244,5 +245,33 @@ describe('NodeLeaseController (upstream lease controller as the kubelet runs it)
     ac.abort();
     const puts = calls.filter((x) => x.verb === 'replace').map((x) => x.at - start);
     expect(puts).toEqual([0, interval, 2 * interval, 3 * interval]);
+  });
+
+  it('each period is stretched by up to 4 % at random (upstream JitterUntil factor 0.04)', async () => {
+    const clock = new FakeClock();
+    const start = clock.now();
+    const { api, calls } = fakeApi(clock, { nodeUid: 'node-uid', lease: existingLease() });
+    const c = controller(clock, api, { random: () => 0.5 });
+    const ac = new AbortController();
+    c.start(ac.signal);
+    for (let t = 0; t < 25_000; t += 100) {
+      await settle();
+      clock.step(100);
+    }
+    await settle();
+    ac.abort();
+    expect(calls.filter((x) => x.verb === 'replace').map((x) => x.at - start)).toEqual([0, 10_200, 20_400]);
+  });
+
+  it('a renewal changes only renewTime: a holder and duration someone else wrote are kept (upstream newLease)', async () => {
+    const clock = new FakeClock();
+    const lease = existingLease();
+    lease.spec = { ...lease.spec, holderIdentity: 'someone-else', leaseDurationSeconds: 15 };
+    lease.metadata!.labels = { 'example.com/team': 'infra' };
+    const { api, calls } = fakeApi(clock, { nodeUid: 'node-uid', lease });
+    await controller(clock, api).sync();
+    const put = calls.find((x) => x.verb === 'replace')!.body!;
+    expect(put.spec).toEqual({ holderIdentity: 'someone-else', leaseDurationSeconds: 15, renewTime: microTime(clock.now()) });
+    expect(put.metadata!.labels).toEqual({ 'example.com/team': 'infra' });
   });
 });

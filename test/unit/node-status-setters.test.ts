@@ -6,8 +6,10 @@ import {
   setNodeStatus,
   type NodeImage,
   type NodeStatusInputs,
+  type NodeStatusMemory,
 } from '../../src/main/node/node-status-setters.js';
 import type { PressureCondition } from '../../src/main/node/pressure.js';
+import { nodeStatusPatch } from '../../src/main/node/node-status-patch.js';
 
 const T0 = '2026-01-01T00:00:00Z';
 const T1 = '2026-01-01T00:00:10Z';
@@ -45,9 +47,9 @@ const inputs = (over: Partial<NodeStatusInputs> = {}): NodeStatusInputs => ({
   ...over,
 });
 
-function run(node: Node, i: NodeStatusInputs) {
+function run(node: Node, i: NodeStatusInputs, memory: NodeStatusMemory = { lastUnschedulable: false }) {
   const events: string[] = [];
-  setNodeStatus(node, i, (type, reason) => events.push(`${type} ${reason}`));
+  setNodeStatus(node, i, (type, reason, message) => events.push(`${type} ${reason}${message ? `: ${message}` : ''}`), memory);
   return events;
 }
 
@@ -165,6 +167,74 @@ const PRESSURE: {
     falseEvent: 'NodeHasSufficientPID',
   },
 ];
+
+// Upstream nodestatus MachineInfo: capacity keys the kubelet does not set survive, and reach allocatable.
+describe('capacity and allocatable merge into what the node has (upstream MachineInfo)', () => {
+  const patched = (capacity: Record<string, string>, allocatable: Record<string, string>): Node => ({
+    ...newNode(),
+    status: { capacity, allocatable },
+  });
+
+  it('an extended resource an operator added to capacity is kept and carried into allocatable', () => {
+    const node = patched({ ...CAPACITY, 'example.com/dongle': '4' }, { ...CAPACITY });
+    run(node, inputs());
+    expect(node.status!.capacity).toEqual({ ...CAPACITY, 'example.com/dongle': '4' });
+    expect(node.status!.allocatable).toEqual({ ...CAPACITY, memory: '7Gi', 'example.com/dongle': '4' });
+  });
+
+  it('the kubelet’s own keys are overwritten in both; no reservation applies to the others', () => {
+    const node = patched({ cpu: '64', 'example.com/dongle': '4' }, { cpu: '1', 'example.com/dongle': '1' });
+    run(node, inputs());
+    expect(node.status!.capacity!.cpu).toBe('4');
+    expect(node.status!.allocatable).toMatchObject({ cpu: '4', 'example.com/dongle': '4' });
+  });
+
+  it.each([
+    ['an extended resource gone from capacity leaves allocatable', 'example.com/dongle', false],
+    ['a native one left alone', 'hugepages-1Gi', true],
+    ['a kubernetes.io one left alone', 'kubernetes.io/foo', true],
+  ])('allocatable without capacity: %s', (_name, key, kept) => {
+    const node = patched({ ...CAPACITY }, { ...CAPACITY, [key]: '2' });
+    run(node, inputs());
+    expect(key in node.status!.allocatable!).toBe(kept);
+  });
+
+  it('the status patch from the node as read keeps the operator’s key (no null for it)', () => {
+    const before = patched({ ...CAPACITY, 'example.com/dongle': '4' }, { ...CAPACITY, memory: '7Gi' });
+    const after = structuredClone(before);
+    run(after, inputs());
+    expect(nodeStatusPatch(before.status, after.status!)).toMatchObject({ status: { allocatable: { 'example.com/dongle': '4' } } });
+    expect(JSON.stringify(nodeStatusPatch(before.status, after.status!))).not.toContain('null');
+  });
+});
+
+describe('Rebooted and NodeSchedulable / NodeNotSchedulable events', () => {
+  const reported = (bootID: string): Node => ({
+    ...newNode(),
+    status: { nodeInfo: { bootID } as NonNullable<Node['status']>['nodeInfo'] },
+  });
+  const rebooted = (events: string[]) => events.filter((e) => e.includes('Rebooted'));
+
+  it('a boot id other than the one the node reported is a Rebooted warning naming the new one (upstream MachineInfo)', () => {
+    expect(rebooted(run(reported('boot-0'), inputs()))).toEqual(['Warning Rebooted: Node node1 has been rebooted, boot id: boot-1']);
+    expect(rebooted(run(reported('boot-1'), inputs()))).toEqual([]);
+    expect(rebooted(run(newNode(), inputs()))).toEqual([]);
+  });
+
+  it('spec.unschedulable changes are NodeNotSchedulable / NodeSchedulable, once each (upstream recordNodeSchedulableEvent)', () => {
+    const memory = { lastUnschedulable: false };
+    const node = newNode();
+    const schedulable = (unschedulable: boolean) => {
+      node.spec = { unschedulable };
+      return run(node, inputs(), memory).filter((e) => e.includes('Schedulable'));
+    };
+    expect(schedulable(false)).toEqual([]);
+    expect(schedulable(true)).toEqual(['Normal NodeNotSchedulable']);
+    expect(schedulable(true)).toEqual([]);
+    expect(schedulable(false)).toEqual(['Normal NodeSchedulable']);
+    expect(memory.lastUnschedulable).toBe(false);
+  });
+});
 
 describe('pressure conditions', () => {
   it.each(PRESSURE)('$type: events only on transitions, heartbeat always, transition time kept', (p) => {

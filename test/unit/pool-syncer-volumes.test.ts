@@ -32,11 +32,12 @@ function setup() {
   const volumes = new FakeVolumeManager();
   const podManager = new PodManager();
   const clock = new FakeClock();
+  const statusManager = new StatusManager(() => clock.now());
   const syncer = new PoolSyncer({
     runner,
     cache: PodStatusCache.create({ capacity: 4 }),
     podManager,
-    statusManager: new StatusManager(() => clock.now()),
+    statusManager,
     node: {
       name: 'n',
       ip: '10.0.0.1',
@@ -53,7 +54,7 @@ function setup() {
     networkError: () => undefined,
     volumes,
   });
-  return { syncer, volumes, inputs, tasks, events, podManager };
+  return { syncer, volumes, inputs, tasks, events, podManager, statusManager };
 }
 
 describe('PoolSyncer and the volume manager (upstream WaitForAttachAndMount / WaitForUnmount)', () => {
@@ -99,6 +100,21 @@ describe('PoolSyncer and the volume manager (upstream WaitForAttachAndMount / Wa
     await syncer.syncTerminatedPod({ signal: new AbortController().signal }, pod);
     podManager.remove(pod);
     await syncer.syncTerminatedPod({ signal: new AbortController().signal }, pod);
+    expect(volumes.calls).toEqual(['unmount u1', 'unmount u1']);
+  });
+
+  // Upstream SyncTerminatedPod calls TerminatePod only after WaitForUnmount: until then the apiserver
+  // object of a deleted pod stays (its status is not finished, so the status sync does not delete it).
+  it('the status is finished only once the teardown has completed; a failed teardown fails the call', async () => {
+    const { syncer, volumes, podManager, statusManager } = setup();
+    const deleted: Pod = { ...pod, metadata: { ...pod.metadata, deletionTimestamp: '2026-01-01T00:00:00Z' } };
+    podManager.addOrUpdate(deleted);
+    volumes.unmountFailures.push(new Error('mounted volumes=[scratch]: timed out waiting for the condition'));
+    const ctx = { signal: new AbortController().signal };
+    await expect(syncer.syncTerminatedPod(ctx, deleted)).rejects.toThrow('mounted volumes=[scratch]');
+    expect(statusManager.getVersioned('u1')?.podIsFinished).toBeUndefined();
+    await syncer.syncTerminatedPod(ctx, deleted);
+    expect(statusManager.getVersioned('u1')).toMatchObject({ podIsFinished: true, status: { phase: 'Failed' } });
     expect(volumes.calls).toEqual(['unmount u1', 'unmount u1']);
   });
 });

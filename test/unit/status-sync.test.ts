@@ -72,20 +72,18 @@ afterEach(() => {
   for (const c of controllers.splice(0)) c.abort();
 });
 
-function setup(o: { concurrency?: number; reclaimed?: Set<string> } = {}) {
+function setup(o: { concurrency?: number } = {}) {
   const clock = new FakeClock();
   const api = new FakePodApi();
   const sm = new StatusManager(() => clock.now());
   const pm = new PodManager();
   const observed: number[] = [];
-  const reclaimed = o.reclaimed ?? new Set<string>();
   const sync = new StatusSync({
     client: api.client,
     statusManager: sm,
     podManager: pm,
     clock,
     logger: silentLogger(),
-    resourcesReclaimed: (uid) => reclaimed.has(uid),
     syncDuration: { observe: (s: number) => observed.push(s) } as unknown as Histogram,
     concurrency: o.concurrency,
   });
@@ -103,7 +101,7 @@ function setup(o: { concurrency?: number; reclaimed?: Set<string> } = {}) {
     clock.step(STATUS_BATCH_PERIOD_MS);
     await settle();
   };
-  return { clock, api, sm, pm, sync, observed, reclaimed, known, watch, batch };
+  return { clock, api, sm, pm, sync, observed, known, watch, batch };
 }
 
 describe('mergePodStatus', () => {
@@ -124,15 +122,16 @@ describe('mergePodStatus', () => {
 });
 
 describe('StatusSync writes', () => {
-  it('patches pods/<name>/status with the UID as precondition, from the watch’s status to ours', async () => {
+  it('GETs the pod, then patches pods/<name>/status with the UID as precondition, from the apiserver’s status to ours', async () => {
     const t = setup();
     const pod = t.known(apiPod('web', 'u1'));
     t.sm.setPodStatus(pod, running());
     await settle();
-    expect(t.api.calls.map((c) => `${c.verb} ${c.path} ${c.patchType}`)).toEqual([
+    expect(t.api.calls.map((c) => `${c.verb} ${c.path} ${c.patchType ?? ''}`)).toEqual([
+      'get /api/v1/namespaces/default/pods/web ',
       'patch /api/v1/namespaces/default/pods/web/status strategic',
     ]);
-    const body = t.api.calls[0].body as { metadata: unknown; status: Record<string, unknown> };
+    const body = t.api.patches()[0].body as { metadata: unknown; status: Record<string, unknown> };
     expect(body.metadata).toEqual({ uid: 'u1' });
     expect(body.status.phase).toBe('Running');
     // PodScheduled did not change, so it is not in the patch.
@@ -140,7 +139,7 @@ describe('StatusSync writes', () => {
     expect(t.api.pod('default', 'web')!.status).toEqual(running());
   });
 
-  it('the next write is a patch from the status the apiserver returned, not the stale watch copy', async () => {
+  it('each write is a patch from the status the apiserver has now, not the stale watch copy', async () => {
     const t = setup();
     const pod = t.known(apiPod('web', 'u1'));
     t.sm.setPodStatus(pod, running());
@@ -166,13 +165,13 @@ describe('StatusSync writes', () => {
     );
   });
 
-  it('sends nothing when the apiserver already has our status, and the batch does not retry it', async () => {
+  it('patches nothing when the apiserver already has our status, and the batch does not retry it', async () => {
     const t = setup();
     const pod = t.known(apiPod('web', 'u1', running()));
     t.sm.setPodStatus(pod, running());
     await settle();
     await t.batch();
-    expect(t.api.calls).toEqual([]);
+    expect(t.api.calls.map((c) => c.verb)).toEqual(['get']);
     expect(t.observed).toHaveLength(1);
   });
 
@@ -204,28 +203,41 @@ describe('StatusSync writes', () => {
 
   it.each([
     {
-      name: '409 UID precondition (deleted and recreated): dropped',
+      name: 'another UID under the name (deleted and recreated): dropped',
       arrange: (t: ReturnType<typeof setup>) => t.api.put(apiPod('web', 'u2')),
-      now: ['patch'],
-      later: ['patch'],
+      now: ['get'],
+      later: ['get'],
     },
     {
-      name: 'other 409: read the pod again and write again at once',
+      name: '409 UID precondition on the patch (recreated since the GET): dropped',
+      arrange: (t: ReturnType<typeof setup>) =>
+        t.api.fail.patch.push(new ApiStatusError('Precondition failed: UID in precondition: u1, UID in object meta: u2', 409, 'Conflict')),
+      now: ['get', 'patch'],
+      later: ['get', 'patch'],
+    },
+    {
+      name: 'other 409: retried by the next batch',
       arrange: (t: ReturnType<typeof setup>) => t.api.fail.patch.push(new ApiStatusError('modified', 409, 'Conflict')),
-      now: ['patch', 'get /api/v1/namespaces/default/pods/web', 'patch'],
-      later: ['patch', 'get /api/v1/namespaces/default/pods/web', 'patch'],
+      now: ['get', 'patch'],
+      later: ['get', 'patch', 'get', 'patch'],
     },
     {
-      name: '500: retried by the next batch',
+      name: '500 on the patch: retried by the next batch',
       arrange: (t: ReturnType<typeof setup>) => t.api.fail.patch.push(new ApiStatusError('etcd', 500, 'InternalError')),
-      now: ['patch'],
-      later: ['patch', 'patch'],
+      now: ['get', 'patch'],
+      later: ['get', 'patch', 'get', 'patch'],
+    },
+    {
+      name: '500 on the GET: retried by the next batch',
+      arrange: (t: ReturnType<typeof setup>) => t.api.fail.get.push(new ApiStatusError('etcd', 500, 'InternalError')),
+      now: ['get'],
+      later: ['get', 'get', 'patch'],
     },
   ])('$name', async ({ arrange, now, later }) => {
     const t = setup();
     const pod = t.known(apiPod('web', 'u1'));
     arrange(t);
-    const verbs = () => t.api.calls.map((c) => (c.verb === 'get' ? `get ${c.path}` : c.verb));
+    const verbs = () => t.api.calls.map((c) => c.verb);
     t.sm.setPodStatus(pod, running());
     await settle();
     expect(verbs()).toEqual(now);
@@ -236,19 +248,34 @@ describe('StatusSync writes', () => {
 
   // Upstream syncPod returns on a 404 without recording the version, so needsUpdate
   // tries again each batch until the watch's DELETE takes the pod out of the pod manager.
-  it('404: not retried at once; one attempt per batch until the pod leaves the pod manager', async () => {
+  it('404: not written; one attempt per batch until the pod leaves the pod manager', async () => {
     const t = setup();
     const pod = t.known(apiPod('web', 'u1'));
     t.api.pods.clear();
     t.sm.setPodStatus(pod, running());
     await settle();
-    expect(t.api.patches()).toHaveLength(1);
+    const gets = () => t.api.calls.filter((c) => c.verb === 'get').length;
+    expect(gets()).toBe(1);
     await t.batch();
     await t.batch();
-    expect(t.api.patches()).toHaveLength(3);
+    expect(gets()).toBe(3);
+    expect(t.api.patches()).toEqual([]);
+    expect(t.sm.getVersioned('u1')!.pendingSince).toBeDefined(); // never acknowledged as written
     t.pm.remove(pod);
     await t.batch();
-    expect(t.api.patches()).toHaveLength(3);
+    expect(gets()).toBe(3);
+  });
+
+  it('a pod that comes back after a 404 gets the unwritten status at the next batch', async () => {
+    const t = setup();
+    const pod = t.known(apiPod('web', 'u1'));
+    const stored = t.api.pod('default', 'web')!;
+    t.api.pods.clear();
+    t.sm.setPodStatus(pod, running());
+    await settle();
+    t.api.pods.set('default/web', stored);
+    await t.batch();
+    expect(t.api.pod('default', 'web')!.status).toEqual(running());
   });
 
   it('coalesces: two changes of a queued pod make one write of the newest', async () => {
@@ -337,54 +364,75 @@ describe('StatusSync batch (every 10 s)', () => {
 
 describe('StatusSync deletion (canBeDeleted)', () => {
   const DELETING = { deletionTimestamp: T0, deletionGracePeriodSeconds: 30 };
+  const SUCCEEDED: PodStatus = { ...running(false), phase: 'Succeeded' };
 
-  it('deletes once, with grace 0 and the UID, after resources are reclaimed', async () => {
+  it('a terminal status is written but the pod is not deleted before its termination has finished', async () => {
+    const t = setup();
+    t.sm.setPodStatus(t.known(apiPod('web', 'u1', SCHEDULED, DELETING)), SUCCEEDED);
+    await settle();
+    await t.batch();
+    expect(t.api.calls.map((c) => c.verb)).toEqual(['get', 'patch']);
+    expect(t.api.pod('default', 'web')!.status!.phase).toBe('Succeeded');
+  });
+
+  it('deletes once, with grace 0 and the UID, when terminatePod marks the status finished', async () => {
     const t = setup();
     const pod = t.known(apiPod('web', 'u1', SCHEDULED, DELETING));
-    t.sm.setPodStatus(pod, { ...running(false), phase: 'Succeeded' });
+    t.sm.setPodStatus(pod, SUCCEEDED);
     await settle();
-    expect(t.api.calls.map((c) => c.verb)).toEqual(['patch']);
-    t.reclaimed.add('u1');
-    await t.batch();
-    expect(t.api.calls.slice(1)).toEqual([
-      { verb: 'delete', path: '/api/v1/namespaces/default/pods/web', body: { gracePeriodSeconds: 0, preconditions: { uid: 'u1' } } },
-    ]);
-    t.api.put(apiPod('web', 'u1', SCHEDULED, DELETING)); // still there (e.g. a finalizer)
+    t.sm.terminatePod(pod);
+    await settle();
+    expect(t.api.calls.slice(2).map((c) => c.verb)).toEqual(['get', 'patch', 'delete']);
+    expect(t.api.calls.at(-1)).toEqual({
+      verb: 'delete',
+      path: '/api/v1/namespaces/default/pods/web',
+      body: { gracePeriodSeconds: 0, preconditions: { uid: 'u1' } },
+    });
+    t.api.put(apiPod('web', 'u1', SUCCEEDED, DELETING)); // still there (e.g. a finalizer)
     await t.batch();
     await t.batch();
     expect(t.api.calls.filter((c) => c.verb === 'delete')).toHaveLength(1);
   });
 
-  it('deletes right after the status write when already reclaimed', async () => {
-    const t = setup({ reclaimed: new Set(['u1']) });
-    t.sm.setPodStatus(t.known(apiPod('web', 'u1', SCHEDULED, DELETING)), { ...running(false), phase: 'Succeeded' });
+  it('a pod deleted after it finished (a completed Job pod) is deleted at the next batch', async () => {
+    const t = setup();
+    const pod = t.known(apiPod('web', 'u1'));
+    t.sm.setPodStatus(pod, SUCCEEDED);
+    t.sm.terminatePod(pod);
     await settle();
-    expect(t.api.calls.map((c) => c.verb)).toEqual(['patch', 'delete']);
+    expect(t.api.calls.filter((c) => c.verb === 'delete')).toEqual([]);
+    t.api.pod('default', 'web')!.metadata.deletionTimestamp = T0;
+    t.watch('default', 'web');
+    await t.batch();
+    expect(t.api.calls.filter((c) => c.verb === 'delete')).toHaveLength(1);
   });
 
   it.each([
-    { name: 'no deletionTimestamp', pod: () => apiPod('web', 'u1'), uid: 'u1' },
-    { name: 'a static pod', pod: () => staticPod(DELETING), uid: 'static-uid' },
-  ])('never deletes $name', async ({ pod, uid }) => {
-    const t = setup({ reclaimed: new Set([uid]) });
+    { name: 'no deletionTimestamp', pod: () => apiPod('web', 'u1') },
+    { name: 'a static pod', pod: () => staticPod(DELETING) },
+  ])('never deletes $name', async ({ pod }) => {
+    const t = setup();
     const p = pod();
     t.pm.addOrUpdate(p);
     t.known(mirrorPod('m1'));
     if (p.metadata.uid === 'u1') t.api.put(p);
     t.sm.setPodStatus(p, running());
+    t.sm.terminatePod(p);
     await settle();
     await t.batch();
     expect(t.api.calls.filter((c) => c.verb === 'delete')).toEqual([]);
-    expect(t.api.patches()).toHaveLength(1);
+    expect(t.api.patches()).toHaveLength(2); // the status, then the final one
   });
 
   it.each([
     { name: 'a 500 is retried by the batch', err: new ApiStatusError('etcd', 500, 'InternalError'), deletes: 2 },
     { name: 'a 404 is not retried', err: new ApiStatusError('gone', 404, 'NotFound'), deletes: 1 },
   ])('delete failures: $name', async ({ err, deletes }) => {
-    const t = setup({ reclaimed: new Set(['u1']) });
+    const t = setup();
     t.api.fail.delete.push(err);
-    t.sm.setPodStatus(t.known(apiPod('web', 'u1', SCHEDULED, DELETING)), { ...running(false), phase: 'Succeeded' });
+    const pod = t.known(apiPod('web', 'u1', SCHEDULED, DELETING));
+    t.sm.setPodStatus(pod, SUCCEEDED);
+    t.sm.terminatePod(pod);
     await settle();
     await t.batch();
     await t.batch();

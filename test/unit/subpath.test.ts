@@ -56,7 +56,11 @@ describe('safe subPath binds (upstream subpath_linux)', () => {
     ['a relative symlink out of the volume', '../outside'],
   ])('refuses %s and mounts nothing', async (_name, to) => {
     await symlink(to, join(vol, 'escape'));
-    await expect(prepareSafeSubpath(mounter, req('escape'))).rejects.toThrow(/not within volume path/);
+    await expect(prepareSafeSubpath(mounter, req('escape'))).rejects.toMatchObject({
+      code: 'KTS_ERR_SUBPATH',
+      message: expect.stringMatching(/^failed to prepare subPath for volumeMount "\w+" of container "\w+"$/) as string,
+      detail: expect.stringMatching(/not within volume path/) as string,
+    });
     expect(mounter.calls).toEqual([]);
   });
 

@@ -1,4 +1,5 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Pod } from '../../src/api/pod.js';
@@ -143,6 +144,31 @@ describe('container config errors (upstream ErrCreateContainerConfig)', () => {
     };
     const r = await syncPod(ctx, input(pod));
     expect(r.reasons['app']).toEqual({ reason: 'CreateContainerError', message: 'failed to create containerd container: boom' });
+  });
+});
+
+describe('a subPath that escapes its volume (upstream makeMounts keeps host paths out of the status)', () => {
+  it('CreateContainerConfigError with a message naming only the volumeMount and container; the detail goes to hiddenDetails', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kts-sp-'));
+    try {
+      mkdirSync(join(dir, 'vol'));
+      symlinkSync('/etc', join(dir, 'vol/escape'));
+      const pod = makePod({ containers: [c('app', { volumeMounts: [{ name: 'data', mountPath: '/x', subPath: 'escape' }] })] });
+      const { cri, ctx, input } = harness(podStatus(pod, [sandbox('sb-1', 'ready')], []));
+      const r = await syncPod(ctx, {
+        ...input(pod),
+        volumes: { data: { path: join(dir, 'vol'), readOnly: false } },
+        podDir: join(dir, 'pod'),
+      });
+      const message = 'failed to prepare subPath for volumeMount "data" of container "app"';
+      expect(r.reasons['app']).toEqual({ reason: 'CreateContainerConfigError', message });
+      expect(r.events.find((e) => e.reason === 'Failed')?.message).toBe(`Error: ${message}`);
+      expect(r.error).not.toContain(dir);
+      expect(r.hiddenDetails).toEqual([{ message, detail: `subpath "/etc" not within volume path ${JSON.stringify(join(dir, 'vol'))}` }]);
+      expect(cri.methods()).not.toContain('createContainer');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -226,6 +226,14 @@ export const FLAG_SPECS: readonly FlagSpec[] = [
   spec('healthz-bind-address', 'healthzBindAddress', 'string', 'ip', '127.0.0.1', 'IP address for the healthz server.'),
 
   spec('max-pods', 'maxPods', 'int', 'n', '110', 'Number of pods that can run on this node.'),
+  spec(
+    'pod-cidr',
+    'podCIDR',
+    'string',
+    'cidr',
+    '""',
+    "Pod CIDR passed to the runtime at start; in a cluster the node's spec.podCIDRs replace it.",
+  ),
   spec('pod-max-pids', 'podPidsLimit', 'int', 'n', '-1', 'Maximum number of processes per pod; -1 = node allocatable pid capacity.'),
   spec(
     'register-with-taints',

@@ -160,10 +160,7 @@ export const UPSTREAM_FIELDS: readonly UpstreamSetting[] = [
   h('runtimeRequestTimeout', 'Timeout of CRI calls.', { flag: 'runtime-request-timeout' }),
   x('hairpinMode', 'the CNI plugin of the runtime sets up pod networking, hairpin included.', { flag: 'hairpin-mode' }),
   h('maxPods', 'Admission limit and node capacity.', { flag: 'max-pods' }),
-  x('podCIDR', 'the CNI configuration of the runtime assigns pod IPs; kubelet-ts passes no pod CIDR.', {
-    type: 'string',
-    flag: 'pod-cidr',
-  }),
+  h('podCIDR', 'Pod CIDR passed to the runtime (CRI UpdateRuntimeConfig) at start; node.spec.podCIDRs replace it.', { flag: 'pod-cidr' }),
   r('podPidsLimit', `${NO_CGROUPS}, so a per-pod PID limit cannot be set; limit PIDs in the runtime's configuration.`, {
     flag: 'pod-max-pids',
   }),

@@ -68,8 +68,6 @@ export interface PoolSyncerOptions {
   recorder: EventRecorder;
   /** Cluster mode: keeps a static pod's mirror pod in the apiserver (created, or replaced when outdated). */
   syncMirrorPod?(pod: Pod): Promise<void>;
-  /** The pod's worker finished termination (the apiserver object may now be deleted). */
-  podTerminated?(uid: string): void;
   /** The prober (absent: no probes, every running container is started and ready). */
   probes?: PodProbes;
   /** Pod start-up metrics (kubelet_pod_start_duration_seconds). */
@@ -218,6 +216,8 @@ export class PoolSyncer implements PodSyncer {
     this.backoff.set(uid, result.backoff);
     this.reasons.set(uid, result.reasons);
     this.record(pod, result.events);
+    // upstream makeMounts: the detail (host paths) is logged, the pod's status and events get the message only.
+    for (const h of result.hiddenDetails ?? []) this.o.logger.error({ pod: podRef(pod), podUID: uid, err: h.detail }, h.message);
     if (this.o.logger.isLevelEnabled('debug')) this.o.logger.debug({ pod: podRef(pod), plan: result.plan }, 'SyncPod plan');
     this.refreshStatus(pod);
     if (result.error) throw result.backoffOnly ? new SyncBackoffError(result.error) : new Error(result.error);
@@ -313,8 +313,10 @@ export class PoolSyncer implements PodSyncer {
       this.refreshStatus(pod, true, fresh);
     }
     // upstream SyncTerminatedPod: the volumes of a terminated pod are torn down before it is marked terminated.
+    // A teardown that fails (a mount still busy) fails this call; the pod worker retries it.
     await this.o.volumes?.waitForUnmount(uid);
-    this.o.podTerminated?.(uid);
+    // upstream TerminatePod: the final status; only now may the apiserver object of a deleted pod go.
+    if (desired) this.o.statusManager.terminatePod(this.o.podManager.get(uid) ?? pod);
     this.backoff.delete(uid);
     this.reasons.delete(uid);
     this.lastSyncEnd.delete(uid);

@@ -1,21 +1,25 @@
 /**
  * The node lease (upstream component-helpers lease controller, as the kubelet
  * runs it): `kube-node-lease/<node>` with holderIdentity = the node,
- * leaseDurationSeconds = nodeLeaseDurationSeconds, renewed every 0.25 × that.
+ * leaseDurationSeconds = nodeLeaseDurationSeconds, renewed every 0.25 × that,
+ * stretched at random by up to 4 % (upstream wait.JitterUntil(sync, interval, 0.04)).
  *
- * - A renewal updates the lease last written, without a GET first; if that
+ * - A renewal updates (PUT) the lease last written with only its renewTime
+ *   changed, as upstream's newLease: holder and duration are set when the
+ *   lease is created, and another writer's values are kept; no GET first. If that
  *   fails, the lease is re-read (or created, with an owner reference to the
  *   Node; not before the Node exists) with a backoff of 200 ms doubling to 7 s.
  * - Each renewal tries up to 5 updates; a 409 re-reads the lease and tries again;
  *   from the second failure on, `onRepeatedFailure` runs (upstream closes the
  *   heartbeat client's idle connections).
- * - The loop waits renewInterval after each sync finishes. It runs on its own
+ * - The period counts from the end of each sync (sliding). It runs on its own
  *   client and never waits on anything else in the agent.
  */
 import type { Logger } from 'pino';
 import type { Lease } from '../../api/cluster.js';
 import type { Clock } from '../../common/clock.js';
 import { FailureLog } from '../../common/failure-log.js';
+import { runPeriodically } from '../../common/periodic.js';
 import { microTime } from '../../common/time.js';
 import { isConflict, isNotFound, type RestClient } from '../apiserver/rest-client.js';
 
@@ -30,7 +34,12 @@ export interface NodeLeaseOptions {
   clock: Clock;
   logger: Logger;
   onRepeatedFailure?: () => void;
+  /** For tests: the random source of the jitter (default Math.random). */
+  random?: () => number;
 }
+
+/** Upstream's jitter factor of the lease controller's renew loop. */
+export const RENEW_JITTER_FACTOR = 0.04;
 
 export class NodeLeaseController {
   private latest: Lease | undefined;
@@ -44,17 +53,20 @@ export class NodeLeaseController {
     this.path = `/apis/coordination.k8s.io/v1/namespaces/${LEASE_NAMESPACE}/leases`;
   }
 
-  /** Runs sync every renewInterval (measured from the end of the previous one) until the signal aborts. */
+  /** Runs sync now, then every renewInterval plus jitter after the previous one ends, until the signal aborts. */
   start(signal: AbortSignal): void {
-    const loop = async () => {
-      while (!signal.aborted) {
-        await this.sync(signal).catch((err: unknown) => {
-          if (!signal.aborted) this.failures.failure(err);
-        });
-        await this.o.clock.sleep(this.renewIntervalMs, signal).catch(() => undefined);
-      }
+    const onError = (err: unknown) => {
+      if (!signal.aborted) this.failures.failure(err);
     };
-    loop().catch((err: unknown) => this.o.logger.error({ err }, 'Node lease loop stopped'));
+    runPeriodically(() => this.sync(signal), {
+      periodMs: this.renewIntervalMs,
+      jitterFactor: RENEW_JITTER_FACTOR,
+      immediate: true,
+      signal,
+      clock: this.o.clock,
+      onError,
+      ...(this.o.random && { random: this.o.random }),
+    }).catch((err: unknown) => this.o.logger.error({ err }, 'Node lease loop stopped'));
   }
 
   async sync(signal?: AbortSignal): Promise<void> {
@@ -82,16 +94,17 @@ export class NodeLeaseController {
     this.failures.success();
   }
 
+  /** Upstream newLease: a copy of `base` with a new renewTime, or a new lease held by this node. */
   private async newLease(base: Lease | undefined, signal?: AbortSignal): Promise<Lease> {
     const lease: Lease = base
       ? structuredClone(base)
-      : { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: this.o.nodeName, namespace: LEASE_NAMESPACE } };
-    lease.spec = {
-      ...lease.spec,
-      holderIdentity: this.o.nodeName,
-      leaseDurationSeconds: this.o.leaseDurationSeconds,
-      renewTime: microTime(this.o.clock.now()),
-    };
+      : {
+          apiVersion: 'coordination.k8s.io/v1',
+          kind: 'Lease',
+          metadata: { name: this.o.nodeName, namespace: LEASE_NAMESPACE },
+          spec: { holderIdentity: this.o.nodeName, leaseDurationSeconds: this.o.leaseDurationSeconds },
+        };
+    lease.spec = { ...lease.spec, renewTime: microTime(this.o.clock.now()) };
     if (!lease.metadata?.ownerReferences?.length) {
       try {
         const node = await this.o.client.get<{ metadata?: { uid?: string } }>(`/api/v1/nodes/${encodeURIComponent(this.o.nodeName)}`, {

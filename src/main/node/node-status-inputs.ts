@@ -2,7 +2,8 @@
  * Gathers what the node status setters need, each time the node status is
  * computed: addresses, host facts, capacity and allocatable, the runtime's
  * version (CRI Version, kept from the last answer while the runtime is down),
- * the image list (CRI ListImages, largest first, capped at nodeStatusMaxImages),
+ * the image list (the image manager's, refreshed every 30 s, image-list-cache.ts;
+ * largest first, capped at nodeStatusMaxImages),
  * pressure from the eviction signals, and the errors that make the node NotReady.
  */
 import type { Logger } from 'pino';
@@ -15,6 +16,7 @@ import { hostAddressEnv, resolveNodeAddresses, type AddressEnv, type NodeAddress
 import { nodeAllocatable, nodeCapacity } from './node-resources-calc.js';
 import type { NodeImage, NodeStatusInputs } from './node-status-setters.js';
 import { conditionsMet, PressureTracker, type Observations } from './pressure.js';
+import { ImageListCache } from '../images/image-list-cache.js';
 
 export type StatusConfig = Pick<
   KubeletConfig,
@@ -50,9 +52,11 @@ export class NodeStatusInputsCollector {
   private readonly pressure: PressureTracker;
   private runtimeVersion = '';
   private addresses: NodeAddress[] = [];
+  private readonly imageList: ImageListCache;
 
   constructor(private readonly d: InputDeps) {
     this.machine = d.host.machine();
+    this.imageList = new ImageListCache(d.cri, d.clock, d.logger);
     this.pressure = new PressureTracker(d.config.evictionPressureTransitionPeriod, d.clock);
   }
 
@@ -103,18 +107,15 @@ export class NodeStatusInputsCollector {
     return this.runtimeVersion;
   }
 
-  private async images(): Promise<NodeImage[] | undefined> {
-    try {
-      const list = (await this.d.cri.listImages({}, { timeoutMs: 30_000 })).images;
-      const sorted = list
-        .map((i) => ({ repoDigests: i.repoDigests, repoTags: i.repoTags, sizeBytes: Number(i.size) }))
-        .sort((a, b) => b.sizeBytes - a.sizeBytes);
-      const max = this.d.config.nodeStatusMaxImages;
-      return max > -1 ? sorted.slice(0, max) : sorted;
-    } catch (err) {
-      this.d.logger.debug({ err: (err as Error).message }, 'Error getting image list for the node status');
-      return undefined;
-    }
+  /** Starts the image list's periodic refresh (upstream imageManager.Start). */
+  startImageRefresh(signal: AbortSignal): void {
+    this.imageList.start(signal);
+  }
+
+  private async images(): Promise<NodeImage[]> {
+    const sorted = await this.imageList.list();
+    const max = this.d.config.nodeStatusMaxImages;
+    return max > -1 ? sorted.slice(0, max) : sorted;
   }
 
   private async imagefsPath(): Promise<string> {

@@ -6,7 +6,9 @@
  *   computes the status and patches `nodes/<name>/status` when the status
  *   changed or nodeStatusReportFrequency (5 min) passed since the last report;
  *   up to 5 tries per sync (the first reads the node from the apiserver's cache,
- *   resourceVersion=0).
+ *   resourceVersion=0). Each update first passes node.spec.podCIDRs to the
+ *   runtime when they changed (CRI UpdateRuntimeConfig, pod-cidr.ts), and a
+ *   change is reported even if the status is the same.
  * - `fastStatusUpdate` at start polls every 100 ms until the runtime is ready and
  *   then syncs at once, so the node turns Ready without waiting a period.
  * - Node events (NodeHasSufficientMemory, NodeReady, …) go to the recorder.
@@ -22,7 +24,7 @@ import type { EventRecorder } from '../events/event-recorder.js';
 import { nodeReference } from '../events/event-recorder.js';
 import { initialNode, reconcileExistingNode, type RegistrationSpec } from './node-registration.js';
 import { nodeStatusPatch } from './node-status-patch.js';
-import { nodeStatusChanged, setNodeStatus, type NodeStatusInputs } from './node-status-setters.js';
+import { nodeStatusChanged, setNodeStatus, type NodeStatusInputs, type NodeStatusMemory } from './node-status-setters.js';
 
 const STATUS_UPDATE_RETRIES = 5;
 const REGISTER_MAX_BACKOFF_MS = 7000;
@@ -41,6 +43,8 @@ export interface NodeStatusManagerOptions {
   collect: () => Promise<NodeStatusInputs>;
   /** True once the runtime reports ready (fast status update). */
   runtimeReady: () => boolean;
+  /** Passes node.spec.podCIDRs to the runtime (pod-cidr.ts); resolves whether they changed. */
+  podCidr?: { update(cidr: string): Promise<boolean> };
   recorder: EventRecorder;
   clock: Clock;
   logger: Logger;
@@ -54,6 +58,7 @@ export class NodeStatusManager {
   private syncing: Promise<void> | undefined;
   private readonly failures: FailureLog;
   private readonly nodePath: string;
+  private readonly memory: NodeStatusMemory = { lastUnschedulable: false };
   /** The node as the apiserver last returned it. */
   node: Node | undefined;
 
@@ -102,8 +107,8 @@ export class NodeStatusManager {
     return this.syncing;
   }
 
-  private record = (type: 'Normal' | 'Warning', reason: string) =>
-    this.o.recorder.record(nodeReference(this.o.nodeName), type, reason, `Node ${this.o.nodeName} status is now: ${reason}`);
+  private record = (type: 'Normal' | 'Warning', reason: string, message?: string) =>
+    this.o.recorder.record(nodeReference(this.o.nodeName), type, reason, message ?? `Node ${this.o.nodeName} status is now: ${reason}`);
 
   private async doSync(signal?: AbortSignal): Promise<void> {
     if (this.o.registerNode && !this.registered) await this.registerWithApiServer(signal);
@@ -125,16 +130,31 @@ export class NodeStatusManager {
     const query = tryNumber === 0 ? { resourceVersion: '0' } : {};
     const original = await this.o.heartbeat.get<Node>(this.nodePath, { query, signal });
     const node = structuredClone(original);
+    const podCIDRChanged = await this.updatePodCIDR(original);
     const inputs = await this.o.collect();
-    setNodeStatus(node, inputs, this.record);
+    setNodeStatus(node, inputs, this.record, this.memory);
     const now = this.o.clock.now();
-    if (now - this.lastReport < this.o.reportFrequencyMs && !nodeStatusChanged(original.status, node.status)) {
+    if (now - this.lastReport < this.o.reportFrequencyMs && !podCIDRChanged && !nodeStatusChanged(original.status, node.status)) {
       this.node = original;
       return;
     }
     const patch = nodeStatusPatch(original.status, node.status!);
     this.node = patch ? await this.o.heartbeat.patch<Node>(`${this.nodePath}/status`, patch, 'strategic', { signal }) : original;
     this.lastReport = now;
+  }
+
+  /**
+   * Upstream tryUpdateNodeStatus' first step: the node's pod CIDRs (set by the node IPAM controller or by
+   * hand) go to the runtime when they changed. True when they changed, or when the runtime refused them
+   * (logged; upstream reports the node status then too).
+   */
+  private async updatePodCIDR(node: Node): Promise<boolean> {
+    const cidrs = node.spec?.podCIDRs ?? [];
+    if (cidrs.length === 0 || !this.o.podCidr) return false;
+    return this.o.podCidr.update(cidrs.join(',')).catch((err: unknown) => {
+      this.o.logger.error({ err: (err as Error).message }, 'Failed to update the pod CIDR');
+      return true;
+    });
   }
 
   /** Upstream registerWithAPIServer: retries until the node is registered (or the agent stops). */
@@ -160,7 +180,7 @@ export class NodeStatusManager {
 
   private async tryRegister(signal?: AbortSignal): Promise<void> {
     const node = initialNode(this.o.registration);
-    setNodeStatus(node, await this.o.collect(), this.record);
+    setNodeStatus(node, await this.o.collect(), this.record, this.memory);
     try {
       this.node = await this.o.main.create<Node>('/api/v1/nodes', node, { signal });
       this.lastReport = this.o.clock.now();

@@ -2,14 +2,24 @@
  * The node status setters, in upstream's order (pkg/kubelet/nodestatus,
  * defaultNodeStatusFuncs): addresses, machine info (capacity, allocatable,
  * identity), version info, daemon endpoints, images, OS/arch, then the
- * MemoryPressure, DiskPressure, PIDPressure and Ready conditions. Pure: they
- * mutate the given Node from plain inputs and report node events through
- * `record`, as upstream's recordEventFunc (e.g. NodeHasSufficientMemory on the
- * first report and on every transition, NodeReady / NodeNotReady).
+ * MemoryPressure, DiskPressure, PIDPressure and Ready conditions, and the
+ * schedulable event. Pure but for `memory`: they mutate the given Node from
+ * plain inputs and report node events through `record`, as upstream's
+ * recordEventFunc (e.g. NodeHasSufficientMemory on the first report and on
+ * every transition, NodeReady / NodeNotReady, Rebooted when the node's boot id
+ * is not the one it last reported, NodeSchedulable / NodeNotSchedulable when
+ * spec.unschedulable changes).
+ *
+ * Capacity and allocatable are merged into what the node has, as upstream's
+ * MachineInfo: keys the kubelet does not compute (an extended resource an
+ * operator patched onto the status, `example.com/dongle: 4`) are kept in
+ * capacity and carried into allocatable; an extended resource gone from
+ * capacity leaves allocatable too.
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { Node, NodeCondition } from '../../api/cluster.js';
 import { parseQuantity } from '../../api/quantity.js';
+import { isExtendedResourceName } from '../../api/resource-names.js';
 import type { MachineFacts } from './host-probe.js';
 import type { NodeAddress } from './node-address.js';
 import type { PressureCondition } from './pressure.js';
@@ -51,7 +61,13 @@ export interface NodeStatusInputs {
   readyErrors: string[];
 }
 
-export type RecordNodeEvent = (type: 'Normal' | 'Warning', reason: string) => void;
+/** Records a node event; without `message`, upstream's "Node <name> status is now: <reason>". */
+export type RecordNodeEvent = (type: 'Normal' | 'Warning', reason: string, message?: string) => void;
+
+/** What the setters keep between updates (upstream Kubelet fields): the last spec.unschedulable they saw. */
+export interface NodeStatusMemory {
+  lastUnschedulable: boolean;
+}
 
 interface PressureText {
   type: PressureCondition;
@@ -148,12 +164,36 @@ function setReadyCondition(node: Node, i: NodeStatusInputs, record: RecordNodeEv
   list[at] = next;
 }
 
+/**
+ * Upstream MachineInfo's resources: the kubelet's own capacity over the node's, and allocatable as the
+ * kubelet computes it for its own keys, as capacity for the others (no reservation applies to them).
+ */
+function setResources(status: NonNullable<Node['status']>, i: NodeStatusInputs): void {
+  const capacity: Record<string, string> = { ...status.capacity, ...i.capacity };
+  const allocatable: Record<string, string> = { ...status.allocatable };
+  for (const k of Object.keys(allocatable)) if (!(k in capacity) && isExtendedResourceName(k)) delete allocatable[k];
+  for (const [k, v] of Object.entries(capacity)) allocatable[k] = i.allocatable[k] ?? v;
+  status.capacity = capacity;
+  status.allocatable = allocatable;
+}
+
+/** Upstream recordNodeSchedulableEvent: an event each time spec.unschedulable differs from the last one seen. */
+function recordSchedulable(node: Node, memory: NodeStatusMemory, record: RecordNodeEvent): void {
+  const unschedulable = node.spec?.unschedulable === true;
+  if (unschedulable === memory.lastUnschedulable) return;
+  record('Normal', unschedulable ? 'NodeNotSchedulable' : 'NodeSchedulable');
+  memory.lastUnschedulable = unschedulable;
+}
+
 /** Applies every setter to `node` in upstream order. */
-export function setNodeStatus(node: Node, i: NodeStatusInputs, record: RecordNodeEvent): void {
+export function setNodeStatus(node: Node, i: NodeStatusInputs, record: RecordNodeEvent, memory: NodeStatusMemory): void {
   const status = (node.status ??= {});
   status.addresses = i.addresses.map((a) => ({ ...a }));
-  status.capacity = { ...i.capacity };
-  status.allocatable = { ...i.allocatable };
+  setResources(status, i);
+  const lastBoot = status.nodeInfo?.bootID;
+  if (lastBoot && lastBoot !== i.machine.bootID) {
+    record('Warning', 'Rebooted', `Node ${node.metadata?.name ?? ''} has been rebooted, boot id: ${i.machine.bootID}`);
+  }
   status.nodeInfo = {
     machineID: i.machine.machineID,
     systemUUID: i.machine.systemUUID,
@@ -176,6 +216,7 @@ export function setNodeStatus(node: Node, i: NodeStatusInputs, record: RecordNod
   else delete status.images;
   for (const t of PRESSURE) setPressureCondition(node, t, i, record);
   setReadyCondition(node, i, record);
+  recordSchedulable(node, memory, record);
 }
 
 /**

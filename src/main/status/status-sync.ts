@@ -5,19 +5,23 @@
  *   of one pod while it waits coalesces into one write. Writes run a few at a
  *   time on the main (rate-limited) client; the node's lease and status use
  *   another client, so a burst here never delays them.
- * - A write is a strategic merge patch of `pods/<name>/status` from the status
- *   the apiserver last returned (or, before any write, the one the watch
- *   delivered) to ours, with the pod's UID as precondition. Conditions the
- *   kubelet does not own are kept from the apiserver (mergePodStatus).
- * - Static pods write to their mirror pod. Pods the apiserver does not have
- *   (404) or has under another UID are dropped; other conflicts refresh the
- *   base and retry.
+ * - A write GETs the pod, then sends a strategic merge patch of
+ *   `pods/<name>/status` from the status the apiserver has to ours, with the
+ *   pod's UID as precondition. Conditions the kubelet does not own are kept
+ *   from the apiserver (mergePodStatus).
+ * - Static pods write to their mirror pod. A pod the apiserver has under
+ *   another UID (deleted and recreated) is skipped. A pod it does not have
+ *   (404) leaves the version unwritten, so the batch tries it again until the
+ *   pod leaves the pod manager; any other failure is retried by the batch.
  * - Every 10 s, pods whose version was not written, whose apiserver object was
  *   never written (a recreated mirror pod), or whose apiserver status differs
  *   from what was last written in a newer resourceVersion (someone else changed
  *   it; a watch copy older than our write is not drift) are queued.
- * - After a write, a pod that is being deleted and whose containers are all
- *   gone is deleted with grace 0 and a UID precondition (upstream canBeDeleted).
+ * - After a write, a pod that is being deleted, whose termination has finished
+ *   (StatusManager.terminatePod: containers stopped and volumes torn down) and
+ *   whose apiserver phase is terminal is deleted with grace 0 and a UID
+ *   precondition (today's upstream canBeDeleted; v1.20.2's
+ *   PodResourcesAreReclaimed also waited for the containers to be removed).
  */
 import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
@@ -26,6 +30,7 @@ import type { Pod, PodStatus as ApiPodStatus } from '../../api/pod.js';
 import type { Clock } from '../../common/clock.js';
 import { ApiStatusError } from '../../common/errors.js';
 import { FailureLog } from '../../common/failure-log.js';
+import { v as klogV } from '../../common/logger.js';
 import { isConflict, isNotFound, type RestClient } from '../apiserver/rest-client.js';
 import { twoWayMergePatch } from '../apiserver/strategic-patch.js';
 import type { PodManager } from '../kubelet/pod-manager.js';
@@ -42,8 +47,6 @@ export interface StatusSyncOptions {
   podManager: PodManager;
   clock: Clock;
   logger: Logger;
-  /** True when the pod's containers are all stopped and its worker is done (upstream PodResourcesAreReclaimed). */
-  resourcesReclaimed(uid: string): boolean;
   /** kubelet_pod_status_sync_duration_seconds */
   syncDuration?: Histogram;
   concurrency?: number;
@@ -124,7 +127,7 @@ export class StatusSync {
     for (const uid of live) {
       const v = this.o.statusManager.getVersioned(uid)!;
       const pod = this.o.podManager.get(uid);
-      const deletable = pod?.metadata.deletionTimestamp && !this.deleted.has(uid) && this.o.resourcesReclaimed(uid);
+      const deletable = pod?.metadata.deletionTimestamp && !this.deleted.has(uid) && v.podIsFinished === true;
       targets.add(this.target(uid)?.metadata.uid ?? '');
       if ((this.written.get(uid) ?? 0) < v.version || deletable) {
         this.queued.add(uid);
@@ -176,6 +179,11 @@ export class StatusSync {
     return pod.metadata.annotations?.[CONFIG_SOURCE_ANNOTATION] === API_SOURCE ? pod : undefined;
   }
 
+  /**
+   * Upstream syncPod: GET the pod, patch its status from what the apiserver has now to ours, then delete a
+   * deleted pod whose termination has finished. A pod the apiserver does not have (404) leaves its version
+   * unwritten: the batch tries again until the pod leaves the pod manager (upstream needsUpdate).
+   */
   private async syncPod(uid: string): Promise<void> {
     const v = this.o.statusManager.getVersioned(uid);
     const pod = this.o.podManager.get(uid);
@@ -183,61 +191,77 @@ export class StatusSync {
     if (!v || !pod || !target) return; // nothing to write to (yet): the batch retries a static pod once its mirror exists
     const targetUid = target.metadata.uid ?? '';
     const ns = target.metadata.namespace ?? 'default';
+    const name = `${ns}/${target.metadata.name}`;
     const path = `/api/v1/namespaces/${encodeURIComponent(ns)}/pods/${encodeURIComponent(target.metadata.name ?? '')}`;
-    const base = this.lastReturned.get(targetUid)?.status ?? target.status ?? {};
-    const merged = mergePodStatus(base, v.status);
-    const patch = twoWayMergePatch({ status: base }, { status: merged }, POD_STATUS_SCHEMA);
+    const fresh = await this.get(path);
+    if (!fresh) {
+      klogV(this.o.logger, 3).info({ pod: name, podUID: targetUid }, 'Pod does not exist on the server');
+      return;
+    }
+    if (fresh.metadata.uid !== targetUid) return this.recreated(uid, v.version, target, fresh);
+    const base = fresh.status ?? {};
+    const patch = twoWayMergePatch({ status: base }, { status: mergePodStatus(base, v.status) }, POD_STATUS_SCHEMA);
+    let current = fresh;
     if (patch) {
       try {
-        const res = await this.o.client.patch<Pod>(`${path}/status`, { metadata: { uid: targetUid }, ...patch }, 'strategic', {
+        current = await this.o.client.patch<Pod>(`${path}/status`, { metadata: { uid: targetUid }, ...patch }, 'strategic', {
           signal: this.signal,
         });
-        this.lastReturned.set(targetUid, { status: res.status ?? {}, resourceVersion: res.metadata.resourceVersion });
       } catch (err) {
-        if (isNotFound(err)) {
-          this.o.logger.info(
-            { pod: `${ns}/${target.metadata.name}`, podUID: targetUid },
-            'Pod not found in the apiserver; status not written',
-          );
-          this.written.set(uid, v.version);
-          return;
-        }
+        if (isNotFound(err)) return; // deleted since the GET: as a 404 on the GET
         if (err instanceof ApiStatusError && isConflict(err) && /UID in precondition/.test(err.message)) {
-          this.o.logger.info({ pod: `${ns}/${target.metadata.name}` }, 'Pod was deleted and then recreated; skipping its status update');
-          this.written.set(uid, v.version);
-          // Not retried by the batch until the watch catches up.
-          this.lastReturned.set(targetUid, { status: target.status ?? {}, resourceVersion: target.metadata.resourceVersion });
-          return;
-        }
-        if (isConflict(err)) {
-          // Our base is stale: read the apiserver's status and write again.
-          const fresh = await this.o.client.get<Pod>(path, { signal: this.signal });
-          this.lastReturned.set(targetUid, { status: fresh.status ?? {}, resourceVersion: fresh.metadata.resourceVersion });
-          this.queued.add(uid);
-          return;
+          return this.recreated(uid, v.version, target, fresh);
         }
         throw err;
       }
-    } else {
-      this.lastReturned.set(targetUid, {
-        status: base,
-        resourceVersion: this.lastReturned.get(targetUid)?.resourceVersion ?? target.metadata.resourceVersion,
-      });
     }
+    this.lastReturned.set(targetUid, { status: current.status ?? {}, resourceVersion: current.metadata.resourceVersion });
     this.written.set(uid, v.version);
     if (v.pendingSince !== undefined) this.o.syncDuration?.observe((this.o.clock.now() - v.pendingSince) / 1000);
     this.o.statusManager.acknowledge(uid, v.version);
     this.failures.success();
-    await this.deleteIfReclaimed(uid, pod, path);
+    if (v.podIsFinished && !isStaticPod(pod)) await this.deleteIfTerminal(uid, current, path);
   }
 
-  private async deleteIfReclaimed(uid: string, pod: Pod, path: string): Promise<void> {
-    if (!pod.metadata.deletionTimestamp || isStaticPod(pod) || this.deleted.has(uid)) return;
-    if (!this.o.resourcesReclaimed(uid)) return;
+  /** The pod as the apiserver has it now, or undefined when it has none by that name. */
+  private async get(path: string): Promise<Pod | undefined> {
+    try {
+      return await this.o.client.get<Pod>(path, { signal: this.signal });
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  }
+
+  /** The apiserver has another pod under the name: ours was deleted and recreated; this version is not written. */
+  private recreated(uid: string, version: number, target: Pod, other: Pod): void {
+    this.o.logger.info(
+      { pod: `${target.metadata.namespace}/${target.metadata.name}`, podUID: target.metadata.uid, newUID: other.metadata.uid },
+      'Pod was deleted and then recreated; skipping its status update',
+    );
+    this.written.set(uid, version);
+    // Not retried by the batch until the watch catches up.
+    this.lastReturned.set(target.metadata.uid ?? '', { status: target.status ?? {}, resourceVersion: target.metadata.resourceVersion });
+  }
+
+  /**
+   * Upstream canBeDeleted, for a pod whose termination has finished (podIsFinished): deleted with grace 0
+   * and a UID precondition once the apiserver's copy has a deletionTimestamp and a terminal phase.
+   */
+  private async deleteIfTerminal(uid: string, current: Pod, path: string): Promise<void> {
+    if (!current.metadata.deletionTimestamp || this.deleted.has(uid)) return;
+    const phase = current.status?.phase;
+    if (phase !== 'Succeeded' && phase !== 'Failed') {
+      klogV(this.o.logger, 3).info(
+        { pod: `${current.metadata.namespace}/${current.metadata.name}`, phase },
+        'Delaying pod deletion as the phase is non-terminal',
+      );
+      return;
+    }
     try {
       await this.o.client.delete(path, { gracePeriodSeconds: 0, preconditions: { uid } }, { signal: this.signal });
       this.o.logger.info(
-        { pod: `${pod.metadata.namespace}/${pod.metadata.name}`, podUID: uid },
+        { pod: `${current.metadata.namespace}/${current.metadata.name}`, podUID: uid },
         'Pod fully terminated and removed from the apiserver',
       );
     } catch (err) {

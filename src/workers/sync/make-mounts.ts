@@ -89,21 +89,15 @@ export async function makeMounts(pod: Pod, container: Container, o: MakeMountsOp
       const problem = subPathProblem(subPath);
       if (problem) throw new VolumeError(problem);
       if (!o.podDir) throw new VolumeError(`subPath of volumeMount ${JSON.stringify(m.name)} needs the pod directory`);
-      try {
-        hostPath = await prepareSafeSubpath(o.mounter, {
-          volumePath: vol.path,
-          subPath,
-          volumeName: m.name,
-          podDir: o.podDir,
-          containerName: container.name,
-          index: i,
-        });
-      } catch (err) {
-        throw new VolumeError(
-          `failed to prepare subPath for volumeMount ${JSON.stringify(m.name)} of container ${JSON.stringify(container.name)}: ${(err as Error).message}`,
-          { cause: err },
-        );
-      }
+      // A SubpathError: its message names no host path (it reaches the pod's status); the caller logs its detail.
+      hostPath = await prepareSafeSubpath(o.mounter, {
+        volumePath: vol.path,
+        subPath,
+        volumeName: m.name,
+        podDir: o.podDir,
+        containerName: container.name,
+        index: i,
+      });
     }
     const rro = m['recursiveReadOnly'];
     if (rro === 'Enabled') {

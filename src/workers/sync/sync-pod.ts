@@ -11,6 +11,7 @@
  */
 import type { Container, Pod } from '../../api/pod.js';
 import type { Clock } from '../../common/clock.js';
+import { SubpathError } from '../../common/errors.js';
 import { makeDirectory } from '../../common/make-dir.js';
 import type { Mounter } from '../../common/mounter.js';
 import { criStatusMessage, type CriApi } from '../../cri/client.js';
@@ -107,6 +108,8 @@ interface StartOutcome {
   backoff: BackoffState;
   /** Created and started (and its post-start hook passed). */
   started?: StartedContainer;
+  /** A failure whose detail only the agent's log may show (SyncPodResult.hiddenDetails). */
+  hidden?: { message: string; detail: string };
 }
 
 /** Upstream's restart count for a new instance: the newest instance's + 1, else from the log directory, else 0. */
@@ -169,7 +172,8 @@ async function startContainer(
     config = generateContainerConfig(pod, container, opts);
   } catch (err) {
     // upstream: errors generating the config (env, mounts) are CreateContainerConfigError.
-    return failed('CreateContainerConfigError', err);
+    const out = failed('CreateContainerConfigError', err);
+    return err instanceof SubpathError ? { ...out, hidden: { message: err.message, detail: err.detail } } : out;
   }
   let containerId: string;
   try {
@@ -252,6 +256,7 @@ export async function syncPod(ctx: SyncContext, input: SyncPodInput): Promise<Sy
   const events: PodEvent[] = [];
   const reasons: Record<string, SyncReason> = {};
   const errors: string[] = [];
+  const hidden: NonNullable<SyncPodResult['hiddenDetails']> = [];
   const status = await currentStatus(ctx, pod, input.slot, input.minTimestamp, input.cacheUnreliable);
   const actions = computePodActions(pod, status, {
     livenessFailed: input.livenessFailed,
@@ -322,6 +327,7 @@ export async function syncPod(ctx: SyncContext, input: SyncPodInput): Promise<Sy
     const out = await startContainer(ctx, pod, c, kind, status, sandbox, node, backoff, events, input);
     backoff = out.backoff;
     if (out.started) started.push(out.started);
+    if (out.hidden) hidden.push(out.hidden);
     if (!out.reason) return true;
     reasons[c.name] = out.reason;
     errors.push(`failed to "StartContainer" for "${c.name}" with ${out.reason.reason}: "${out.reason.message}"`);
@@ -351,6 +357,7 @@ export async function syncPod(ctx: SyncContext, input: SyncPodInput): Promise<Sy
     events,
     ...(errors.length ? { error: errors.join('; ') } : {}),
     ...(backoffOnly ? { backoffOnly: true as const } : {}),
+    ...(hidden.length ? { hiddenDetails: hidden } : {}),
   };
 }
 

@@ -111,6 +111,11 @@ export interface SyncPodResult {
   error?: string;
   /** The error is only containers in CrashLoopBackOff or ImagePullBackOff (upstream's syncPod returns nil then). */
   backoffOnly?: true;
+  /**
+   * Failures whose detail must stay out of the pod's status and events (host paths of a subPath): the
+   * main thread logs each at error level, `message` as the status shows it and `detail` beside it.
+   */
+  hiddenDetails?: { message: string; detail: string }[];
 }
 
 export interface TerminatePodInput {
