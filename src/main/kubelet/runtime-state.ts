@@ -18,6 +18,7 @@
  */
 import type { Logger } from 'pino';
 import type { Clock } from '../../common/clock.js';
+import { runPeriodically } from '../../common/periodic.js';
 import { Wakeup } from '../../common/wakeup.js';
 import type { CriClient } from '../../cri/client.js';
 
@@ -52,14 +53,11 @@ export class RuntimeState {
 
   /** Polls Status now and then every period until the signal aborts. */
   start(signal: AbortSignal): void {
-    const loop = async () => {
-      while (!signal.aborted) {
-        await this.update();
-        await this.clock.sleep(RUNTIME_STATUS_PERIOD_MS, signal).catch(() => undefined);
-      }
-    };
-    // update() and the sleep catch their errors, so this fires only on a bug; the state then goes stale.
-    loop().catch((err: unknown) => this.logger.error({ err }, 'Runtime status loop stopped'));
+    // update() catches its errors, so onError fires only on a bug; the loop goes on.
+    const onError = (err: unknown) => this.logger.error({ err }, 'Runtime status update failed');
+    runPeriodically(() => this.update(), { periodMs: RUNTIME_STATUS_PERIOD_MS, immediate: true, signal, clock: this.clock, onError }).catch(
+      onError,
+    );
   }
 
   async update(): Promise<void> {

@@ -19,6 +19,7 @@ import type { Logger } from 'pino';
 import type { Node } from '../../api/cluster.js';
 import type { Clock } from '../../common/clock.js';
 import { FailureLog } from '../../common/failure-log.js';
+import { runPeriodically } from '../../common/periodic.js';
 import { isAlreadyExists, type RestClient } from '../apiserver/rest-client.js';
 import type { EventRecorder } from '../events/event-recorder.js';
 import { nodeReference } from '../events/event-recorder.js';
@@ -79,14 +80,16 @@ export class NodeStatusManager {
 
   /** Starts the periodic sync and the fast first update. */
   start(signal: AbortSignal): void {
-    const loop = async () => {
-      while (!signal.aborted) {
-        await this.syncNodeStatus(signal);
-        await this.o.clock.sleep(this.o.updateFrequencyMs, signal).catch(() => undefined);
-      }
-    };
-    // Both catch their own failures (FailureLog); a rejection here is a bug, logged.
-    loop().catch((err: unknown) => this.o.logger.error({ err }, 'Node status loop stopped'));
+    // upstream wait.Until(syncNodeStatus, nodeStatusUpdateFrequency): now, then a period after each ends.
+    // A sync catches its own failures (FailureLog); what reaches onError is a bug, logged.
+    const onError = (err: unknown) => this.o.logger.error({ err }, 'Node status sync failed');
+    runPeriodically(() => this.syncNodeStatus(signal), {
+      periodMs: this.o.updateFrequencyMs,
+      immediate: true,
+      signal,
+      clock: this.o.clock,
+      onError,
+    }).catch(onError);
     this.fastStatusUpdate(signal).catch((err: unknown) => this.o.logger.error({ err }, 'Fast node status update failed'));
   }
 

@@ -24,6 +24,7 @@
  * falls back at once, with one log line, instead of retrying 5 times; the
  * running pod and container gauges are updated by the relist only.
  */
+import { runPeriodically } from '../../common/periodic.js';
 import type { ContainerEventBatch, WatchOutcome } from '../../workers/container-events/event-watcher.js';
 import type { ContainerEventSource } from './container-event-source.js';
 import type { GenericPleg } from './generic-pleg.js';
@@ -128,14 +129,17 @@ export class EventedPleg implements PodLifecycleEventGenerator {
     }
   }
 
-  private async globalCacheLoop(signal: AbortSignal): Promise<void> {
-    while (!signal.aborted) {
-      await this.s.clock.sleep(GLOBAL_CACHE_UPDATE_PERIOD_MS, signal).catch(() => undefined);
-      if (signal.aborted) return;
-      // Never backwards: a relist that finished later may have set a newer one.
-      const now = this.s.clock.now();
-      if (!(this.s.cache.getGlobalTimestamp() >= now)) this.s.cache.setGlobalTimestamp(now);
-    }
+  /** upstream updateGlobalCache (wait.Until every globalCacheUpdatePeriod). */
+  private globalCacheLoop(signal: AbortSignal): Promise<void> {
+    const onError = (err: unknown) => this.s.logger.error({ err }, 'Evented PLEG: global cache update failed');
+    return runPeriodically(
+      () => {
+        // Never backwards: a relist that finished later may have set a newer one.
+        const now = this.s.clock.now();
+        if (!(this.s.cache.getGlobalTimestamp() >= now)) this.s.cache.setGlobalTimestamp(now);
+      },
+      { periodMs: GLOBAL_CACHE_UPDATE_PERIOD_MS, signal, clock: this.s.clock, onError },
+    );
   }
 
   private fallBack(reason: string): void {

@@ -31,6 +31,7 @@ import type { Clock } from '../../common/clock.js';
 import { ApiStatusError } from '../../common/errors.js';
 import { FailureLog } from '../../common/failure-log.js';
 import { v as klogV } from '../../common/logger.js';
+import { runPeriodically } from '../../common/periodic.js';
 import { isConflict, isNotFound, type RestClient } from '../apiserver/rest-client.js';
 import { twoWayMergePatch } from '../apiserver/strategic-patch.js';
 import type { PodManager } from '../kubelet/pod-manager.js';
@@ -98,13 +99,8 @@ export class StatusSync {
 
   start(signal: AbortSignal): void {
     this.signal = signal;
-    const loop = async () => {
-      while (!signal.aborted) {
-        await this.o.clock.sleep(STATUS_BATCH_PERIOD_MS, signal).catch(() => undefined);
-        if (!signal.aborted) this.syncBatch();
-      }
-    };
-    loop().catch((err: unknown) => this.o.logger.error({ err }, 'Pod status sync loop stopped'));
+    const onError = (err: unknown) => this.o.logger.error({ err }, 'Pod status sync batch failed');
+    runPeriodically(() => this.syncBatch(), { periodMs: STATUS_BATCH_PERIOD_MS, signal, clock: this.o.clock, onError }).catch(onError);
     this.pump();
   }
 
