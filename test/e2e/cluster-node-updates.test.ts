@@ -62,6 +62,8 @@ describeCluster('node status and node events as upstream reports them', () => {
   const nodeName = `kts-e2e-nu-${id}`;
   const ns = `kts-e2e-nu-${id}`;
   let agent: AgentProcess;
+  const patchNodeStatus = (status: object) =>
+    kubectl('patch', 'node', nodeName, '--subresource=status', '--type=merge', '-p', JSON.stringify({ status }));
 
   beforeAll(async () => {
     await kubectl('create', 'namespace', ns);
@@ -94,15 +96,7 @@ describeCluster('node status and node events as upstream reports them', () => {
   });
 
   it('an extended resource patched onto capacity survives 60 s of status updates, reaches allocatable, and a pod requesting it runs', async () => {
-    await kubectl(
-      'patch',
-      'node',
-      nodeName,
-      '--subresource=status',
-      '--type=merge',
-      '-p',
-      '{"status":{"capacity":{"example.com/dongle":"4"}}}',
-    );
+    await patchNodeStatus({ capacity: { 'example.com/dongle': '4' } });
     await pollUntil(
       'the dongles in allocatable',
       async () => (await getNode(nodeName))?.status?.allocatable?.['example.com/dongle'] === '4',
@@ -152,15 +146,7 @@ describeCluster('node status and node events as upstream reports them', () => {
 
   it('a boot id other than the one the node reported is a Rebooted event, and the status gets the current one', async () => {
     const bootID = (await getNode(nodeName))!.status!.nodeInfo!.bootID;
-    await kubectl(
-      'patch',
-      'node',
-      nodeName,
-      '--subresource=status',
-      '--type=merge',
-      '-p',
-      '{"status":{"nodeInfo":{"bootID":"the-previous-boot"}}}',
-    );
+    await patchNodeStatus({ nodeInfo: { bootID: 'the-previous-boot' } });
     const event = await pollUntil('a Rebooted event', async () => (await nodeEvents(nodeName)).find((e) => e.reason === 'Rebooted'), {
       timeoutMs: 30_000,
       intervalMs: 500,
