@@ -155,6 +155,11 @@ export class SyncBackoffError extends KubeletTsError {
   override readonly code = 'KTS_ERR_SYNC_BACKOFF';
 }
 
+/** Image garbage collection could not run or could not free what it wanted (image-gc-manager.ts). */
+export class ImageGcError extends KubeletTsError {
+  override readonly code = 'KTS_ERR_IMAGE_GC';
+}
+
 export const ERROR_CODES = {
   KubeletTsError: 'KTS_ERR',
   CriError: 'KTS_ERR_CRI',
@@ -175,4 +180,5 @@ export const ERROR_CODES = {
   ListenError: 'KTS_ERR_LISTEN',
   FileSystemError: 'KTS_ERR_FS',
   SyncBackoffError: 'KTS_ERR_SYNC_BACKOFF',
+  ImageGcError: 'KTS_ERR_IMAGE_GC',
 } as const;

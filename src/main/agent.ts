@@ -53,6 +53,8 @@ import { PodHandlers } from './kubelet/handlers.js';
 import { BootProgress, bootCounts } from './kubelet/boot-progress.js';
 import { ContainerDeletor } from './kubelet/container-deletor.js';
 import { ContainerGc } from './kubelet/container-gc.js';
+import { createImageGc } from './images/image-gc-runtime.js';
+import { ImageListCache } from './images/image-list-cache.js';
 import { StatusManager } from './status/status-manager.js';
 import { podStatusSyncDuration } from './status/status-metrics.js';
 import { StatusSync } from './status/status-sync.js';
@@ -204,11 +206,13 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
     const runtimeState = new RuntimeState(cri, pleg, clock, logger.child({ component: 'runtime' }));
 
     const hostname = (config.hostnameOverride || os.hostname()).trim().toLowerCase();
+    const imageList = new ImageListCache(cri, clock, logger.child({ component: 'node-status' }));
     const collector = new NodeStatusInputsCollector({
       config,
       hostname,
       host: linuxHostProbe,
       cri,
+      imageList,
       readiness: runtimeState,
       kubeletVersion: kubeletVersion(),
       clock,
@@ -465,6 +469,9 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
     });
     containerGc.start(signal);
     stops.push(() => containerGc.idle());
+    const imageGc = createImageGc({ config, cri, imageList, host: linuxHostProbe, clock, logger: kubeletLogger, recorder });
+    imageGc.start(signal);
+    stops.push(() => imageGc.idle());
     const servers = await serversStarting;
     for (const server of [servers.main, servers.readOnly]) {
       if (!server) continue;

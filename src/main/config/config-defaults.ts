@@ -125,5 +125,6 @@ export function defaultKubeletConfig(ctx: DefaultsContext): KubeletConfig {
     workerThreads: defaultWorkerThreads(ctx.availableParallelism, DEFAULT_MAX_PODS),
     relistMode: 'parallel',
     pleg: 'generic',
+    imageGcPeriod: 300_000,
   };
 }

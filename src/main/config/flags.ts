@@ -123,6 +123,14 @@ export const FLAG_SPECS: readonly FlagSpec[] = [
     'Worker threads for runtime calls and decoding; 0 = inline mode (no worker threads).',
   ),
   spec('relist-mode', 'relistMode', 'enum', 'mode', 'parallel', 'How PLEG relists sandboxes and containers.', { choices: RELIST_MODES }),
+  spec(
+    'image-gc-period',
+    'imageGcPeriod',
+    'duration',
+    'duration',
+    '5m0s',
+    "How often images are detected and image GC runs (kubelet-ts only; upstream's fixed ImageGCPeriod is 5m).",
+  ),
   spec('pleg', 'pleg', 'enum', 'mode', 'generic', 'Pod lifecycle event generator.', { choices: PLEG_MODES }),
 
   spec(

@@ -334,6 +334,8 @@ export interface KubeletConfig extends ServerConfig {
   workerThreads: number;
   relistMode: RelistMode;
   pleg: PlegMode;
+  /** Period of image garbage collection and image detection (upstream's fixed ImageGCPeriod, 5m). */
+  imageGcPeriod: number;
 }
 
 /** The fields a KubeletConfiguration file may set (the file schema's keys minus apiVersion/kind). */

@@ -280,6 +280,7 @@ export const KubeletConfigConstraints = z
     }),
     workerThreads: z.int().min(0, { error: 'must not be negative (0 = inline mode)' }).max(256, { error: 'must be at most 256' }),
     relistMode: z.enum(RELIST_MODES),
+    imageGcPeriod: positiveMs,
     pleg: z.enum(PLEG_MODES),
     nodeName: z.string().min(1, { error: 'is empty: set --hostname-override' }),
     tlsCertFile: z.string(),

@@ -35,7 +35,6 @@ const r = entry('refused');
 
 const NO_CGROUPS = 'kubelet-ts creates no cgroups (the runtime creates every pod and container cgroup)';
 const NO_EVICTION = 'no pods are evicted (the eviction manager is not built); the thresholds only set the node pressure conditions';
-const NO_IMAGE_GC = 'image garbage collection is not built: kubelet-ts removes no images; prune them with the runtime (crictl rmi --prune)';
 
 export const UPSTREAM_FIELDS: readonly UpstreamSetting[] = [
   h('enableServer', 'Serves the kubelet HTTPS server.', { flag: 'enable-server' }),
@@ -113,10 +112,10 @@ export const UPSTREAM_FIELDS: readonly UpstreamSetting[] = [
   h('nodeStatusUpdateFrequency', 'Node status computation period.', { flag: 'node-status-update-frequency' }),
   h('nodeStatusReportFrequency', 'Node status report period when nothing changed.'),
   h('nodeLeaseDurationSeconds', 'Duration of the node lease.'),
-  x('imageMinimumGCAge', NO_IMAGE_GC, { flag: 'minimum-image-ttl-duration' }),
-  x('imageMaximumGCAge', NO_IMAGE_GC),
-  x('imageGCHighThresholdPercent', NO_IMAGE_GC, { flag: 'image-gc-high-threshold' }),
-  x('imageGCLowThresholdPercent', NO_IMAGE_GC, { flag: 'image-gc-low-threshold' }),
+  h('imageMinimumGCAge', 'Image GC spares an unused image detected less than this long ago.', { flag: 'minimum-image-ttl-duration' }),
+  x('imageMaximumGCAge', 'not in v1.20: image GC removes unused images by disk usage only (imageGCHighThresholdPercent).'),
+  h('imageGCHighThresholdPercent', 'Image fs usage at which image GC runs (100 disables it).', { flag: 'image-gc-high-threshold' }),
+  h('imageGCLowThresholdPercent', 'Image fs usage image GC frees down to.', { flag: 'image-gc-low-threshold' }),
   x('volumeStatsAggPeriod', 'volume usage is measured when /stats/summary is asked for, not cached per period.', {
     flag: 'volume-stats-agg-period',
     type: 'duration',

@@ -8,13 +8,16 @@
  *
  * Before the first successful refresh a reader waits for one (started on
  * demand if the periodic loop has not run yet), so the node's first status
- * carries its images; if it fails the list is empty. Main thread.
+ * carries its images; if it fails the list is empty. Image GC's detection
+ * (image-gc-manager.ts) lists through fetch(), which refreshes this list too.
+ * Main thread.
  */
 import type { Logger } from 'pino';
 import type { Clock } from '../../common/clock.js';
 import { runPeriodically } from '../../common/periodic.js';
 import type { CriClient } from '../../cri/client.js';
 import type { NodeImage } from '../node/node-status-setters.js';
+import type { RuntimeImage } from './image-gc-policy.js';
 
 /** Upstream's refresh period of the image cache. */
 export const IMAGE_CACHE_REFRESH_MS = 30_000;
@@ -49,13 +52,19 @@ export class ImageListCache {
     return this.refreshing;
   }
 
+  /** One ListImages now, also refreshing the node's list; rejects when the runtime fails. */
+  async fetch(): Promise<RuntimeImage[]> {
+    const { images } = await this.cri.listImages({}, { timeoutMs: 30_000 });
+    this.images = images
+      .map((i) => ({ id: i.id, repoDigests: i.repoDigests, repoTags: i.repoTags, sizeBytes: Number(i.size) }))
+      .sort((a, b) => b.sizeBytes - a.sizeBytes || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0))
+      .map(({ id: _id, ...image }) => image);
+    return images.map((i) => ({ id: i.id, size: Number(i.size), pinned: i.pinned }));
+  }
+
   private async listNow(): Promise<void> {
     try {
-      const { images } = await this.cri.listImages({}, { timeoutMs: 30_000 });
-      this.images = images
-        .map((i) => ({ id: i.id, repoDigests: i.repoDigests, repoTags: i.repoTags, sizeBytes: Number(i.size) }))
-        .sort((a, b) => b.sizeBytes - a.sizeBytes || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0))
-        .map(({ id: _id, ...image }) => image);
+      await this.fetch();
     } catch (err) {
       this.logger.warn({ err: (err as Error).message }, 'Failed to update image list');
     }

@@ -45,6 +45,8 @@ export interface InputDeps {
   clock: Clock;
   logger: Logger;
   addressEnv?: AddressEnv;
+  /** The image list to share (with image GC); default: one of its own. */
+  imageList?: ImageListCache;
 }
 
 export class NodeStatusInputsCollector {
@@ -56,7 +58,7 @@ export class NodeStatusInputsCollector {
 
   constructor(private readonly d: InputDeps) {
     this.machine = d.host.machine();
-    this.imageList = new ImageListCache(d.cri, d.clock, d.logger);
+    this.imageList = d.imageList ?? new ImageListCache(d.cri, d.clock, d.logger);
     this.pressure = new PressureTracker(d.config.evictionPressureTransitionPeriod, d.clock);
   }
 
