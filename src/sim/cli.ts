@@ -81,6 +81,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     .option('--pull-latency <spec>', 'PullImage latency: MS or a latency SPEC')
     .option('--stop-delay <ms>', 'how long a stopped container takes to die (capped by the stop timeout)', parseNonNegative, 0)
     .option('--pod-subnet <cidr>', 'pod IP range', '10.244.0.0/16')
+    .option('--image-fs-mountpoint <path>', 'mountpoint ImageFsInfo reports (the kubelet statfs()es it for image GC)')
     .option('--log-format <format>', 'text or json', 'text')
     .option('--owner-pid-file <path>', 'file holding the pid of the owning agent; exit when that process stays gone')
     .option('--orphan-grace <duration>', 'how long the owner may be gone before exiting (with --owner-pid-file)', parseGrace, 60_000)
@@ -103,6 +104,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     pullLatency?: string;
     stopDelay: number;
     podSubnet: string;
+    imageFsMountpoint?: string;
     logFormat: string;
     ownerPidFile?: string;
     orphanGrace: number;
@@ -124,6 +126,7 @@ export async function main(argv: readonly string[]): Promise<void> {
       pullLatency: o.pullLatency === undefined ? undefined : latencyOrMs(o.pullLatency),
       stopDelayMs: o.stopDelay,
       podSubnet: o.podSubnet,
+      imageFsMountpoint: o.imageFsMountpoint,
     });
     log.info({ endpoint: sim.endpoint, control: sim.controlEndpoint ?? '' }, 'Simulated CRI runtime listening');
     await new Promise<void>((resolve, reject) => {

@@ -66,6 +66,10 @@ export class SimControlClient {
     await this.call('POST', '/stop-delay', { ms });
   }
 
+  async setImageFsMountpoint(mountpoint: string): Promise<void> {
+    await this.call('POST', '/image-fs', { mountpoint });
+  }
+
   async allowImages(patterns: string[]): Promise<void> {
     await this.call('POST', '/images/allow', { patterns });
   }

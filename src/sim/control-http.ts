@@ -59,6 +59,7 @@ export const CONTROL_ROUTES: Record<string, Route<z.ZodType>> = {
   ),
   'POST /pull-latency': route(z.object({ latency: pullLatencyInputSchema.nullable() }), (c, b) => c.setPullLatency(b.latency ?? undefined)),
   'POST /stop-delay': route(z.object({ ms: z.number().min(0) }), (c, b) => c.setStopDelay(b.ms)),
+  'POST /image-fs': route(z.object({ mountpoint: z.string().min(1) }), (c, b) => c.setImageFsMountpoint(b.mountpoint)),
   'POST /images/allow': route(z.object({ patterns: z.array(z.string()) }), (c, b) => c.allowImages(b.patterns)),
   'POST /images/seed': route(z.object({ refs: z.array(z.string()) }), (c, b) => c.seedImages(b.refs)),
   'POST /files': route(z.object({ containerId: z.string(), path: z.string(), content: z.string() }), (c, b) =>

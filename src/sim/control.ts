@@ -103,6 +103,11 @@ export class SimControl {
     this.p.rt.stopDelayMs = z.number().min(0).parse(ms);
   }
 
+  /** The image filesystem mountpoint ImageFsInfo reports (see ImageStore.fsMountpoint). */
+  setImageFsMountpoint(mountpoint: string): void {
+    this.p.images.fsMountpoint = z.string().min(1).parse(mountpoint);
+  }
+
   /** Globs over image refs that PullImage accepts (e.g. 'docker.io/library/*'). */
   allowImages(patterns: readonly string[]): void {
     this.p.images.allow(patterns);

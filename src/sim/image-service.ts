@@ -12,7 +12,6 @@ import type { ImageServiceServer } from '../gen/runtime/v1/api.js';
 import { sampleLatency, type LatencySpec } from './faults.js';
 import { InvalidReferenceError, toCriImage, type ImageStore } from './images.js';
 import { noInfo, unary, type RpcContext } from './rpc.js';
-import { SNAPSHOTTER_MOUNT } from './stats.js';
 
 export interface ImageServiceDeps {
   images: ImageStore;
@@ -81,7 +80,7 @@ export function createImageService(d: ImageServiceDeps): ImageServiceServer {
       imageFilesystems: [
         {
           timestamp: d.nowNs(),
-          fsId: { mountpoint: SNAPSHOTTER_MOUNT },
+          fsId: { mountpoint: images.fsMountpoint },
           usedBytes: { value: images.usedBytes() },
           inodesUsed: { value: BigInt(images.size * 250) },
         },

@@ -89,12 +89,21 @@ export function globToRegExp(glob: string): RegExp {
 
 const IMAGE_ID = /^(?:sha256:)?([0-9a-f]{64})$/;
 
+export const SNAPSHOTTER_MOUNT = '/var/lib/containerd/io.containerd.snapshotter.v1.overlayfs';
+
 export class ImageStore {
   private readonly byId = new Map<string, SimImage>();
   private readonly byRef = new Map<string, SimImage>();
   /** Refs that were ever seeded: pullable again after removal. */
   private readonly known = new Set<string>();
   private allowed: { glob: string; re: RegExp }[] = [];
+  /**
+   * The mountpoint ImageFsInfo reports. A kubelet statfs()es it for the image
+   * fs capacity and available bytes (image GC, eviction signals), so pointing
+   * it at a small filesystem (a tmpfs) lets a test drive image GC. The
+   * server sets it (default: its socket's directory).
+   */
+  fsMountpoint = SNAPSHOTTER_MOUNT;
 
   constructor(seed: readonly string[] = DEFAULT_IMAGES) {
     this.seed(seed);

@@ -5,6 +5,7 @@
  * (tests) and from the CLI (cli.ts).
  */
 import type { Server as HttpServer } from 'node:http';
+import { dirname } from 'node:path';
 import { Server, ServerCredentials } from '@grpc/grpc-js';
 import { realClock, type Clock } from '../common/clock.js';
 import { ImageServiceService } from '../gen/runtime/v1/api.js';
@@ -40,6 +41,8 @@ export interface SimRuntimeOptions {
   stopDelayMs?: number;
   /** Pod IP range. Default 10.244.0.0/16. */
   podSubnet?: string;
+  /** See SimControl.setImageFsMountpoint. Default: the directory of the unix socket (the filesystem the sim runs on). */
+  imageFsMountpoint?: string;
   /** unix:///path/ctl.sock: also serve the JSON control interface there. */
   controlListen?: string;
 }
@@ -62,6 +65,8 @@ export async function startSimRuntime(opts: SimRuntimeOptions): Promise<SimRunti
   const images = new ImageStore(opts.replaceDefaultImages ? [] : DEFAULT_IMAGES);
   images.seed(opts.images ?? []);
   images.allow(opts.allowImages ?? []);
+  images.fsMountpoint =
+    opts.imageFsMountpoint ?? (opts.listen.startsWith('unix://') ? dirname(opts.listen.slice('unix://'.length)) : images.fsMountpoint);
   const faults = new FaultInjector(opts.seed ?? 1, opts.faults);
   const events = new EventHub();
   const logs = new LogWriter();

@@ -15,7 +15,7 @@ import {
 } from '../gen/runtime/v1/api.js';
 import type { ContainerRecord, SandboxRecord } from './store.js';
 
-export const SNAPSHOTTER_MOUNT = '/var/lib/containerd/io.containerd.snapshotter.v1.overlayfs';
+import { SNAPSHOTTER_MOUNT } from './images.js';
 const MiB = 1024 * 1024;
 
 function hash(id: string): number {

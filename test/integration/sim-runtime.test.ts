@@ -1,6 +1,6 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as api from '../../src/gen/runtime/v1/api.js';
@@ -476,7 +476,7 @@ describe('kubelet-ts-sim over gRPC', () => {
       expect((await cri.call('imageStatus', { image: { image: 'nginx:rm' } })).image).toBeUndefined();
       const fs = await cri.call('imageFsInfo', {});
       expect(fs.imageFilesystems[0].usedBytes!.value).toBeGreaterThan(0n);
-      expect(fs.imageFilesystems[0].fsId!.mountpoint).toMatch(/overlayfs/);
+      expect(fs.imageFilesystems[0].fsId!.mountpoint).toBe(dirname(sim.endpoint.slice('unix://'.length)));
     });
   });
 
@@ -619,6 +619,11 @@ describe('kubelet-ts-sim over gRPC', () => {
       await expect(ctl.killContainer(c.id, 1)).rejects.toMatchObject({ status: 409 });
       await expect(ctl.killContainer('f'.repeat(64), 1)).rejects.toBeInstanceOf(SimControlError);
       await expect(ctl.setStopDelay(-1)).rejects.toMatchObject({ status: 400 });
+      const mountpoint = (await cri.call('imageFsInfo', {})).imageFilesystems[0].fsId!.mountpoint;
+      await ctl.setImageFsMountpoint('/mnt/small-imagefs');
+      expect((await cri.call('imageFsInfo', {})).imageFilesystems[0].fsId!.mountpoint).toBe('/mnt/small-imagefs');
+      await expect(ctl.setImageFsMountpoint('')).rejects.toMatchObject({ status: 400 });
+      await ctl.setImageFsMountpoint(mountpoint);
 
       await ctl.setRuntimeDown(true, 'Maintenance');
       expect((await cri.call('status', {})).status!.conditions[0]).toMatchObject({ status: false, reason: 'Maintenance' });

@@ -38,7 +38,7 @@ describe('upstream default configurations start the agent', () => {
     [
       'kind-default.yaml',
       ['--node-ip=127.0.0.1', '--node-labels=ingress-ready=true', '--provider-id=kind://docker/kind/kind-control-plane'],
-      ['imageGCHighThresholdPercent', 'cgroupRoot', 'evictionHard', 'localStorageCapacityIsolation'],
+      ['cgroupRoot', 'evictionHard', 'localStorageCapacityIsolation'],
     ],
   ])('%s', async (file, extraFlags, explained) => {
     dir = mkdtempSync(join(tmpdir(), 'kts-upstream-config-'));
