@@ -195,6 +195,11 @@ describe('config file', () => {
     ],
     ['percent out of range', 'imageGCHighThresholdPercent: 150', /config\.yaml: imageGCHighThresholdPercent: must be between 0 and 100/],
     ['low >= high', 'imageGCLowThresholdPercent: 90', /imageGCLowThresholdPercent: must be less than imageGCHighThresholdPercent \(85\)/],
+    [
+      'low = high = 100 (refused by v1.20 too)',
+      'imageGCHighThresholdPercent: 100\nimageGCLowThresholdPercent: 100',
+      /imageGCLowThresholdPercent: must be less than imageGCHighThresholdPercent \(100\)/,
+    ],
     ['port out of range', 'port: 70000', /config\.yaml: port: must be between 1 and 65535/],
     [
       'serialized pulls with parallelism',
@@ -266,6 +271,7 @@ describe('flags over the file', () => {
     expect(errorOf(() => resolve(['--max-pods=0'])).message).toBe('flag --max-pods: must be greater than 0');
     expect(errorOf(() => resolve(['--worker-threads=-1'])).message).toMatch(/^flag --worker-threads: must not be negative/);
     expect(errorOf(() => resolve(['--sync-frequency=0s'])).message).toBe('flag --sync-frequency: must be greater than 0');
+    expect(errorOf(() => resolve(['--image-gc-period=0s'])).message).toBe('flag --image-gc-period: must be greater than 0');
     expect(errorOf(() => resolve(['--cluster-dns=1.2.3.4,nope'])).message).toMatch(/^flag --cluster-dns: invalid IP address "nope"/);
     expect(errorOf(() => resolve(['--eviction-hard=disk.available<1Gi'])).message).toMatch(
       /^flag --eviction-hard: unknown eviction signal "disk.available"/,
@@ -292,6 +298,11 @@ describe('flag forms', () => {
     [['--v=5'], { logging: { format: 'text', verbosity: 5 } }],
     [['--worker-threads=0'], { workerThreads: 0 }],
     [['--relist-mode=serial', '--pleg=evented'], { relistMode: 'serial', pleg: 'evented' }],
+    [['--image-gc-period=30s'], { imageGcPeriod: 30_000 }],
+    [
+      ['--image-gc-high-threshold=90', '--image-gc-low-threshold=70', '--minimum-image-ttl-duration=0s'],
+      { imageGCHighThresholdPercent: 90, imageGCLowThresholdPercent: 70, imageMinimumGCAge: 0 },
+    ],
     [['--container-runtime-endpoint=sim'], { containerRuntimeEndpoint: 'sim', imageServiceEndpoint: 'sim' }],
     [['--container-runtime-endpoint=sim', '--image-service-endpoint=unix:///img.sock'], { imageServiceEndpoint: 'unix:///img.sock' }],
     [['--hostname-override=Web-Node1'], { hostnameOverride: 'Web-Node1', nodeName: 'web-node1' }],

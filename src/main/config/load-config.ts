@@ -301,7 +301,7 @@ export const KubeletConfigConstraints = z
         message: 'tlsCertFile and tlsPrivateKeyFile must be set together',
       });
     }
-    if (c.imageGCLowThresholdPercent >= c.imageGCHighThresholdPercent && c.imageGCHighThresholdPercent !== 100) {
+    if (c.imageGCLowThresholdPercent >= c.imageGCHighThresholdPercent) {
       ctx.addIssue({
         code: 'custom',
         path: ['imageGCLowThresholdPercent'],

@@ -49,10 +49,14 @@ export const UPSTREAM_FLAGS: readonly UpstreamSetting[] = [
   x('cni-cache-dir', DOCKERSHIM_NET, { type: 'string', neutral: '/var/lib/cni/cache' }),
   x('cni-conf-dir', DOCKERSHIM_NET, { type: 'string', neutral: '/etc/cni/net.d' }),
   x('non-masquerade-cidr', DOCKERSHIM_NET, { type: 'string', neutral: '10.0.0.0/8' }),
-  x('pod-infra-container-image', "the runtime chooses the sandbox (pause) image (containerd's sandbox_image).", {
-    type: 'string',
-    neutral: '',
-  }),
+  x(
+    'pod-infra-container-image',
+    "the runtime chooses the sandbox (pause) image (containerd's sandbox_image); image GC keeps the one the runtime reports.",
+    {
+      type: 'string',
+      neutral: '',
+    },
+  ),
   r('docker-root', `${DOCKERSHIM}.`, { type: 'string', neutral: '/var/lib/docker' }),
   r('docker-tls', `${DOCKERSHIM}.`, { type: 'bool', neutral: false }),
   r('docker-tls-ca', `${DOCKERSHIM}.`, { type: 'string', neutral: 'ca.pem' }),
