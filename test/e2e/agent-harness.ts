@@ -129,6 +129,9 @@ export class AgentProcess {
         `--read-only-port=${this.readOnlyPort}`,
         '--file-check-frequency=2s',
         '--v=2',
+        // Many agents share one containerd here: image GC by one would remove images another's next pod
+        // needs, if the disk ever crossed the high threshold. Off unless a test turns it on (image-gc.test.ts).
+        '--image-gc-high-threshold=100',
         ...this.extraArgs,
       ],
       { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...launch.env, ...this.env } },
