@@ -1,0 +1,217 @@
+/**
+ * CgroupManager over the cgroup filesystem with the cgroupfs driver
+ * (upstream cgroup_manager_linux.go with libcontainer's fs and fs2 managers).
+ *
+ * v1: the cgroup is a directory in every mounted hierarchy (as libcontainer
+ * creates it); resources go to cpu.shares, cpu.cfs_period_us,
+ * cpu.cfs_quota_us, memory.limit_in_bytes and pids.max. A new cpuset
+ * directory gets its parent's cpuset.cpus/mems (the kernel leaves them empty).
+ * v2: one directory; each ancestor's cgroup.subtree_control enables the
+ * controllers first; resources go to cpu.weight (from shares, upstream's
+ * ConvertCPUSharesToCgroupV2Value), cpu.max, memory.max and pids.max.
+ *
+ * Only the main thread uses it (async fs; nothing blocks the loop).
+ */
+import { mkdir, readdir, readFile, rmdir, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { realClock, type Clock } from '../../common/clock.js';
+import { KubeletTsError } from '../../common/errors.js';
+import { toCgroupfs, type CgroupName } from './cgroup-name.js';
+import type { CgroupLayout } from './cgroup-controllers.js';
+import type { CgroupManager, ResourceConfig } from './cgroup-manager.js';
+
+/** A cgroup file write or directory removal failed. */
+export class CgroupWriteError extends KubeletTsError {
+  override readonly code = 'KTS_ERR_CGROUP_WRITE';
+}
+
+export interface FsCgroupManagerOptions {
+  layout: CgroupLayout;
+  clock?: Clock;
+  /**
+   * Removes one empty cgroup directory (default: rmdir). A cgroup directory
+   * holds only kernel files, which go with it; tests over a tmp tree pass one
+   * that removes the regular files first.
+   */
+  rmdir?: (path: string) => Promise<void>;
+}
+
+/** Controllers whose directory must exist for a cgroup to count as existing (upstream Exists' list, when mounted). */
+const EXISTS_CONTROLLERS = ['cpu', 'cpuacct', 'cpuset', 'memory', 'pids', 'hugetlb'];
+/** v2 controllers enabled for children, as upstream enableAllControllers (those the root offers). */
+const V2_SUBTREE_CONTROLLERS = ['cpu', 'cpuset', 'memory', 'hugetlb', 'pids', 'io'];
+const DEFAULT_PERIOD_US = 100_000;
+const DESTROY_ATTEMPTS = 5;
+const DESTROY_RETRY_MS = 100;
+
+/** Upstream ConvertCPUSharesToCgroupV2Value: shares [2, 262144] → weight [1, 10000]; 0 stays 0 (unset). */
+export function cpuSharesToWeight(shares: number): number {
+  if (shares === 0) return 0;
+  return 1 + Math.trunc(((shares - 2) * 9999) / 262142);
+}
+
+function errno(err: unknown): string | undefined {
+  return (err as NodeJS.ErrnoException | undefined)?.code;
+}
+
+export class FsCgroupManager implements CgroupManager {
+  readonly version: 1 | 2;
+  private readonly clock: Clock;
+  private readonly removeDir: (path: string) => Promise<void>;
+
+  constructor(private readonly o: FsCgroupManagerOptions) {
+    this.version = o.layout.version;
+    this.clock = o.clock ?? realClock;
+    this.removeDir = o.rmdir ?? ((p) => rmdir(p));
+  }
+
+  name(name: CgroupName): string {
+    return toCgroupfs(name);
+  }
+
+  /** The cgroup's directory in the hierarchy of `controller` (undefined when not mounted). */
+  private dir(controller: string, name: CgroupName): string | undefined {
+    const root = this.o.layout.controllers.get(controller);
+    return root === undefined ? undefined : join(root, ...name);
+  }
+
+  async exists(name: CgroupName): Promise<boolean> {
+    const dirs = EXISTS_CONTROLLERS.map((c) => this.dir(c, name)).filter((d): d is string => d !== undefined);
+    for (const d of new Set(dirs)) {
+      const st = await stat(d).catch(() => undefined);
+      if (!st?.isDirectory()) return false;
+    }
+    return dirs.length > 0;
+  }
+
+  async create(name: CgroupName, resources: ResourceConfig): Promise<void> {
+    if (this.version === 2) {
+      await this.enableSubtreeControllers(name);
+      await mkdir(join(this.o.layout.hierarchies[0], ...name), { recursive: true });
+    } else {
+      for (const h of this.o.layout.hierarchies) await mkdir(join(h, ...name), { recursive: true });
+      await this.inheritCpuset(name);
+    }
+    await this.update(name, resources);
+  }
+
+  async update(name: CgroupName, r: ResourceConfig): Promise<void> {
+    if (this.version === 2) return this.updateV2(name, r);
+    if (r.cpuShares !== undefined) await this.write('cpu', name, 'cpu.shares', r.cpuShares);
+    // The period first: a quota is checked against it.
+    if (r.cpuPeriod !== undefined) await this.write('cpu', name, 'cpu.cfs_period_us', r.cpuPeriod);
+    if (r.cpuQuota !== undefined) await this.write('cpu', name, 'cpu.cfs_quota_us', r.cpuQuota > 0 ? r.cpuQuota : -1);
+    if (r.memoryLimitBytes !== undefined)
+      await this.write('memory', name, 'memory.limit_in_bytes', r.memoryLimitBytes > 0 ? r.memoryLimitBytes : -1);
+    if (r.pidsLimit !== undefined) await this.write('pids', name, 'pids.max', r.pidsLimit > 0 ? r.pidsLimit : 'max');
+  }
+
+  private async updateV2(name: CgroupName, r: ResourceConfig): Promise<void> {
+    if (r.cpuShares !== undefined && r.cpuShares !== 0) await this.write('cpu', name, 'cpu.weight', cpuSharesToWeight(r.cpuShares));
+    if (r.cpuQuota !== undefined || r.cpuPeriod !== undefined) {
+      const quota = r.cpuQuota !== undefined && r.cpuQuota > 0 ? String(r.cpuQuota) : 'max';
+      await this.write('cpu', name, 'cpu.max', `${quota} ${r.cpuPeriod || DEFAULT_PERIOD_US}`);
+    }
+    if (r.memoryLimitBytes !== undefined)
+      await this.write('memory', name, 'memory.max', r.memoryLimitBytes > 0 ? r.memoryLimitBytes : 'max');
+    if (r.pidsLimit !== undefined) await this.write('pids', name, 'pids.max', r.pidsLimit > 0 ? r.pidsLimit : 'max');
+  }
+
+  private async write(controller: string, name: CgroupName, file: string, value: number | string): Promise<void> {
+    const dir = this.dir(controller, name);
+    if (dir === undefined) {
+      throw new CgroupWriteError(`cannot set ${file} of ${toCgroupfs(name)}: the ${controller} cgroup controller is not available`);
+    }
+    try {
+      await writeFile(join(dir, file), String(value));
+    } catch (err) {
+      throw new CgroupWriteError(`cannot write ${value} to ${join(dir, file)}: ${(err as Error).message}`, { cause: err });
+    }
+  }
+
+  /** v2: every ancestor enables the controllers the root offers for its children. */
+  private async enableSubtreeControllers(name: CgroupName): Promise<void> {
+    const root = this.o.layout.hierarchies[0];
+    const line = V2_SUBTREE_CONTROLLERS.filter((c) => this.o.layout.controllers.has(c))
+      .map((c) => `+${c}`)
+      .join(' ');
+    if (!line) return;
+    for (let i = 0; i < name.length; i++) {
+      const dir = join(root, ...name.slice(0, i));
+      await mkdir(dir, { recursive: true });
+      await writeFile(join(dir, 'cgroup.subtree_control'), line).catch((err: unknown) => {
+        throw new CgroupWriteError(`cannot enable controllers (${line}) in ${dir}: ${(err as Error).message}`, { cause: err });
+      });
+    }
+  }
+
+  /** v1 cpuset: a directory whose cpus or mems are empty takes its parent's (libcontainer's cpuset Apply). */
+  private async inheritCpuset(name: CgroupName): Promise<void> {
+    const root = this.o.layout.controllers.get('cpuset');
+    if (root === undefined) return;
+    for (let i = 1; i <= name.length; i++) {
+      const parent = join(root, ...name.slice(0, i - 1));
+      const dir = join(root, ...name.slice(0, i));
+      for (const file of ['cpuset.cpus', 'cpuset.mems']) {
+        const own = await readFile(join(dir, file), 'utf8').catch(() => '');
+        if (own.trim() !== '') continue;
+        const inherited = (await readFile(join(parent, file), 'utf8').catch(() => '')).trim();
+        if (inherited !== '') await writeFile(join(dir, file), inherited);
+      }
+    }
+  }
+
+  async destroy(name: CgroupName): Promise<void> {
+    if (name.length === 0) throw new CgroupWriteError('refusing to remove the root cgroup');
+    for (const h of this.o.layout.hierarchies) await this.removeTree(join(h, ...name));
+  }
+
+  /** Removes a cgroup directory bottom-up; EBUSY (processes still exiting) is retried a few times. */
+  private async removeTree(dir: string): Promise<void> {
+    let entries;
+    try {
+      entries = await readdir(dir, { withFileTypes: true });
+    } catch (err) {
+      if (errno(err) === 'ENOENT') return;
+      throw err;
+    }
+    for (const e of entries) if (e.isDirectory()) await this.removeTree(join(dir, e.name));
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.removeDir(dir);
+        return;
+      } catch (err) {
+        if (errno(err) === 'ENOENT') return;
+        if (errno(err) !== 'EBUSY' || attempt >= DESTROY_ATTEMPTS) {
+          throw new CgroupWriteError(`cannot remove cgroup ${dir}: ${(err as Error).message}`, { cause: err });
+        }
+        await this.clock.sleep(DESTROY_RETRY_MS * attempt);
+      }
+    }
+  }
+
+  async pids(name: CgroupName): Promise<number[]> {
+    const out = new Set<number>();
+    const walk = async (dir: string): Promise<void> => {
+      const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+      for (const e of entries) {
+        if (e.isDirectory()) await walk(join(dir, e.name));
+        else if (e.name === 'cgroup.procs') {
+          const text = await readFile(join(dir, e.name), 'utf8').catch(() => '');
+          for (const line of text.split('\n')) if (/^\d+$/.test(line.trim())) out.add(Number(line.trim()));
+        }
+      }
+    };
+    for (const h of this.o.layout.hierarchies) await walk(join(h, ...name));
+    return [...out];
+  }
+
+  async children(name: CgroupName): Promise<string[]> {
+    const out = new Set<string>();
+    for (const h of this.o.layout.hierarchies) {
+      const entries = await readdir(join(h, ...name), { withFileTypes: true }).catch(() => []);
+      for (const e of entries) if (e.isDirectory()) out.add(e.name);
+    }
+    return [...out];
+  }
+}
