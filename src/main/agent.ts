@@ -67,6 +67,8 @@ import { startVolumeStack } from './volumes/volume-setup.js';
 import { startProber } from './prober/start-prober.js';
 import { PodObjectsResolver } from './kubelet/pod-objects.js';
 import { ServiceLister } from './kubelet/service-env.js';
+import { setupPodCgroups } from './cgroups/setup-pod-cgroups.js';
+import { SIM_RUNTIME_NAME } from '../sim/runtime-service.js';
 
 /** containerID prefix as upstream reports it: the runtime's name ("containerd", or ours). */
 function runtimeName(name: string): string {
@@ -286,6 +288,16 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
       logger: logger.child({ component: 'prober' }),
     });
     stops.push(() => prober.close());
+    // cgroupsPerQOS: the QoS tiers now, each pod's cgroup before its sync, removals in housekeeping.
+    const podCgroups = await setupPodCgroups(config, {
+      simulated: runtimeVersion.runtimeName === SIM_RUNTIME_NAME,
+      capacity: { cpu: collector.resources().capacity.cpu ?? '0', memory: collector.resources().capacity.memory ?? '0' },
+      // upstream filterOutTerminatedPods: a pod whose status is Succeeded or Failed no longer counts.
+      activePods: () =>
+        podManager.pods().filter((p) => !/^(Succeeded|Failed)$/.test(statusManager.getPodStatus(p.metadata.uid ?? '')?.phase ?? '')),
+      logger: kubeletLogger.child({ component: 'cgroups' }),
+    });
+    if (podCgroups) stops.push(() => podCgroups.idle());
     const syncer = new PoolSyncer({
       runner,
       cache: shared.cache,
@@ -314,6 +326,7 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
       volumes: volumes.manager,
       ...(volumes.objects && { podObjects: new PodObjectsResolver({ objects: volumes.objects, recorder }) }),
       ...(serviceLister && { serviceEnv: serviceLister }),
+      ...(podCgroups && { podCgroups }),
     });
     const podWorkers = new PodWorkers({
       syncer,
@@ -342,6 +355,7 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
       mirrorClient,
       startMetrics,
       cleanupPodDirs: (isActive) => volumes.housekeeping(isActive),
+      ...(podCgroups && { cleanupPodCgroups: (keep: (uid: string) => boolean) => podCgroups.cleanup(keep) }),
       prober,
       clock,
       logger: kubeletLogger,

@@ -1,3 +1,4 @@
+import { cpuCFSQuotaOf } from '../../src/main/cgroups/setup-pod-cgroups.js';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/common/errors.js';
@@ -379,7 +380,7 @@ describe('cli', () => {
     const section = (heading: string) => text.slice(text.indexOf(heading)).split('\n\n')[0];
     expect(section('Flags:')).toContain('--pod-manifest-path <path>');
     expect(section('Flags:')).toContain('--oom-score-adj'); // an honoured upstream flag
-    expect(section('Upstream flags accepted')).toContain('--cgroups-per-qos');
+    expect(section('Upstream flags accepted')).toContain('--eviction-max-pod-grace-period');
     expect(section('Upstream flags refused')).toContain('--cpu-manager-policy');
     const examples = text.slice(text.indexOf('Examples:'));
     expect(examples.split('\n').filter((l) => l.startsWith('  kubelet-ts '))).toHaveLength(3);
@@ -412,7 +413,7 @@ describe('cli', () => {
   it('a valid command line logs one line per explained setting and hands the config to run()', async () => {
     const log = capture();
     let seen: KubeletConfig | undefined;
-    const code = await main(['--container-runtime-endpoint=sim', '--logging-format=json', '--cgroup-driver=systemd'], {
+    const code = await main(['--container-runtime-endpoint=sim', '--logging-format=json', '--hairpin-mode=hairpin-veth'], {
       env: env(),
       logDestination: log,
       run: async ({ config }) => {
@@ -426,8 +427,8 @@ describe('cli', () => {
     expect(lines).toHaveLength(1);
     expect(JSON.parse(lines[0]) as Record<string, unknown>).toMatchObject({
       msg: 'Setting has no effect in kubelet-ts',
-      setting: 'flag --cgroup-driver',
-      value: 'systemd',
+      setting: 'flag --hairpin-mode',
+      value: 'hairpin-veth',
     });
   });
 
@@ -435,5 +436,24 @@ describe('cli', () => {
     const result = parseCommandLine(['--max-pods=250'], env());
     expect(result.kind).toBe('run');
     if (result.kind === 'run') expect(result.config.maxPods).toBe(250);
+  });
+});
+
+describe('cgroup settings', () => {
+  it.each<[string[], boolean]>([
+    [[], true],
+    [['--cpu-cfs-quota=false'], false],
+    [['--cpu-cfs-quota=true'], true],
+  ])('%j: cpuCFSQuota is %s', (argv, value) => {
+    const result = parseCommandLine(argv, env());
+    expect(result.kind).toBe('run');
+    if (result.kind === 'run') expect(cpuCFSQuotaOf(result.config)).toBe(value);
+  });
+
+  it('cgroupsPerQOS defaults to false in kubelet-ts for now; the flag turns it on', () => {
+    const off = parseCommandLine([], env());
+    const on = parseCommandLine(['--cgroups-per-qos=true', '--cgroup-root=/kts'], env());
+    expect(off.kind === 'run' && off.config.cgroupsPerQOS).toBe(false);
+    expect(on.kind === 'run' && [on.config.cgroupsPerQOS, on.config.cgroupRoot]).toEqual([true, '/kts']);
   });
 });

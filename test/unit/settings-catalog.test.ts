@@ -99,7 +99,7 @@ describe('explained and refused settings', () => {
     resolveConfig(body === undefined ? argv : ['--config', 'config.yaml', ...argv], env(body === undefined ? undefined : HEADER + body));
 
   it.each<[string, string[], string | undefined, string, unknown]>([
-    ['a modelled field in the file', [], 'cgroupDriver: systemd', 'cgroupDriver', 'systemd'],
+    ['a modelled field in the file', [], 'hairpinMode: hairpin-veth', 'hairpinMode', 'hairpin-veth'],
     ['an unmodelled field in the file', [], 'rotateCertificates: true', 'rotateCertificates', true],
     ['a nested unmodelled field', [], 'logging:\n  flushFrequency: 10s', 'logging.flushFrequency', 10_000],
     [
@@ -109,7 +109,13 @@ describe('explained and refused settings', () => {
       'flag --pod-infra-container-image',
       'registry.k8s.io/pause:3.2',
     ],
-    ['a modelled flag without a kubelet-ts spec', ['--cgroups-per-qos=false'], undefined, 'flag --cgroups-per-qos', false],
+    [
+      'a modelled flag without a kubelet-ts spec',
+      ['--eviction-max-pod-grace-period=30'],
+      undefined,
+      'flag --eviction-max-pod-grace-period',
+      30,
+    ],
     [
       'a changed feature gate',
       ['--feature-gates=CSIMigration=false,AppArmor=true'],
@@ -222,12 +228,11 @@ describe('--feature-gates and featureGates', () => {
 
 describe('kubeadm and kind default configurations', () => {
   it.each([
-    ['kubeadm-default.yaml', [], ['rotateCertificates', 'cgroupDriver']],
+    ['kubeadm-default.yaml', [], ['rotateCertificates']],
     [
       'kind-default.yaml',
       ['--node-ip=172.18.0.2', '--node-labels=ingress-ready=true', '--provider-id=kind://docker/kind/kind-control-plane'],
-      // imageGCHighThresholdPercent 100 is honoured (image GC off), not explained.
-      ['rotateCertificates', 'cgroupRoot', 'cgroupDriver', 'evictionHard', 'localStorageCapacityIsolation'],
+      ['rotateCertificates', 'evictionHard', 'localStorageCapacityIsolation'],
     ],
   ])('%s resolves; its explained settings are named', (file, flags, explained) => {
     const { config, explained: lines } = resolveConfig(['--config', `/fixtures/${file}`, ...flags], env());

@@ -85,7 +85,8 @@ export function defaultKubeletConfig(ctx: DefaultsContext): KubeletConfig {
     enforceNodeAllocatable: ['pods'],
     cgroupDriver: 'cgroupfs',
     cgroupRoot: '',
-    cgroupsPerQOS: true,
+    // upstream: true. kubelet-ts makes no pod cgroups unless asked, for now (setup-pod-cgroups.ts logs it).
+    cgroupsPerQOS: false,
     failSwapOn: true,
     oomScoreAdj: -999,
     clusterDNS: [],

@@ -33,7 +33,7 @@ const h = entry('honoured');
 const x = entry('explained');
 const r = entry('refused');
 
-const NO_CGROUPS = 'kubelet-ts creates no cgroups (the runtime creates every pod and container cgroup)';
+const NO_CGROUPS = 'kubelet-ts creates only the QoS and pod cgroups (cgroupsPerQOS), no node-level or reserved cgroups';
 const NO_EVICTION = 'no pods are evicted (the eviction manager is not built); the thresholds only set the node pressure conditions';
 
 export const UPSTREAM_FIELDS: readonly UpstreamSetting[] = [
@@ -127,9 +127,15 @@ export const UPSTREAM_FIELDS: readonly UpstreamSetting[] = [
     neutral: '',
   }),
   r('systemCgroups', `${NO_CGROUPS}; place system daemons with systemd slices.`, { flag: 'system-cgroups', type: 'string', neutral: '' }),
-  x('cgroupRoot', `${NO_CGROUPS}, so pods go where the runtime puts them by default.`, { type: 'string', flag: 'cgroup-root' }),
-  x('cgroupsPerQOS', `${NO_CGROUPS}: there is no QoS cgroup hierarchy.`, { type: 'bool', flag: 'cgroups-per-qos' }),
-  x('cgroupDriver', `${NO_CGROUPS}, so the driver is only that of the runtime.`, { flag: 'cgroup-driver' }),
+  h('cgroupRoot', 'Parent of the kubepods cgroup (with cgroupsPerQOS).', { type: 'string', flag: 'cgroup-root' }),
+  h(
+    'cgroupsPerQOS',
+    'QoS tiers (kubepods, burstable, besteffort) and a cgroup per pod, the sandbox cgroup_parent; removed with the pod. kubelet-ts defaults it to false for now (upstream: true): one startup line says so.',
+    { type: 'bool', flag: 'cgroups-per-qos' },
+  ),
+  h('cgroupDriver', 'cgroupfs; systemd is refused at start while cgroupsPerQOS is true. Must match the runtime.', {
+    flag: 'cgroup-driver',
+  }),
   r('cpuManagerPolicy', 'the CPU manager is not built; use "none".', { flag: 'cpu-manager-policy', type: 'string', neutral: 'none' }),
   r('singleProcessOOMKill', 'leave it unset (the runtime default applies).', { type: 'bool', neutral: null }),
   r('cpuManagerPolicyOptions', 'the CPU manager is not built.', { type: 'map', neutral: {} }),
@@ -155,17 +161,23 @@ export const UPSTREAM_FIELDS: readonly UpstreamSetting[] = [
     neutral: 'container',
   }),
   r('topologyManagerPolicyOptions', 'the topology manager is not built.', { type: 'map', neutral: {} }),
-  r('qosReserved', `${NO_CGROUPS}, so there is no QoS tier to reserve for.`, { flag: 'qos-reserved', type: 'map', neutral: {} }),
+  r('qosReserved', 'memory reservations of the QoS tiers are not built; leave it unset.', {
+    flag: 'qos-reserved',
+    type: 'map',
+    neutral: {},
+  }),
   h('runtimeRequestTimeout', 'Timeout of CRI calls.', { flag: 'runtime-request-timeout' }),
   x('hairpinMode', 'the CNI plugin of the runtime sets up pod networking, hairpin included.', { flag: 'hairpin-mode' }),
   h('maxPods', 'Admission limit and node capacity.', { flag: 'max-pods' }),
   h('podCIDR', 'Pod CIDR passed to the runtime (CRI UpdateRuntimeConfig) at start; node.spec.podCIDRs replace it.', { flag: 'pod-cidr' }),
-  r('podPidsLimit', `${NO_CGROUPS}, so a per-pod PID limit cannot be set; limit PIDs in the runtime's configuration.`, {
-    flag: 'pod-max-pids',
-  }),
+  h('podPidsLimit', 'pids.max of each pod cgroup; needs cgroupsPerQOS (refused at start without it).', { flag: 'pod-max-pids' }),
   h('resolvConf', 'Base of pod DNS.', { flag: 'resolv-conf' }),
   r('runOnce', 'run-once mode is not built; run the agent as a service.', { flag: 'runonce', key: 'runonce' }),
-  r('cpuCFSQuota', 'CPU limits always become CFS quotas; leave it true.', { flag: 'cpu-cfs-quota', type: 'bool', neutral: true }),
+  h('cpuCFSQuota', 'CPU limits become CFS quotas of containers and pod cgroups; false leaves them unlimited.', {
+    flag: 'cpu-cfs-quota',
+    type: 'bool',
+    neutral: true,
+  }),
   r('cpuCFSQuotaPeriod', 'the period is 100ms; leave it unset.', { flag: 'cpu-cfs-quota-period', type: 'duration', neutral: 100 }),
   h('nodeStatusMaxImages', 'Images in the node status.', { flag: 'node-status-max-images' }),
   x('maxOpenFiles', 'Node cannot raise its own file limit: set LimitNOFILE= in the unit (docs/operations.md).', {
@@ -238,7 +250,11 @@ export const UPSTREAM_FIELDS: readonly UpstreamSetting[] = [
   }),
   r('systemReservedCgroup', `${NO_CGROUPS}; leave it unset.`, { flag: 'system-reserved-cgroup', type: 'string', neutral: '' }),
   r('kubeReservedCgroup', `${NO_CGROUPS}; leave it unset.`, { flag: 'kube-reserved-cgroup', type: 'string', neutral: '' }),
-  x('enforceNodeAllocatable', `${NO_CGROUPS}, so allocatable is enforced by pod admission only.`, { flag: 'enforce-node-allocatable' }),
+  x(
+    'enforceNodeAllocatable',
+    'the kubepods cgroup gets the node capacity, not allocatable: allocatable is enforced by pod admission only.',
+    { flag: 'enforce-node-allocatable' },
+  ),
   r('allowedUnsafeSysctls', 'only the safe sysctls are allowed in pods.', { flag: 'allowed-unsafe-sysctls', type: 'strings', neutral: [] }),
   r('volumePluginDir', 'FlexVolume plugins are not supported; leave it at its default.', {
     flag: 'volume-plugin-dir',
@@ -292,6 +308,6 @@ export const UPSTREAM_FIELDS: readonly UpstreamSetting[] = [
   }),
   h('containerRuntimeEndpoint', 'The CRI runtime endpoint.', { flag: 'container-runtime-endpoint' }),
   h('imageServiceEndpoint', 'The CRI image endpoint.', { flag: 'image-service-endpoint' }),
-  x('failCgroupV1', 'kubelet-ts runs on cgroup v1 and v2 alike: it creates no cgroups.', { type: 'bool', neutral: true }),
+  x('failCgroupV1', 'kubelet-ts writes pod cgroups on v1 and v2 alike.', { type: 'bool', neutral: true }),
   r('userNamespaces.idsPerPod', 'user namespaces are not built; leave it unset.', { type: 'int', neutral: 65_536 }),
 ];

@@ -40,6 +40,11 @@ export interface HandlerDeps {
    * started in the background; `isActive` tells pods whose volumes must stay.
    */
   cleanupPodDirs?(isActive: (uid: string) => boolean): void;
+  /**
+   * cgroupsPerQOS (upstream cleanupOrphanedPodCgroups): removes, in the
+   * background, the pod cgroups whose pod `keep` rejects.
+   */
+  cleanupPodCgroups?(keep: (uid: string) => boolean): void;
   /** The prober (upstream probeManager): admitted pods get probe workers; housekeeping stops those of pods no longer running. */
   prober?: { addPod(pod: Pod): void; cleanupPods(possiblyRunning: Iterable<string>): void };
   clock: Clock;
@@ -257,6 +262,14 @@ export class PodHandlers {
     }
 
     this.d.cleanupPodDirs?.((uid) => podManager.get(uid) !== undefined || workers.has(uid) || this.runtimeActive(uid));
+    // A pod keeps its cgroup while its worker has not terminated it, while the runtime still runs
+    // something of it, and, when desired, until its worker starts (upstream keeps active pods' cgroups).
+    this.d.cleanupPodCgroups?.((uid) => {
+      const w = workers.get(uid);
+      if (w) return w.state !== 'terminated' || this.runtimeActive(uid);
+      if (this.runtimeActive(uid)) return true;
+      return podManager.get(uid) !== undefined && !this.rejected.has(uid) && !podWorkers.isPodKnownTerminated(uid);
+    });
 
     // Desired pods the workers do not know (e.g. a worker was pruned): start them again.
     for (const pod of desired) {

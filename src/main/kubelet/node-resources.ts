@@ -11,6 +11,7 @@ import { readFileSync } from 'node:fs';
 import { release } from 'node:os';
 import { value } from '../../api/quantity.js';
 import type { KubeletConfig } from '../config/kubelet-config.js';
+import { cpuCFSQuotaOf } from '../cgroups/setup-pod-cgroups.js';
 import type { NodeResources as AdmitResources } from '../admission/resources.js';
 import { parseKernelVersion, safeSysctlAllowlist } from '../admission/sysctls.js';
 import type { NodeAddress } from '../node/node-address.js';
@@ -78,6 +79,7 @@ export function nodeResources(
       clusterDomain: config.clusterDomain,
       resolvConf: readResolvConf(config.resolvConf),
       memoryCapacityBytes: Number(machine.memoryBytes),
+      cpuCFSQuota: cpuCFSQuotaOf(config),
       allocatable: { cpu: allocatable.cpu ?? '0', memory: allocatable.memory ?? '0' },
     },
   };

@@ -28,6 +28,7 @@ import type { PodStartMetrics } from '../status/pod-start-metrics.js';
 import type { PodVolumeManager } from '../volumes/volume-manager.js';
 import type { PodObjectsResolver } from './pod-objects.js';
 import type { ServiceEnvSource } from './service-env.js';
+import type { PodCgroups } from '../cgroups/pod-cgroups.js';
 import { sleepOrWake, Wakeup } from '../../common/wakeup.js';
 import { untilAborted } from '../../common/until-aborted.js';
 
@@ -78,6 +79,8 @@ export interface PoolSyncerOptions {
   podObjects?: Pick<PodObjectsResolver, 'resolve' | 'forget'>;
   /** Cluster mode: the services whose environment variables the pod's containers get. */
   serviceEnv?: ServiceEnvSource;
+  /** cgroupsPerQOS: each pod's cgroup is made before its sync and is its sandbox's cgroup_parent. */
+  podCgroups?: Pick<PodCgroups, 'ensureExists' | 'cgroupParent'>;
 }
 
 /** What the pod syncer needs of the prober (ProberManager). */
@@ -192,6 +195,7 @@ export class PoolSyncer implements PodSyncer {
     // A failed read (not a missing object) fails the sync; the pod worker retries it with backoff.
     const objects = await this.o.podObjects?.resolve(pod);
     const serviceEnv = this.o.serviceEnv?.envFor(pod.metadata.namespace ?? 'default', pod.spec.enableServiceLinks !== false);
+    const cgroupParent = await this.ensurePodCgroup(pod);
     const slot = this.o.cache.allocate(uid);
     await this.waitForNewerStatus(uid, slot, ctx.signal);
     const result = await this.slots.run(() =>
@@ -208,6 +212,7 @@ export class PoolSyncer implements PodSyncer {
           ...(this.o.volumes ? { volumes, podDir: this.o.volumes.podDir(uid) } : {}),
           ...(objects ? { objects } : {}),
           ...(serviceEnv ? { serviceEnv } : {}),
+          ...(cgroupParent !== undefined && { cgroupParent }),
         },
       }),
     );
@@ -222,6 +227,24 @@ export class PoolSyncer implements PodSyncer {
     this.refreshStatus(pod);
     if (result.error) throw result.backoffOnly ? new SyncBackoffError(result.error) : new Error(result.error);
     return { terminal: false };
+  }
+
+  /**
+   * Upstream syncPod's pod cgroup step: the pod's cgroup exists (with its
+   * resources) before SyncPod. A failure is a FailedCreatePodContainer event
+   * and a sync error, retried by the pod worker.
+   */
+  private async ensurePodCgroup(pod: Pod): Promise<string | undefined> {
+    const cgroups = this.o.podCgroups;
+    if (!cgroups) return undefined;
+    try {
+      await cgroups.ensureExists(pod);
+    } catch (err) {
+      const message = `unable to ensure pod container exists: ${err instanceof Error ? err.message : String(err)}`;
+      this.record(pod, [{ type: 'Warning', reason: 'FailedCreatePodContainer', message }]);
+      throw new Error(message, { cause: err });
+    }
+    return cgroups.cgroupParent(pod);
   }
 
   /**

@@ -164,6 +164,7 @@ async function startContainer(
       hostIPs: node.ip ? [node.ip] : [],
       imageRef: image.imageRef,
       memoryCapacityBytes: node.memoryCapacityBytes,
+      ...(node.cpuCFSQuota !== undefined && { cpuCFSQuota: node.cpuCFSQuota }),
       nodeAllocatable: node.allocatable,
       objects: volumes.objects,
       serviceEnv: volumes.serviceEnv,
@@ -303,6 +304,7 @@ export async function syncPod(ctx: SyncContext, input: SyncPodInput): Promise<Sy
     clusterDNS: node.clusterDNS,
     clusterDomain: node.clusterDomain,
     resolvConf: node.resolvConf,
+    ...(input.cgroupParent !== undefined && { cgroupParent: input.cgroupParent }),
   });
   let ips = status.sandboxStatuses.find((s) => s.id === sandboxId)?.ips ?? status.ips;
   let published: PodStatus | undefined;

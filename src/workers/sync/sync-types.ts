@@ -20,6 +20,8 @@ export interface NodeInfo {
   /** Contents of resolv.conf ('' = upstream --resolv-conf=""). */
   resolvConf: string;
   memoryCapacityBytes: number;
+  /** cpuCFSQuota: CPU limits become CFS quotas (default true). */
+  cpuCFSQuota?: boolean;
   /** The node's allocatable cpu and memory: a resourceFieldRef to a limit the container does not set reads these. */
   allocatable?: { cpu: string; memory: string };
 }
@@ -56,6 +58,8 @@ export interface SyncPodInput {
   volumes?: Record<string, PodVolume>;
   /** The pod's directory under --root-dir: managed /etc/hosts, termination-log files, subPath binds. */
   podDir?: string;
+  /** The pod's cgroup (cgroupsPerQOS), made by the main thread before the sync: the sandbox's cgroup_parent. */
+  cgroupParent?: string;
   /** Secrets, ConfigMaps and registry credentials the pod references, read on the main thread (cluster mode). */
   objects?: PodObjects;
   /** The pod's service environment variables (cluster mode; src/main/kubelet/service-env.ts). */

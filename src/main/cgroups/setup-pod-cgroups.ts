@@ -1,0 +1,83 @@
+/**
+ * Start-up of the pod cgroup hierarchy (upstream ContainerManager setupNode
+ * for cgroupsPerQOS): decides whether kubelet-ts manages pod cgroups, checks
+ * the controllers, creates `<cgroupRoot>/kubepods` and its QoS tiers, and
+ * returns the PodCgroups the syncer and housekeeping use (undefined: the
+ * runtime places pods itself). Every setting it does not apply is either
+ * refused here or named in one startup line.
+ */
+import type { Logger } from 'pino';
+import type { Pod } from '../../api/pod.js';
+import { KubeletTsError } from '../../common/errors.js';
+import type { KubeletConfig } from '../config/kubelet-config.js';
+import { QUOTA_PERIOD_US } from '../../workers/sync/container-config.js';
+import { checkRequiredControllers, DEFAULT_CGROUP_FS_ROOT, readCgroupLayout } from './cgroup-controllers.js';
+import { parseDriverName } from './cgroup-name.js';
+import { FsCgroupManager } from './fs-cgroup-manager.js';
+import { killProcess, PodCgroupManager, type PodCgroups } from './pod-cgroups.js';
+import { QosCgroups } from './qos-cgroups.js';
+
+/** A cgroup setting kubelet-ts cannot honour in this combination. */
+export class CgroupConfigError extends KubeletTsError {
+  override readonly code = 'KTS_ERR_CGROUP_CONFIG';
+}
+
+export type CgroupSettings = Pick<KubeletConfig, 'cgroupsPerQOS' | 'cgroupRoot' | 'cgroupDriver' | 'podPidsLimit' | 'otherSettings'>;
+
+export interface SetupPodCgroupsOptions {
+  /** The embedded simulated runtime: it ignores cgroup_parent, so no cgroups are made. */
+  simulated: boolean;
+  capacity: { cpu: string; memory: string };
+  activePods: () => readonly Pod[];
+  logger: Logger;
+  /** The cgroup mount root (tests: a tmp tree). */
+  fsRoot?: string;
+  kill?: (pid: number) => void;
+}
+
+/** cpuCFSQuota (kept in otherSettings): CPU limits become CFS quotas unless it is false. */
+export function cpuCFSQuotaOf(config: Pick<KubeletConfig, 'otherSettings'>): boolean {
+  return config.otherSettings['cpuCFSQuota'] !== false;
+}
+
+export async function setupPodCgroups(config: CgroupSettings, o: SetupPodCgroupsOptions): Promise<PodCgroups | undefined> {
+  if (!config.cgroupsPerQOS) {
+    if (config.podPidsLimit > 0) {
+      throw new CgroupConfigError('podPidsLimit is applied to pod cgroups, which need cgroupsPerQOS: true; set both or neither');
+    }
+    o.logger.info(
+      'cgroupsPerQOS is false (kubelet-ts defaults it to false for now; upstream defaults to true): no QoS or pod cgroups are made, ' +
+        'the runtime places each pod; set cgroupsPerQOS: true with a cgroupRoot of its own to enable them' +
+        (config.cgroupDriver === 'systemd' ? ' (cgroupDriver systemd has no effect either)' : ''),
+    );
+    return undefined;
+  }
+  if (config.cgroupDriver !== 'cgroupfs') {
+    throw new CgroupConfigError(
+      `cgroupDriver ${config.cgroupDriver} is not supported with cgroupsPerQOS: kubelet-ts writes pod cgroups with the cgroupfs driver only; ` +
+        "use cgroupDriver: cgroupfs (and the runtime's cgroupfs driver, e.g. containerd SystemdCgroup = false), or cgroupsPerQOS: false",
+    );
+  }
+  if (o.simulated) {
+    o.logger.info('cgroupsPerQOS has no effect with the simulated runtime: it ignores cgroup_parent, so no pod cgroups are made');
+    return undefined;
+  }
+  const layout = await readCgroupLayout(o.fsRoot ?? DEFAULT_CGROUP_FS_ROOT);
+  checkRequiredControllers(layout, { pids: config.podPidsLimit > 0 });
+  const manager = new FsCgroupManager({ layout });
+  const root = parseDriverName(config.cgroupDriver, config.cgroupRoot);
+  const qos = new QosCgroups({ manager, root, capacity: o.capacity, activePods: o.activePods });
+  await qos.start();
+  o.logger.info(
+    { cgroupRoot: manager.name(root), kubepods: manager.name(qos.kubepods), cgroupVersion: layout.version },
+    'Created the QoS cgroups; pods get cgroups of their own under them',
+  );
+  return new PodCgroupManager({
+    manager,
+    qos,
+    resources: { enforceCPULimits: cpuCFSQuotaOf(config), cpuPeriodUs: QUOTA_PERIOD_US },
+    podPidsLimit: config.podPidsLimit,
+    kill: o.kill ?? killProcess,
+    logger: o.logger,
+  });
+}

@@ -1,0 +1,87 @@
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { MissingCgroupControllerError } from '../../src/main/cgroups/cgroup-controllers.js';
+import { CgroupConfigError, cpuCFSQuotaOf, setupPodCgroups, type CgroupSettings } from '../../src/main/cgroups/setup-pod-cgroups.js';
+import { captureLogger } from '../helpers/capture-logger.js';
+
+const trees: string[] = [];
+afterEach(() => {
+  for (const t of trees.splice(0)) rmSync(t, { recursive: true, force: true });
+});
+
+function v1Tree(controllers = ['cpu', 'cpuacct', 'cpuset', 'memory', 'pids']): string {
+  const root = mkdtempSync(join(tmpdir(), 'kts-cgsetup-'));
+  trees.push(root);
+  for (const c of controllers) mkdirSync(join(root, c));
+  writeFileSync(join(root, 'cpuset', 'cpuset.cpus'), '0-1');
+  writeFileSync(join(root, 'cpuset', 'cpuset.mems'), '0');
+  return root;
+}
+
+const BASE: CgroupSettings = {
+  cgroupsPerQOS: true,
+  cgroupRoot: '/kts-test',
+  cgroupDriver: 'cgroupfs',
+  podPidsLimit: -1,
+  otherSettings: {},
+};
+const opts = (fsRoot: string, simulated = false) => {
+  const { logger, records } = captureLogger();
+  return { o: { simulated, capacity: { cpu: '2', memory: '1Gi' }, activePods: () => [], logger, fsRoot }, records };
+};
+
+describe('setupPodCgroups', () => {
+  it('cgroupsPerQOS false: nothing is made, and one line says so', async () => {
+    const root = v1Tree();
+    const { o, records } = opts(root);
+    expect(await setupPodCgroups({ ...BASE, cgroupsPerQOS: false }, o)).toBeUndefined();
+    expect(records.map((r) => r.msg)).toEqual([expect.stringMatching(/^cgroupsPerQOS is false \(kubelet-ts defaults it to false for now/)]);
+    expect(existsSync(join(root, 'cpu', 'kts-test'))).toBe(false);
+  });
+
+  it.each<[string, Partial<CgroupSettings>, RegExp]>([
+    ['podPidsLimit without cgroupsPerQOS', { cgroupsPerQOS: false, podPidsLimit: 100 }, /podPidsLimit .* need cgroupsPerQOS: true/],
+    ['the systemd driver', { cgroupDriver: 'systemd' }, /cgroupDriver systemd is not supported with cgroupsPerQOS/],
+  ])('refuses %s', async (_, change, message) => {
+    const { o } = opts(v1Tree());
+    await expect(setupPodCgroups({ ...BASE, ...change }, o)).rejects.toThrow(CgroupConfigError);
+    await expect(setupPodCgroups({ ...BASE, ...change }, o)).rejects.toThrow(message);
+  });
+
+  it('the simulated runtime: no cgroups, one line', async () => {
+    const root = v1Tree();
+    const { o, records } = opts(root, true);
+    expect(await setupPodCgroups(BASE, o)).toBeUndefined();
+    expect(records.map((r) => r.msg)).toEqual([expect.stringMatching(/no effect with the simulated runtime/)]);
+    expect(existsSync(join(root, 'cpu', 'kts-test'))).toBe(false);
+  });
+
+  it('a missing controller is named', async () => {
+    const { o } = opts(v1Tree(['cpu', 'cpuacct', 'cpuset']));
+    await expect(setupPodCgroups(BASE, o)).rejects.toThrow(MissingCgroupControllerError);
+    await expect(setupPodCgroups(BASE, o)).rejects.toThrow(/memory/);
+  });
+
+  it('creates the QoS tiers under cgroupRoot and returns pod cgroups there', async () => {
+    const root = v1Tree();
+    const { o } = opts(root);
+    const pcm = await setupPodCgroups({ ...BASE, podPidsLimit: 64 }, o);
+    expect(readFileSync(join(root, 'cpu', 'kts-test', 'kubepods', 'cpu.shares'), 'utf8')).toBe('2048');
+    expect(readFileSync(join(root, 'cpu', 'kts-test', 'kubepods', 'besteffort', 'cpu.shares'), 'utf8')).toBe('2');
+    expect(readFileSync(join(root, 'memory', 'kts-test', 'kubepods', 'memory.limit_in_bytes'), 'utf8')).toBe(String(1024 ** 3));
+    const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { uid: 'u9' }, spec: { containers: [{ name: 'c', image: 'i' }] } };
+    expect(pcm?.cgroupParent(pod)).toBe('/kts-test/kubepods/besteffort/podu9');
+    await pcm?.ensureExists(pod);
+    expect(readFileSync(join(root, 'pids', 'kts-test', 'kubepods', 'besteffort', 'podu9', 'pids.max'), 'utf8')).toBe('64');
+  });
+
+  it.each<[Record<string, unknown>, boolean]>([
+    [{}, true],
+    [{ cpuCFSQuota: true }, true],
+    [{ cpuCFSQuota: false }, false],
+  ])('cpuCFSQuota %j is %s', (otherSettings, value) => {
+    expect(cpuCFSQuotaOf({ otherSettings })).toBe(value);
+  });
+});
