@@ -57,6 +57,7 @@ describe('cgroup layout and required controllers', () => {
     expect(layout.version).toBe(1);
     expect([...layout.controllers.keys()].sort()).toEqual(['blkio', 'cpu', 'cpuacct', 'cpuset', 'freezer', 'memory', 'pids']);
     expect(layout.hierarchies).toHaveLength(7);
+    expect(layout.extra.map((d) => d.slice(root.length + 1)).sort()).toEqual(['systemd', 'unified']);
   });
 
   it('v1: co-mounted controllers (cpu,cpuacct with links) are one hierarchy', async () => {
@@ -140,9 +141,14 @@ describe('FsCgroupManager on cgroup v1', () => {
     await m.create(NAME, { cpuShares: 2 });
     mkdirSync(join(root, 'cpu', ...NAME, 'container-1'));
     writeFileSync(join(root, 'cpu', ...NAME, 'container-1', 'cpu.shares'), '2');
+    // runc makes the container cgroups in the named systemd hierarchy and the hybrid v2 mount too.
+    for (const extra of ['systemd', 'unified']) mkdirSync(join(root, extra, ...NAME, 'container-1'), { recursive: true });
+    writeFileSync(join(root, 'unified', ...NAME, 'container-1', 'cgroup.procs'), '77\n');
+    expect(await m.pids(NAME)).toEqual([77]);
+    expect(await m.children(NAME.slice(0, -1))).toEqual([NAME.at(-1)]);
     await m.destroy(NAME);
     expect(await m.exists(NAME)).toBe(false);
-    for (const c of ['cpu', 'memory', 'blkio']) expect(existsSync(join(root, c, ...NAME))).toBe(false);
+    for (const c of ['cpu', 'memory', 'blkio', 'systemd', 'unified']) expect(existsSync(join(root, c, ...NAME))).toBe(false);
     expect(existsSync(join(root, 'cpu', 'kts', 'kubepods', 'burstable'))).toBe(true);
     await m.destroy(NAME); // already gone: no error
     await expect(m.destroy([])).rejects.toThrow(CgroupWriteError);

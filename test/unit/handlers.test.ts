@@ -77,3 +77,61 @@ describe('the sync tick syncs pods past their active deadline (upstream PodSyncL
     expect(handlers.podsToSync(['due']).sort()).toEqual(['due', 'late']);
   });
 });
+
+describe('HandlePodCleanups: pod cgroups (upstream cleanupOrphanedPodCgroups)', () => {
+  it('keeps the cgroups of pods a worker still runs, of pods with something running, and of desired pods not yet started', () => {
+    const states = new Map([
+      ['syncing', { state: 'syncing' }],
+      ['terminating', { state: 'terminating' }],
+      ['terminated', { state: 'terminated' }],
+      ['terminated-but-running', { state: 'terminated' }],
+    ]);
+    const workers = {
+      update: () => {},
+      isPodTerminationRequested: () => false,
+      isPodKnownTerminated: (uid: string) => uid === 'desired-finished',
+      shouldPodContentBeRemoved: () => false,
+      syncKnownPods: () => states,
+    } as unknown as PodWorkers;
+    const running = new Set(['orphan-running', 'terminated-but-running']);
+    const podManager = new PodManager();
+    let keep: ((uid: string) => boolean) | undefined;
+    const handlers = new PodHandlers({
+      podManager,
+      podWorkers: workers,
+      statusManager: new StatusManager(),
+      admitNode: { allocatable: { cpu: '4', memory: '8Gi', pods: 110 } },
+      runtimeUids: () => [],
+      cachedStatus: (uid) =>
+        running.has(uid)
+          ? ({
+              uid,
+              name: uid,
+              namespace: 'default',
+              ips: [],
+              timestamp: 0,
+              sandboxStatuses: [],
+              containerStatuses: [{ state: 'running' }],
+            } as never)
+          : undefined,
+      containerDeletor: { deleteContainersInPod: () => {} } as unknown as ContainerDeletor,
+      allSourcesReady: () => true,
+      cleanupPodCgroups: (k) => (keep = k),
+      clock: new FakeClock(),
+      logger: pino({ level: 'silent' }),
+    });
+    for (const uid of ['desired-new', 'desired-finished']) podManager.addOrUpdate(pod(uid));
+    handlers.handlePodCleanups();
+    const kept = [
+      'syncing',
+      'terminating',
+      'terminated',
+      'terminated-but-running',
+      'orphan-running',
+      'desired-new',
+      'desired-finished',
+      'unknown',
+    ].filter((uid) => keep?.(uid));
+    expect(kept).toEqual(['syncing', 'terminating', 'terminated-but-running', 'orphan-running', 'desired-new']);
+  });
+});

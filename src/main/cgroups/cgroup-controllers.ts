@@ -29,6 +29,13 @@ export interface CgroupLayout {
   controllers: Map<string, string>;
   /** v1: the distinct hierarchy directories; v2: [fsRoot]. */
   hierarchies: string[];
+  /**
+   * v1 hierarchies without controllers kubelet-ts writes, where the runtime
+   * (runc) also makes each container's cgroup: the named systemd hierarchy
+   * and, on a hybrid host, the v2 mount (`unified`). Pod cgroups are
+   * searched for and removed there too.
+   */
+  extra: string[];
 }
 
 const V1_REQUIRED = ['cpu', 'cpuacct', 'cpuset', 'memory'];
@@ -48,21 +55,25 @@ async function exists(path: string): Promise<boolean> {
 export async function readCgroupLayout(fsRoot = DEFAULT_CGROUP_FS_ROOT): Promise<CgroupLayout> {
   if (await exists(join(fsRoot, 'cgroup.controllers'))) {
     const names = (await readFile(join(fsRoot, 'cgroup.controllers'), 'utf8')).split(/\s+/).filter((c) => c !== '');
-    return { version: 2, controllers: new Map(names.map((c) => [c, fsRoot])), hierarchies: [fsRoot] };
+    return { version: 2, controllers: new Map(names.map((c) => [c, fsRoot])), hierarchies: [fsRoot], extra: [] };
   }
   const controllers = new Map<string, string>();
   const seen = new Map<string, string>();
+  const extra: string[] = [];
   for (const entry of await readdir(fsRoot)) {
-    if (NOT_CONTROLLERS.has(entry) || entry.startsWith('name=')) continue;
     const dir = join(fsRoot, entry);
     const st = await stat(dir).catch(() => undefined);
     if (!st?.isDirectory()) continue;
+    if (NOT_CONTROLLERS.has(entry) || entry.startsWith('name=')) {
+      extra.push(dir);
+      continue;
+    }
     const real = await realpath(dir);
     // cpu -> cpu,cpuacct: one hierarchy under several names; keep the first path seen.
     if (!seen.has(real)) seen.set(real, dir);
     for (const c of entry.split(',')) if (!controllers.has(c)) controllers.set(c, seen.get(real)!);
   }
-  return { version: 1, controllers, hierarchies: [...new Set(controllers.values())] };
+  return { version: 1, controllers, hierarchies: [...new Set(controllers.values())], extra };
 }
 
 /** Throws naming every required controller the layout lacks. */

@@ -6,6 +6,8 @@
  * creates it); resources go to cpu.shares, cpu.cfs_period_us,
  * cpu.cfs_quota_us, memory.limit_in_bytes and pids.max. A new cpuset
  * directory gets its parent's cpuset.cpus/mems (the kernel leaves them empty).
+ * runc also makes container cgroups in the named systemd hierarchy and, on a
+ * hybrid host, the v2 mount: destroy, pids and children cover those too.
  * v2: one directory; each ancestor's cgroup.subtree_control enables the
  * controllers first; resources go to cpu.weight (from shares, upstream's
  * ConvertCPUSharesToCgroupV2Value), cpu.max, memory.max and pids.max.
@@ -161,9 +163,14 @@ export class FsCgroupManager implements CgroupManager {
     }
   }
 
+  /** The controller hierarchies and those the runtime also uses (named systemd, hybrid unified). */
+  private everyHierarchy(): string[] {
+    return [...this.o.layout.hierarchies, ...this.o.layout.extra];
+  }
+
   async destroy(name: CgroupName): Promise<void> {
     if (name.length === 0) throw new CgroupWriteError('refusing to remove the root cgroup');
-    for (const h of this.o.layout.hierarchies) await this.removeTree(join(h, ...name));
+    for (const h of this.everyHierarchy()) await this.removeTree(join(h, ...name));
   }
 
   /** Removes a cgroup directory bottom-up; EBUSY (processes still exiting) is retried a few times. */
@@ -202,13 +209,13 @@ export class FsCgroupManager implements CgroupManager {
         }
       }
     };
-    for (const h of this.o.layout.hierarchies) await walk(join(h, ...name));
+    for (const h of this.everyHierarchy()) await walk(join(h, ...name));
     return [...out];
   }
 
   async children(name: CgroupName): Promise<string[]> {
     const out = new Set<string>();
-    for (const h of this.o.layout.hierarchies) {
+    for (const h of this.everyHierarchy()) {
       const entries = await readdir(join(h, ...name), { withFileTypes: true }).catch(() => []);
       for (const e of entries) if (e.isDirectory()) out.add(e.name);
     }

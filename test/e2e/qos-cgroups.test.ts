@@ -1,0 +1,189 @@
+/**
+ * cgroupsPerQOS on real containerd (cgroupfs driver): an agent with a
+ * cgroupRoot of its own puts a Guaranteed, a Burstable and a BestEffort pod
+ * under <root>/kubepods/pod<uid>, .../burstable/pod<uid> and
+ * .../besteffort/pod<uid> with upstream's cpu shares, CFS quota, memory
+ * limit and pids limit; deleted pods lose their cgroups; a pod cgroup left
+ * by a SIGKILLed agent whose pod is gone is removed after the restart.
+ * The root cgroup is removed in every hierarchy at the end.
+ */
+import { randomUUID } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, rmdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { CriClient } from '../../src/cri/client.js';
+import { ContainerState } from '../../src/gen/runtime/v1/api.js';
+import { LABEL_POD_UID } from '../../src/runtime/types.js';
+import { readCgroupLayout } from '../../src/main/cgroups/cgroup-controllers.js';
+import { AgentProcess } from './agent-harness.js';
+import { CONTAINERD_ENDPOINT, describeE2E } from './e2e-env.js';
+
+const CGROUP_FS = '/sys/fs/cgroup';
+const PIDS_LIMIT = 200;
+const Mi = 1024 ** 2;
+
+type Res = { requests?: Record<string, string>; limits?: Record<string, string> };
+function manifest(name: string, namespace: string, resources: Res): Record<string, unknown> {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace },
+    spec: {
+      restartPolicy: 'Always',
+      terminationGracePeriodSeconds: 2,
+      containers: [{ name: 'app', image: 'docker.io/kubelet-ts/busybox:1.0', command: ['sh', '-c', 'sleep 3600'], resources }],
+    },
+  };
+}
+
+/** Every hierarchy directory, the named systemd one and a hybrid host's v2 mount included (cgroup v2 hosts: the root). */
+function hierarchies(): string[] {
+  if (existsSync(join(CGROUP_FS, 'cgroup.controllers'))) return [CGROUP_FS];
+  return readdirSync(CGROUP_FS)
+    .map((e) => join(CGROUP_FS, e))
+    .filter((d) => statSync(d).isDirectory());
+}
+
+/** Kills what is left under `rel` and removes its cgroups bottom-up in every hierarchy. */
+function removeCgroupTree(rel: string): void {
+  for (const h of hierarchies()) {
+    const walk = (dir: string): void => {
+      if (!existsSync(dir)) return;
+      for (const e of readdirSync(dir, { withFileTypes: true })) if (e.isDirectory()) walk(join(dir, e.name));
+      for (const pid of readFileSync(join(dir, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean)) {
+        try {
+          process.kill(Number(pid), 'SIGKILL');
+        } catch {
+          // already gone
+        }
+      }
+      for (let i = 0; i < 50; i++) {
+        try {
+          rmdirSync(dir);
+          return;
+        } catch (err) {
+          if ((err as NodeJS.ErrnoException).code !== 'EBUSY' || i === 49) throw err;
+          Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 100);
+        }
+      }
+    };
+    walk(join(h, rel));
+  }
+}
+
+/** The cgroup path of `pid` per controller (v1 "N:ctrl,ctrl:/path" lines; v2 "0::/path" under ''). */
+function procCgroups(pid: number): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const line of readFileSync(`/proc/${pid}/cgroup`, 'utf8').split('\n').filter(Boolean)) {
+    const [, ctrls, path] = /^\d+:([^:]*):(.*)$/.exec(line) ?? [];
+    for (const c of (ctrls ?? '').split(',')) out.set(c, path ?? '');
+  }
+  return out;
+}
+
+describeE2E('QoS and pod cgroups on containerd (cgroupsPerQOS)', () => {
+  const run = randomUUID().slice(0, 6);
+  const ns = `e2e-qos-${run}`;
+  const cgRoot = `/kts-e2e-${run}`;
+  let agent: AgentProcess;
+  let cri: CriClient;
+  let v2 = false;
+  /** A cgroup file of `rel` (a cgroupfs path) for `controller`. */
+  const cgFile = (controller: string, rel: string, file: string) =>
+    readFileSync(join(CGROUP_FS, v2 ? '' : controller, rel, file), 'utf8').trim();
+  const cgExists = (rel: string) => hierarchies().some((h) => existsSync(join(h, rel)));
+
+  const uidOf = (name: string) => agent.waitPod('running', name, (p) => p.status?.phase === 'Running' && p.metadata.uid);
+  async function containerPid(uid: string): Promise<number> {
+    return agent.until(`a running container of pod ${uid}`, async () => {
+      const cs = (await cri.listContainers({ filter: { labelSelector: { [LABEL_POD_UID]: uid } } })).containers;
+      for (const c of cs) {
+        const st = await cri.containerStatus({ containerId: c.id, verbose: true });
+        const info = JSON.parse(st.info['info'] ?? '{}') as { pid?: number };
+        if (info.pid) return info.pid;
+      }
+      return undefined;
+    });
+  }
+
+  beforeAll(async () => {
+    v2 = (await readCgroupLayout(CGROUP_FS)).version === 2;
+    cri = new CriClient({ runtimeEndpoint: CONTAINERD_ENDPOINT, timeoutMs: 60_000 });
+    await cri.waitForReady(30_000);
+    agent = new AgentProcess(CONTAINERD_ENDPOINT, `node-qos-${run}`, ns, [
+      '--cgroups-per-qos=true',
+      `--cgroup-root=${cgRoot}`,
+      `--pod-max-pids=${PIDS_LIMIT}`,
+    ]);
+    agent.writeManifest('g', manifest('g', ns, { requests: { cpu: '200m', memory: '64Mi' }, limits: { cpu: '200m', memory: '64Mi' } }));
+    agent.writeManifest('b', manifest('b', ns, { requests: { cpu: '100m', memory: '16Mi' }, limits: { cpu: '300m', memory: '128Mi' } }));
+    agent.writeManifest('e', manifest('e', ns, {}));
+    await agent.start();
+  }, 120_000);
+
+  afterAll(async () => {
+    await agent?.cleanup();
+    cri?.close();
+    removeCgroupTree(cgRoot);
+    expect(cgExists(cgRoot)).toBe(false);
+  }, 120_000);
+
+  it('each pod runs in its QoS tier with upstream limits', async () => {
+    const cases = [
+      { name: 'g', tier: 'kubepods', shares: 204, quota: 20_000, memory: 64 * Mi },
+      { name: 'b', tier: 'kubepods/burstable', shares: 102, quota: 30_000, memory: 128 * Mi },
+      { name: 'e', tier: 'kubepods/besteffort', shares: 2, quota: -1, memory: undefined },
+    ];
+    for (const c of cases) {
+      const uid = await uidOf(c.name);
+      const podCg = `${cgRoot}/${c.tier}/pod${uid}`;
+      const pid = await containerPid(uid);
+      const paths = procCgroups(pid);
+      for (const ctrl of v2 ? [''] : ['cpu', 'memory', 'pids'])
+        expect(paths.get(ctrl), `${c.name} ${ctrl}`).toMatch(new RegExp(`^${podCg}/`));
+      if (v2) {
+        expect(cgFile('', podCg, 'cpu.max')).toBe(c.quota > 0 ? `${c.quota} 100000` : 'max 100000');
+        expect(cgFile('', podCg, 'memory.max')).toBe(c.memory ? String(c.memory) : 'max');
+      } else {
+        expect(cgFile('cpu', podCg, 'cpu.shares'), `${c.name} shares`).toBe(String(c.shares));
+        expect(cgFile('cpu', podCg, 'cpu.cfs_quota_us'), `${c.name} quota`).toBe(String(c.quota));
+        if (c.quota > 0) expect(cgFile('cpu', podCg, 'cpu.cfs_period_us')).toBe('100000');
+        // Unlimited memory reads as the kernel's page-rounded maximum.
+        if (c.memory) expect(cgFile('memory', podCg, 'memory.limit_in_bytes'), `${c.name} memory`).toBe(String(c.memory));
+        else expect(BigInt(cgFile('memory', podCg, 'memory.limit_in_bytes'))).toBeGreaterThan(BigInt(2 ** 60));
+      }
+      expect(cgFile('pids', podCg, 'pids.max'), `${c.name} pids`).toBe(String(PIDS_LIMIT));
+    }
+    if (!v2) {
+      expect(cgFile('cpu', `${cgRoot}/kubepods/besteffort`, 'cpu.shares')).toBe('2');
+      expect(cgFile('cpu', `${cgRoot}/kubepods/burstable`, 'cpu.shares')).toBe('102');
+    }
+  }, 120_000);
+
+  it('deleted pods lose their cgroups; the burstable tier drops back to 2 shares', async () => {
+    const uids = await Promise.all(['g', 'b', 'e'].map((n) => uidOf(n)));
+    const tiers = ['kubepods', 'kubepods/burstable', 'kubepods/besteffort'];
+    for (const n of ['g', 'b', 'e']) agent.deleteManifest(n);
+    await agent.until('the three pod cgroups to be removed', () => uids.every((uid, i) => !cgExists(`${cgRoot}/${tiers[i]}/pod${uid}`)));
+    expect(await agent.pods()).toEqual([]);
+    if (!v2) await agent.until('burstable shares back to 2', () => cgFile('cpu', `${cgRoot}/kubepods/burstable`, 'cpu.shares') === '2');
+  }, 120_000);
+
+  it('a pod cgroup left by a SIGKILLed agent, whose pod is gone, is removed after the restart', async () => {
+    agent.writeManifest('o', manifest('o', ns, {}));
+    const uid = await uidOf('o');
+    const podCg = `${cgRoot}/kubepods/besteffort/pod${uid}`;
+    await containerPid(uid);
+    expect(cgExists(podCg)).toBe(true);
+    await agent.stop('SIGKILL');
+    agent.deleteManifest('o');
+    await agent.start();
+    await agent.until('the orphaned pod cgroup to be removed', () => !cgExists(podCg));
+    // Its containers are stopped too (killed as an orphan, or with its cgroup).
+    await agent.until('no running container of the orphan', async () => {
+      const cs = (await cri.listContainers({ filter: { labelSelector: { [LABEL_POD_UID]: uid } } })).containers;
+      return cs.every((c) => c.state !== ContainerState.CONTAINER_RUNNING);
+    });
+    expect(cgExists(`${cgRoot}/kubepods/besteffort`)).toBe(true);
+  }, 120_000);
+});
