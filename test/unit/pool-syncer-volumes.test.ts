@@ -13,7 +13,7 @@ import { FakeVolumeManager } from '../fakes/fake-volume-manager.js';
 
 const pod: Pod = { metadata: { uid: 'u1', name: 'web', namespace: 'ns' }, spec: { containers: [{ name: 'app', image: 'i' }] } };
 
-function setup() {
+function setup(extra: Partial<ConstructorParameters<typeof PoolSyncer>[0]> = {}) {
   const inputs: SyncPodInput[] = [];
   const tasks: string[] = [];
   const runner = {
@@ -53,6 +53,7 @@ function setup() {
     recorder,
     networkError: () => undefined,
     volumes,
+    ...extra,
   });
   return { syncer, volumes, inputs, tasks, events, podManager, statusManager };
 }
@@ -116,5 +117,38 @@ describe('PoolSyncer and the volume manager (upstream WaitForAttachAndMount / Wa
     await syncer.syncTerminatedPod(ctx, deleted);
     expect(statusManager.getVersioned('u1')).toMatchObject({ podIsFinished: true, status: { phase: 'Failed' } });
     expect(volumes.calls).toEqual(['unmount u1', 'unmount u1']);
+  });
+});
+
+describe('PoolSyncer and the pod cgroup (upstream syncPod: pcm.EnsureExists before SyncPod)', () => {
+  it('makes the pod cgroup before the sync task and hands the task its cgroup_parent', async () => {
+    const order: string[] = [];
+    const { syncer, inputs, tasks } = setup({
+      podCgroups: {
+        ensureExists: async (p) => void order.push(`ensure ${p.metadata.uid}`),
+        cgroupParent: (p) => `/kubepods/besteffort/pod${p.metadata.uid}`,
+      },
+    });
+    await syncer.syncPod({ signal: new AbortController().signal }, 'create', pod);
+    order.push(...tasks);
+    expect(order).toEqual(['ensure u1', 'syncPod']);
+    expect(inputs[0]?.cgroupParent).toBe('/kubepods/besteffort/podu1');
+  });
+
+  it('a failure is a FailedCreatePodContainer event and a sync error; no sync task runs', async () => {
+    const { syncer, tasks, events } = setup({
+      podCgroups: { ensureExists: () => Promise.reject(new Error('EACCES: permission denied')), cgroupParent: () => '/x' },
+    });
+    await expect(syncer.syncPod({ signal: new AbortController().signal }, 'create', pod)).rejects.toThrow(
+      'unable to ensure pod container exists: EACCES: permission denied',
+    );
+    expect(tasks).toEqual([]);
+    expect(events).toEqual(['Warning FailedCreatePodContainer unable to ensure pod container exists: EACCES: permission denied']);
+  });
+
+  it('without pod cgroups the task gets no cgroup_parent', async () => {
+    const { syncer, inputs } = setup();
+    await syncer.syncPod({ signal: new AbortController().signal }, 'create', pod);
+    expect(inputs[0]).not.toHaveProperty('cgroupParent');
   });
 });

@@ -402,3 +402,31 @@ describe('syncPod: container env', () => {
     expect(env).toMatchObject({ CPU_LIMIT: '2', MEM_LIMIT: String(7 * 1024) });
   });
 });
+
+describe('syncPod: the pod cgroup and cpuCFSQuota reach the runtime', () => {
+  const limited = () => makePod({ containers: [c('app', { resources: { limits: { cpu: '200m', memory: '64Mi' } } })] });
+
+  it('the cgroupParent of the input is the sandbox cgroup_parent; without it the runtime chooses', async () => {
+    const pod = limited();
+    const h = harness(podStatus(pod, [], []));
+    await syncPod(h.ctx, { ...h.input(pod), cgroupParent: '/kts/kubepods/podu1' });
+    const run = h.cri.callsOf('runPodSandbox')[0] as { config: { linux: { cgroupParent: string } } };
+    expect(run.config.linux.cgroupParent).toBe('/kts/kubepods/podu1');
+    const plain = harness(podStatus(pod, [], []));
+    await syncPod(plain.ctx, plain.input(pod));
+    expect((plain.cri.callsOf('runPodSandbox')[0] as { config: { linux: { cgroupParent: string } } }).config.linux.cgroupParent).toBe('');
+  });
+
+  it.each<[boolean | undefined, bigint | undefined]>([
+    [undefined, 20_000n],
+    [true, 20_000n],
+    [false, undefined],
+  ])('cpuCFSQuota %s: the container quota is %s', async (cpuCFSQuota, quota) => {
+    const pod = limited();
+    const h = harness(podStatus(pod, [], []));
+    const input = h.input(pod);
+    await syncPod(h.ctx, { ...input, node: { ...input.node, ...(cpuCFSQuota !== undefined && { cpuCFSQuota }) } });
+    const created = h.cri.callsOf('createContainer')[0] as { config: { linux: { resources: { cpuQuota?: bigint } } } };
+    expect(created.config.linux.resources.cpuQuota).toBe(quota);
+  });
+});
