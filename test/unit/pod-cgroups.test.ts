@@ -4,6 +4,7 @@ import { PodCgroupManager } from '../../src/main/cgroups/pod-cgroups.js';
 import { QosCgroups } from '../../src/main/cgroups/qos-cgroups.js';
 import { FakeCgroupManager } from '../fakes/fake-cgroup-manager.js';
 import { captureLogger } from '../helpers/capture-logger.js';
+import { FakeClock } from '../fakes/fake-clock.js';
 
 type Res = { requests?: Record<string, string>; limits?: Record<string, string> };
 function pod(uid: string, resources: Res): Pod {
@@ -22,6 +23,7 @@ function setup(o: { pidsLimit?: number; active?: Pod[]; killFails?: Set<number> 
   const qos = new QosCgroups({ manager, root: ['kts'], capacity: { cpu: '4', memory: '8Gi' }, activePods: () => active });
   const killed: number[] = [];
   const { logger, records } = captureLogger();
+  const clock = new FakeClock();
   const pcm = new PodCgroupManager({
     manager,
     qos,
@@ -37,9 +39,10 @@ function setup(o: { pidsLimit?: number; active?: Pod[]; killFails?: Set<number> 
           pids.filter((p) => p !== pid),
         );
     },
+    clock,
     logger,
   });
-  return { manager, qos, pcm, killed, active, records };
+  return { manager, qos, pcm, killed, active, records, clock };
 }
 
 describe('QosCgroups (upstream qosContainerManager)', () => {
@@ -158,5 +161,26 @@ describe('PodCgroupManager (upstream podContainerManager)', () => {
     await pcm.idle();
     expect(asked).toBe(1);
     expect(manager.calls.filter((c) => c.startsWith('destroy'))).toEqual(['destroy /kts/kubepods/besteffort/pode1']);
+  });
+
+  it('housekeeping updates the tiers after a removal and once a minute, not on every pass', async () => {
+    const { pcm, qos, manager, active, clock } = setup();
+    await qos.start();
+    await pcm.ensureExists(besteffort);
+    const tierUpdates = () => manager.calls.filter((c) => c === 'update /kts/kubepods/burstable').length;
+    const pass = async (keep: boolean) => {
+      pcm.cleanup(() => keep);
+      await pcm.idle();
+    };
+    const before = tierUpdates();
+    await pass(true);
+    expect(tierUpdates()).toBe(before);
+    active.push(burstable);
+    clock.step(60_000);
+    await pass(true);
+    expect(tierUpdates()).toBe(before + 1);
+    expect(manager.cgroups.get('/kts/kubepods/burstable')?.cpuShares).toBe(256);
+    await pass(false); // removes pode1
+    expect(tierUpdates()).toBe(before + 2);
   });
 });

@@ -15,6 +15,7 @@
  */
 import type { Logger } from 'pino';
 import type { Pod } from '../../api/pod.js';
+import type { Clock } from '../../common/clock.js';
 import { getPodQOS } from '../../workers/sync/qos.js';
 import { childCgroupName, type CgroupName } from './cgroup-name.js';
 import type { CgroupManager, ResourceConfig } from './cgroup-manager.js';
@@ -24,6 +25,8 @@ import { resourceConfigForPod, type PodResourceOptions } from './resource-config
 /** Upstream podCgroupNamePrefix. */
 export const POD_CGROUP_PREFIX = 'pod';
 const KILL_PASSES = 5;
+/** Upstream periodicQOSCgroupUpdateInterval. */
+export const QOS_UPDATE_PERIOD_MS = 60_000;
 
 /** What the pod syncer and housekeeping need of the pod cgroups. */
 export interface PodCgroups {
@@ -33,7 +36,8 @@ export interface PodCgroups {
   ensureExists(pod: Pod): Promise<void>;
   /**
    * Starts a background pass that destroys the pod cgroups under the tiers
-   * whose pod `keep` rejects, then updates the QoS tiers. Errors are logged;
+   * whose pod `keep` rejects, then updates the QoS tiers if it removed one
+   * or a minute has passed since their last update. Errors are logged;
    * the next pass tries again.
    */
   cleanup(keep: (uid: string) => boolean): void;
@@ -49,11 +53,13 @@ export interface PodCgroupManagerOptions {
   podPidsLimit: number;
   /** Sends SIGKILL to one process; throws when it could not (a process already gone is not an error). */
   kill(pid: number): void;
+  clock: Clock;
   logger: Logger;
 }
 
 export class PodCgroupManager implements PodCgroups {
   private running: Promise<void> | undefined;
+  private lastQosUpdate = 0;
 
   constructor(private readonly o: PodCgroupManagerOptions) {}
 
@@ -75,7 +81,7 @@ export class PodCgroupManager implements PodCgroups {
   async ensureExists(pod: Pod): Promise<void> {
     const name = this.nameOf(pod);
     if (await this.o.manager.exists(name)) return;
-    await this.o.qos.update();
+    await this.updateQos();
     await this.o.manager.create(name, this.resourcesOf(pod));
   }
 
@@ -123,6 +129,11 @@ export class PodCgroupManager implements PodCgroups {
       .finally(() => (this.running = undefined));
   }
 
+  private async updateQos(): Promise<void> {
+    this.lastQosUpdate = this.o.clock.now();
+    await this.o.qos.update();
+  }
+
   idle(): Promise<void> {
     return this.running ?? Promise.resolve();
   }
@@ -139,9 +150,11 @@ export class PodCgroupManager implements PodCgroups {
         this.o.logger.warn({ podUID: uid, err: (err as Error).message }, 'Failed to remove a pod cgroup; will retry');
       }
     }
-    // Upstream updates the tiers every minute and when a pod cgroup is made; each housekeeping pass is cheaper to follow.
-    await this.o.qos.update();
-    if (removed > 0) this.o.logger.debug({ removed, burstableShares: this.o.qos.burstableShares() }, 'Updated the QoS cgroups');
+    // Upstream updates the tiers when a pod cgroup is made and every minute; here also when one was removed.
+    if (removed > 0 || this.o.clock.now() - this.lastQosUpdate >= QOS_UPDATE_PERIOD_MS) {
+      await this.updateQos();
+      this.o.logger.debug({ removed, burstableShares: this.o.qos.burstableShares() }, 'Updated the QoS cgroups');
+    }
   }
 }
 

@@ -8,6 +8,7 @@
  */
 import type { Logger } from 'pino';
 import type { Pod } from '../../api/pod.js';
+import { realClock, type Clock } from '../../common/clock.js';
 import { KubeletTsError } from '../../common/errors.js';
 import type { KubeletConfig } from '../config/kubelet-config.js';
 import { QUOTA_PERIOD_US } from '../../workers/sync/container-config.js';
@@ -33,6 +34,7 @@ export interface SetupPodCgroupsOptions {
   /** The cgroup mount root (tests: a tmp tree). */
   fsRoot?: string;
   kill?: (pid: number) => void;
+  clock?: Clock;
 }
 
 /** cpuCFSQuota (kept in otherSettings): CPU limits become CFS quotas unless it is false. */
@@ -78,6 +80,7 @@ export async function setupPodCgroups(config: CgroupSettings, o: SetupPodCgroups
     resources: { enforceCPULimits: cpuCFSQuotaOf(config), cpuPeriodUs: QUOTA_PERIOD_US },
     podPidsLimit: config.podPidsLimit,
     kill: o.kill ?? killProcess,
+    clock: o.clock ?? realClock,
     logger: o.logger,
   });
 }
