@@ -8,7 +8,7 @@
  * The root cgroup is removed in every hierarchy at the end.
  */
 import { randomUUID } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, rmdirSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { CriClient } from '../../src/cri/client.js';
@@ -108,6 +108,8 @@ describeE2E('QoS and pod cgroups on containerd (cgroupsPerQOS)', () => {
 
   beforeAll(async () => {
     v2 = (await readCgroupLayout(CGROUP_FS)).version === 2;
+    // Upstream requires cgroupRoot to exist; the test owns it and removes it at the end.
+    for (const h of hierarchies()) mkdirSync(join(h, cgRoot));
     cri = new CriClient({ runtimeEndpoint: CONTAINERD_ENDPOINT, timeoutMs: 60_000 });
     await cri.waitForReady(30_000);
     agent = new AgentProcess(CONTAINERD_ENDPOINT, `node-qos-${run}`, ns, [

@@ -15,6 +15,8 @@ function v1Tree(controllers = ['cpu', 'cpuacct', 'cpuset', 'memory', 'pids']): s
   const root = mkdtempSync(join(tmpdir(), 'kts-cgsetup-'));
   trees.push(root);
   for (const c of controllers) mkdirSync(join(root, c));
+  // cgroupRoot exists (upstream requires it).
+  for (const c of controllers) mkdirSync(join(root, c, 'kts-test'));
   writeFileSync(join(root, 'cpuset', 'cpuset.cpus'), '0-1');
   writeFileSync(join(root, 'cpuset', 'cpuset.mems'), '0');
   return root;
@@ -38,7 +40,7 @@ describe('setupPodCgroups', () => {
     const { o, records } = opts(root);
     expect(await setupPodCgroups({ ...BASE, cgroupsPerQOS: false }, o)).toBeUndefined();
     expect(records.map((r) => r.msg)).toEqual([expect.stringMatching(/^cgroupsPerQOS is false \(kubelet-ts defaults it to false for now/)]);
-    expect(existsSync(join(root, 'cpu', 'kts-test'))).toBe(false);
+    expect(existsSync(join(root, 'cpu', 'kts-test', 'kubepods'))).toBe(false);
   });
 
   it.each<[string, Partial<CgroupSettings>, RegExp]>([
@@ -55,7 +57,16 @@ describe('setupPodCgroups', () => {
     const { o, records } = opts(root, true);
     expect(await setupPodCgroups(BASE, o)).toBeUndefined();
     expect(records.map((r) => r.msg)).toEqual([expect.stringMatching(/no effect with the simulated runtime/)]);
-    expect(existsSync(join(root, 'cpu', 'kts-test'))).toBe(false);
+    expect(existsSync(join(root, 'cpu', 'kts-test', 'kubepods'))).toBe(false);
+  });
+
+  it('a cgroupRoot that does not exist is refused, naming it', async () => {
+    const { o } = opts(v1Tree());
+    await expect(setupPodCgroups({ ...BASE, cgroupRoot: '/nope' }, o)).rejects.toThrow(/^cgroupRoot \/nope does not exist/);
+    // '' is the root cgroup (upstream defaults it to /).
+    const root = v1Tree();
+    await expect(setupPodCgroups({ ...BASE, cgroupRoot: '' }, opts(root).o)).resolves.toBeDefined();
+    expect(readFileSync(join(root, 'cpu', 'kubepods', 'besteffort', 'cpu.shares'), 'utf8')).toBe('2');
   });
 
   it('a missing controller is named', async () => {

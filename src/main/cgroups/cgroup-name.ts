@@ -9,9 +9,6 @@ import type { CgroupDriver } from '../config/kubelet-config.js';
 
 export type CgroupName = readonly string[];
 
-/** The root cgroup. */
-export const ROOT_CGROUP: CgroupName = [];
-
 /** A bad cgroup name component or cgroupRoot. */
 export class CgroupNameError extends KubeletTsError {
   override readonly code = 'KTS_ERR_CGROUP_NAME';
@@ -27,29 +24,13 @@ export function childCgroupName(base: CgroupName, ...components: string[]): Cgro
 
 /**
  * Upstream ParseCgroupfsToCgroupName: a cgroupfs path (`/a/b`) as a name.
- * Used for cgroupRoot with the cgroupfs driver.
+ * cgroupRoot is always given in this form, whatever the driver.
  */
 export function parseCgroupfsName(path: string): CgroupName {
   return path.split('/').filter((c) => c !== '');
 }
 
 const SYSTEMD_SUFFIX = '.slice';
-
-/**
- * Upstream CgroupName(cgroupRoot) for the systemd driver: `/a.slice/a-b.slice`
- * (or `a-b.slice`) → ['a', 'b'] (dashes in a component were escaped as '_').
- */
-export function parseSystemdName(path: string): CgroupName {
-  const parts = path.split('/').filter((c) => c !== '');
-  if (parts.length === 0) return ROOT_CGROUP;
-  const last = parts[parts.length - 1];
-  if (!last.endsWith(SYSTEMD_SUFFIX)) throw new CgroupNameError(`systemd cgroup ${JSON.stringify(path)} must end in ${SYSTEMD_SUFFIX}`);
-  return last
-    .slice(0, -SYSTEMD_SUFFIX.length)
-    .split('-')
-    .filter((c) => c !== '')
-    .map((c) => c.replaceAll('_', '-'));
-}
 
 /** Upstream ToCgroupfs: `/kubepods/burstable/pod<uid>`; the root is `/`. */
 export function toCgroupfs(name: CgroupName): string {
@@ -73,9 +54,4 @@ export function toSystemd(name: CgroupName): string {
 /** The driver's literal form of a name (upstream cgroupManager.Name): what the runtime gets as cgroup_parent. */
 export function driverName(driver: CgroupDriver, name: CgroupName): string {
   return driver === 'systemd' ? toSystemd(name) : toCgroupfs(name);
-}
-
-/** Upstream CgroupName(cgroupRoot) for the driver: the configured cgroupRoot ('' = the root) as a name. */
-export function parseDriverName(driver: CgroupDriver, path: string): CgroupName {
-  return driver === 'systemd' ? parseSystemdName(path) : parseCgroupfsName(path);
 }

@@ -13,7 +13,7 @@ import { KubeletTsError } from '../../common/errors.js';
 import type { KubeletConfig } from '../config/kubelet-config.js';
 import { QUOTA_PERIOD_US } from '../../workers/sync/container-config.js';
 import { checkRequiredControllers, DEFAULT_CGROUP_FS_ROOT, readCgroupLayout } from './cgroup-controllers.js';
-import { parseDriverName } from './cgroup-name.js';
+import { parseCgroupfsName, toCgroupfs } from './cgroup-name.js';
 import { FsCgroupManager } from './fs-cgroup-manager.js';
 import { killProcess, PodCgroupManager, type PodCgroups } from './pod-cgroups.js';
 import { QosCgroups } from './qos-cgroups.js';
@@ -67,7 +67,14 @@ export async function setupPodCgroups(config: CgroupSettings, o: SetupPodCgroups
   const layout = await readCgroupLayout(o.fsRoot ?? DEFAULT_CGROUP_FS_ROOT);
   checkRequiredControllers(layout, { pids: config.podPidsLimit > 0 });
   const manager = new FsCgroupManager({ layout });
-  const root = parseDriverName(config.cgroupDriver, config.cgroupRoot);
+  // Upstream: cgroupRoot is a cgroupfs path ('' means '/') and must exist in every required controller.
+  const root = parseCgroupfsName(config.cgroupRoot);
+  if (root.length > 0 && !(await manager.exists(root))) {
+    throw new CgroupConfigError(
+      `cgroupRoot ${toCgroupfs(root)} does not exist in every cgroup controller (cpu, cpuacct, cpuset, memory, pids, hugetlb as mounted); ` +
+        'create it first (as upstream requires), or use another cgroupRoot',
+    );
+  }
   const qos = new QosCgroups({ manager, root, capacity: o.capacity, activePods: o.activePods });
   await qos.start();
   o.logger.info(
