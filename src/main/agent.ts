@@ -295,6 +295,7 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
       // upstream filterOutTerminatedPods: a pod whose status is Succeeded or Failed no longer counts.
       activePods: () =>
         podManager.pods().filter((p) => !/^(Succeeded|Failed)$/.test(statusManager.getPodStatus(p.metadata.uid ?? '')?.phase ?? '')),
+      runtimeInfo: async () => (await cri.status({ verbose: true }).catch(() => undefined))?.info,
       clock,
       logger: kubeletLogger.child({ component: 'cgroups' }),
     });

@@ -69,6 +69,17 @@ describe('setupPodCgroups', () => {
     expect(readFileSync(join(root, 'cpu', 'kubepods', 'besteffort', 'cpu.shares'), 'utf8')).toBe('2');
   });
 
+  it('a runtime on the other cgroup driver is refused; one that says nothing is not', async () => {
+    const systemd = {
+      config: JSON.stringify({ containerd: { defaultRuntimeName: 'runc', runtimes: { runc: { options: { SystemdCgroup: true } } } } }),
+    };
+    const { o } = opts(v1Tree());
+    await expect(setupPodCgroups(BASE, { ...o, runtimeInfo: () => Promise.resolve(systemd) })).rejects.toThrow(
+      'cgroupDriver is cgroupfs but the runtime uses the systemd cgroup driver (containerd: SystemdCgroup = true); they must match',
+    );
+    await expect(setupPodCgroups(BASE, { ...o, runtimeInfo: () => Promise.resolve(undefined) })).resolves.toBeDefined();
+  });
+
   it('a missing controller is named', async () => {
     const { o } = opts(v1Tree(['cpu', 'cpuacct', 'cpuset']));
     await expect(setupPodCgroups(BASE, o)).rejects.toThrow(MissingCgroupControllerError);

@@ -17,6 +17,7 @@ import { parseCgroupfsName, toCgroupfs } from './cgroup-name.js';
 import { FsCgroupManager } from './fs-cgroup-manager.js';
 import { killProcess, PodCgroupManager, type PodCgroups } from './pod-cgroups.js';
 import { QosCgroups } from './qos-cgroups.js';
+import { runtimeCgroupDriver } from './runtime-cgroup-driver.js';
 
 /** A cgroup setting kubelet-ts cannot honour in this combination. */
 export class CgroupConfigError extends KubeletTsError {
@@ -33,6 +34,8 @@ export interface SetupPodCgroupsOptions {
   logger: Logger;
   /** The cgroup mount root (tests: a tmp tree). */
   fsRoot?: string;
+  /** The runtime's verbose CRI Status info (to check its cgroup driver); undefined when unavailable. */
+  runtimeInfo?: () => Promise<Record<string, string> | undefined>;
   kill?: (pid: number) => void;
   clock?: Clock;
 }
@@ -63,6 +66,12 @@ export async function setupPodCgroups(config: CgroupSettings, o: SetupPodCgroups
   if (o.simulated) {
     o.logger.info('cgroupsPerQOS has no effect with the simulated runtime: it ignores cgroup_parent, so no pod cgroups are made');
     return undefined;
+  }
+  const runtimeDriver = runtimeCgroupDriver(await o.runtimeInfo?.());
+  if (runtimeDriver !== undefined && runtimeDriver !== config.cgroupDriver) {
+    throw new CgroupConfigError(
+      `cgroupDriver is ${config.cgroupDriver} but the runtime uses the ${runtimeDriver} cgroup driver (containerd: SystemdCgroup = ${runtimeDriver === 'systemd'}); they must match`,
+    );
   }
   const layout = await readCgroupLayout(o.fsRoot ?? DEFAULT_CGROUP_FS_ROOT);
   checkRequiredControllers(layout, { pids: config.podPidsLimit > 0 });
