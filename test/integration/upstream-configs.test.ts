@@ -34,13 +34,14 @@ describe('upstream default configurations start the agent', () => {
   });
 
   it.each([
-    ['kubeadm-default.yaml', [] as string[], ['rotateCertificates', 'cgroupDriver']],
+    ['kubeadm-default.yaml', [] as string[], ['rotateCertificates'], 'cgroupDriver systemd has no effect either'],
     [
       'kind-default.yaml',
       ['--node-ip=127.0.0.1', '--node-labels=ingress-ready=true', '--provider-id=kind://docker/kind/kind-control-plane'],
-      ['cgroupRoot', 'evictionHard', 'localStorageCapacityIsolation'],
+      ['evictionHard', 'localStorageCapacityIsolation'],
+      'cgroupRoot /kubelet and cgroupDriver systemd have no effect either',
     ],
-  ])('%s', async (file, extraFlags, explained) => {
+  ])('%s', async (file, extraFlags, explained, cgroupNote) => {
     dir = mkdtempSync(join(tmpdir(), 'kts-upstream-config-'));
     const manifests = join(dir, 'manifests');
     mkdirSync(manifests);
@@ -92,6 +93,10 @@ describe('upstream default configurations start the agent', () => {
     const records = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
     const noEffect = records.filter((r) => r.msg === 'Setting has no effect in kubelet-ts').map((r) => r.setting);
     for (const name of explained) expect(noEffect).toContain(name);
+    // cgroupsPerQOS defaults to false in kubelet-ts: one line names the cgroup settings that then do nothing.
+    expect(records.filter((r) => String(r.msg).startsWith('cgroupsPerQOS is false')).map((r) => r.msg)).toEqual([
+      expect.stringContaining(cgroupNote),
+    ]);
     expect(records.find((r) => r.msg === 'Starting kubelet-ts')).toMatchObject({ nodeName: 'upstream-node', configFile: fixture(file) });
 
     const running = await pollUntil(

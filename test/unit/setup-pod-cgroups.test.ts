@@ -43,6 +43,16 @@ describe('setupPodCgroups', () => {
     expect(existsSync(join(root, 'cpu', 'kts-test', 'kubepods'))).toBe(false);
   });
 
+  it.each<[Partial<CgroupSettings>, string]>([
+    [{ cgroupRoot: '' }, 'enable them'],
+    [{ cgroupDriver: 'systemd', cgroupRoot: '' }, 'enable them (cgroupDriver systemd has no effect either)'],
+    [{ cgroupDriver: 'systemd' }, 'enable them (cgroupRoot /kts-test and cgroupDriver systemd have no effect either)'],
+  ])('cgroupsPerQOS false with %j: the line names what has no effect', async (change, end) => {
+    const { o, records } = opts(v1Tree());
+    await setupPodCgroups({ ...BASE, cgroupsPerQOS: false, ...change }, o);
+    expect(String(records[0]?.msg).endsWith(end)).toBe(true);
+  });
+
   it.each<[string, Partial<CgroupSettings>, RegExp]>([
     ['podPidsLimit without cgroupsPerQOS', { cgroupsPerQOS: false, podPidsLimit: 100 }, /podPidsLimit .* need cgroupsPerQOS: true/],
     ['the systemd driver', { cgroupDriver: 'systemd' }, /cgroupDriver systemd is not supported with cgroupsPerQOS/],

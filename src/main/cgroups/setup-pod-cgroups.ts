@@ -50,10 +50,14 @@ export async function setupPodCgroups(config: CgroupSettings, o: SetupPodCgroups
     if (config.podPidsLimit > 0) {
       throw new CgroupConfigError('podPidsLimit is applied to pod cgroups, which need cgroupsPerQOS: true; set both or neither');
     }
+    const idle = [
+      ...(config.cgroupRoot !== '' ? [`cgroupRoot ${config.cgroupRoot}`] : []),
+      ...(config.cgroupDriver === 'systemd' ? ['cgroupDriver systemd'] : []),
+    ];
     o.logger.info(
       'cgroupsPerQOS is false (kubelet-ts defaults it to false for now; upstream defaults to true): no QoS or pod cgroups are made, ' +
         'the runtime places each pod; set cgroupsPerQOS: true with a cgroupRoot of its own to enable them' +
-        (config.cgroupDriver === 'systemd' ? ' (cgroupDriver systemd has no effect either)' : ''),
+        (idle.length > 0 ? ` (${idle.join(' and ')} ${idle.length > 1 ? 'have' : 'has'} no effect either)` : ''),
     );
     return undefined;
   }
