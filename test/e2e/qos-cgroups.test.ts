@@ -3,12 +3,14 @@
  * cgroupRoot of its own puts a Guaranteed, a Burstable and a BestEffort pod
  * under <root>/kubepods/pod<uid>, .../burstable/pod<uid> and
  * .../besteffort/pod<uid> with upstream's cpu shares, CFS quota, memory
- * limit and pids limit; deleted pods lose their cgroups; a pod cgroup left
+ * limit and pids limit, and kubepods is capped at capacity minus the
+ * reservations (enforceNodeAllocatable "pods"); deleted pods lose their cgroups; a pod cgroup left
  * by a SIGKILLed agent whose pod is gone is removed after the restart.
  * The root cgroup is removed in every hierarchy at the end.
  */
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, statSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { CriClient } from '../../src/cri/client.js';
@@ -116,6 +118,8 @@ describeE2E('QoS and pod cgroups on containerd (cgroupsPerQOS)', () => {
       '--cgroups-per-qos=true',
       `--cgroup-root=${cgRoot}`,
       `--pod-max-pids=${PIDS_LIMIT}`,
+      '--system-reserved=memory=100Mi',
+      '--kube-reserved=cpu=100m',
     ]);
     agent.writeManifest('g', manifest('g', ns, { requests: { cpu: '200m', memory: '64Mi' }, limits: { cpu: '200m', memory: '64Mi' } }));
     agent.writeManifest('b', manifest('b', ns, { requests: { cpu: '100m', memory: '16Mi' }, limits: { cpu: '300m', memory: '128Mi' } }));
@@ -157,6 +161,12 @@ describeE2E('QoS and pod cgroups on containerd (cgroupsPerQOS)', () => {
       expect(cgFile('pids', podCg, 'pids.max'), `${c.name} pids`).toBe(String(PIDS_LIMIT));
     }
     if (!v2) {
+      // enforceNodeAllocatable "pods" (the default): kubepods gets capacity minus the reservations.
+      const cores = availableParallelism();
+      expect(cgFile('cpu', `${cgRoot}/kubepods`, 'cpu.shares')).toBe(String(Math.trunc(((cores * 1000 - 100) * 1024) / 1000)));
+      const memTotal = BigInt(/^MemTotal:\s+(\d+) kB/m.exec(readFileSync('/proc/meminfo', 'utf8'))![1]) * 1024n;
+      const page = 4096n; // the kernel rounds a memory limit down to whole pages
+      expect(cgFile('memory', `${cgRoot}/kubepods`, 'memory.limit_in_bytes')).toBe(String(((memTotal - 100n * BigInt(Mi)) / page) * page));
       expect(cgFile('cpu', `${cgRoot}/kubepods/besteffort`, 'cpu.shares')).toBe('2');
       expect(cgFile('cpu', `${cgRoot}/kubepods/burstable`, 'cpu.shares')).toBe('102');
     }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { PodSchema, type Pod } from '../../src/api/pod.js';
 import { PodCgroupManager } from '../../src/main/cgroups/pod-cgroups.js';
-import { QosCgroups } from '../../src/main/cgroups/qos-cgroups.js';
+import { kubepodsLimits, QosCgroups } from '../../src/main/cgroups/qos-cgroups.js';
 import { FakeCgroupManager } from '../fakes/fake-cgroup-manager.js';
 import { captureLogger } from '../helpers/capture-logger.js';
 import { FakeClock } from '../fakes/fake-clock.js';
@@ -20,7 +20,7 @@ const besteffort = pod('e1', {});
 function setup(o: { pidsLimit?: number; active?: Pod[]; killFails?: Set<number> } = {}) {
   const manager = new FakeCgroupManager();
   const active = o.active ?? [];
-  const qos = new QosCgroups({ manager, root: ['kts'], capacity: { cpu: '4', memory: '8Gi' }, activePods: () => active });
+  const qos = new QosCgroups({ manager, root: ['kts'], kubepods: { cpu: '4', memory: '8Gi' }, activePods: () => active });
   const killed: number[] = [];
   const { logger, records } = captureLogger();
   const clock = new FakeClock();
@@ -64,6 +64,24 @@ describe('QosCgroups (upstream qosContainerManager)', () => {
     active.splice(0);
     await qos.update();
     expect(qos.burstableShares()).toBe(2);
+  });
+});
+
+describe('kubepodsLimits (upstream enforceNodeAllocatableCgroups)', () => {
+  const capacity = { cpu: '4', memory: '8Gi' };
+  it.each<[string, boolean, Record<string, string>, Record<string, string>, { cpu: string; memory: string }]>([
+    ['not enforced: capacity', false, { cpu: '1', memory: '1Gi' }, {}, capacity],
+    ['enforced, nothing reserved', true, {}, {}, { cpu: '4000m', memory: String(8 * 1024 ** 3) }],
+    [
+      'enforced: minus system and kube reserved',
+      true,
+      { cpu: '500m', memory: '1Gi' },
+      { cpu: '250m', memory: '512Mi' },
+      { cpu: '3250m', memory: String(6.5 * 1024 ** 3) },
+    ],
+    ['enforced: never below 0', true, { cpu: '8', memory: '16Gi' }, {}, { cpu: '0m', memory: '0' }],
+  ])('%s', (_, enforcePods, systemReserved, kubeReserved, expected) => {
+    expect(kubepodsLimits(capacity, { enforcePods, systemReserved, kubeReserved })).toEqual(expected);
   });
 });
 

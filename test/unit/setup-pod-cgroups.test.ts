@@ -28,6 +28,9 @@ const BASE: CgroupSettings = {
   cgroupDriver: 'cgroupfs',
   podPidsLimit: -1,
   otherSettings: {},
+  enforceNodeAllocatable: ['pods'],
+  systemReserved: { memory: '256Mi' },
+  kubeReserved: { cpu: '500m' },
 };
 const opts = (fsRoot: string, simulated = false) => {
   const { logger, records } = captureLogger();
@@ -100,9 +103,10 @@ describe('setupPodCgroups', () => {
     const root = v1Tree();
     const { o } = opts(root);
     const pcm = await setupPodCgroups({ ...BASE, podPidsLimit: 64 }, o);
-    expect(readFileSync(join(root, 'cpu', 'kts-test', 'kubepods', 'cpu.shares'), 'utf8')).toBe('2048');
+    // enforceNodeAllocatable "pods": capacity minus the reservations.
+    expect(readFileSync(join(root, 'cpu', 'kts-test', 'kubepods', 'cpu.shares'), 'utf8')).toBe('1536');
     expect(readFileSync(join(root, 'cpu', 'kts-test', 'kubepods', 'besteffort', 'cpu.shares'), 'utf8')).toBe('2');
-    expect(readFileSync(join(root, 'memory', 'kts-test', 'kubepods', 'memory.limit_in_bytes'), 'utf8')).toBe(String(1024 ** 3));
+    expect(readFileSync(join(root, 'memory', 'kts-test', 'kubepods', 'memory.limit_in_bytes'), 'utf8')).toBe(String(768 * 1024 ** 2));
     const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { uid: 'u9' }, spec: { containers: [{ name: 'c', image: 'i' }] } };
     expect(pcm?.cgroupParent(pod)).toBe('/kts-test/kubepods/besteffort/podu9');
     await pcm?.ensureExists(pod);

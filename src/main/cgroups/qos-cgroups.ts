@@ -2,10 +2,10 @@
  * The QoS cgroup tiers (upstream qos_container_manager_linux.go and
  * node_container_manager_linux.go createNodeAllocatableCgroups):
  * `<cgroupRoot>/kubepods` holds Guaranteed pods directly and the
- * `burstable` and `besteffort` tiers. kubepods gets the node's capacity
- * (cpu shares, memory limit; allocatable enforcement is not built), the
- * besteffort tier 2 shares, the burstable tier the shares of the active
- * Burstable pods' summed cpu requests, recomputed by update().
+ * `burstable` and `besteffort` tiers. kubepods gets cpu shares and a memory
+ * limit from kubepodsLimits (node allocatable enforcement), the besteffort
+ * tier 2 shares, the burstable tier the shares of the active Burstable pods'
+ * summed cpu requests, recomputed by update().
  */
 import type { Pod } from '../../api/pod.js';
 import { milliValue, value } from '../../api/quantity.js';
@@ -23,10 +23,29 @@ export interface QosCgroupsOptions {
   manager: CgroupManager;
   /** cgroupRoot as a name ([] = the root cgroup). */
   root: CgroupName;
-  /** Node capacity: cpu and memory quantities. */
-  capacity: { cpu: string; memory: string };
+  /** What kubepods may use: cpu and memory quantities (kubepodsLimits). */
+  kubepods: { cpu: string; memory: string };
   /** Pods that count for the burstable tier's shares (upstream activePods). */
   activePods(): readonly Pod[];
+}
+
+/**
+ * Upstream enforceNodeAllocatableCgroups' limits for kubepods: the node's
+ * capacity, or, when enforceNodeAllocatable has "pods", capacity minus
+ * systemReserved and kubeReserved (not the eviction threshold; at least 0).
+ * Only cpu and memory: the pid limit of kubepods is not set.
+ */
+export function kubepodsLimits(
+  capacity: { cpu: string; memory: string },
+  o: { enforcePods: boolean; systemReserved: Record<string, string>; kubeReserved: Record<string, string> },
+): { cpu: string; memory: string } {
+  if (!o.enforcePods) return capacity;
+  const left = (resource: 'cpu' | 'memory', amount: (q: string) => bigint): bigint => {
+    let v = amount(capacity[resource]);
+    for (const list of [o.systemReserved, o.kubeReserved]) if (list[resource] !== undefined) v -= amount(list[resource]);
+    return v < 0n ? 0n : v;
+  };
+  return { cpu: `${left('cpu', (q) => milliValue(q))}m`, memory: String(left('memory', (q) => value(q))) };
 }
 
 export class QosCgroups {
@@ -48,10 +67,10 @@ export class QosCgroups {
 
   /** Creates kubepods and the two tiers (existing ones are updated). */
   async start(): Promise<void> {
-    const { manager, capacity } = this.o;
+    const { manager, kubepods } = this.o;
     await manager.create(this.kubepods, {
-      cpuShares: milliCPUToShares(Number(milliValue(capacity.cpu))),
-      memoryLimitBytes: Number(value(capacity.memory)),
+      cpuShares: milliCPUToShares(Number(milliValue(kubepods.cpu))),
+      memoryLimitBytes: Number(value(kubepods.memory)),
     });
     await manager.create(this.besteffort, { cpuShares: MIN_SHARES });
     await manager.create(this.burstable, { cpuShares: MIN_SHARES });

@@ -16,7 +16,7 @@ import { checkRequiredControllers, DEFAULT_CGROUP_FS_ROOT, readCgroupLayout } fr
 import { parseCgroupfsName, toCgroupfs } from './cgroup-name.js';
 import { FsCgroupManager } from './fs-cgroup-manager.js';
 import { killProcess, PodCgroupManager, type PodCgroups } from './pod-cgroups.js';
-import { QosCgroups } from './qos-cgroups.js';
+import { kubepodsLimits, QosCgroups } from './qos-cgroups.js';
 import { runtimeCgroupDriver } from './runtime-cgroup-driver.js';
 
 /** A cgroup setting kubelet-ts cannot honour in this combination. */
@@ -24,7 +24,17 @@ export class CgroupConfigError extends KubeletTsError {
   override readonly code = 'KTS_ERR_CGROUP_CONFIG';
 }
 
-export type CgroupSettings = Pick<KubeletConfig, 'cgroupsPerQOS' | 'cgroupRoot' | 'cgroupDriver' | 'podPidsLimit' | 'otherSettings'>;
+export type CgroupSettings = Pick<
+  KubeletConfig,
+  | 'cgroupsPerQOS'
+  | 'cgroupRoot'
+  | 'cgroupDriver'
+  | 'podPidsLimit'
+  | 'otherSettings'
+  | 'enforceNodeAllocatable'
+  | 'systemReserved'
+  | 'kubeReserved'
+>;
 
 export interface SetupPodCgroupsOptions {
   /** The embedded simulated runtime: it ignores cgroup_parent, so no cgroups are made. */
@@ -88,10 +98,15 @@ export async function setupPodCgroups(config: CgroupSettings, o: SetupPodCgroups
         'create it first (as upstream requires), or use another cgroupRoot',
     );
   }
-  const qos = new QosCgroups({ manager, root, capacity: o.capacity, activePods: o.activePods });
+  const kubepods = kubepodsLimits(o.capacity, {
+    enforcePods: config.enforceNodeAllocatable.includes('pods'),
+    systemReserved: config.systemReserved,
+    kubeReserved: config.kubeReserved,
+  });
+  const qos = new QosCgroups({ manager, root, kubepods, activePods: o.activePods });
   await qos.start();
   o.logger.info(
-    { cgroupRoot: manager.name(root), kubepods: manager.name(qos.kubepods), cgroupVersion: layout.version },
+    { cgroupRoot: manager.name(root), kubepods: manager.name(qos.kubepods), limits: kubepods, cgroupVersion: layout.version },
     'Created the QoS cgroups; pods get cgroups of their own under them',
   );
   return new PodCgroupManager({

@@ -252,7 +252,7 @@ export const UPSTREAM_FIELDS: readonly UpstreamSetting[] = [
   r('kubeReservedCgroup', `${NO_CGROUPS}; leave it unset.`, { flag: 'kube-reserved-cgroup', type: 'string', neutral: '' }),
   x(
     'enforceNodeAllocatable',
-    'the kubepods cgroup gets the node capacity, not allocatable: allocatable is enforced by pod admission only.',
+    'with cgroupsPerQOS, "pods" caps the kubepods cgroup at capacity minus systemReserved and kubeReserved (cpu, memory) as upstream; "system-reserved" and "kube-reserved" are not enforced (no reserved cgroups), and without cgroupsPerQOS allocatable is enforced by pod admission only.',
     { flag: 'enforce-node-allocatable' },
   ),
   r('allowedUnsafeSysctls', 'only the safe sysctls are allowed in pods.', { flag: 'allowed-unsafe-sysctls', type: 'strings', neutral: [] }),
