@@ -181,11 +181,15 @@ describeE2E('QoS and pod cgroups on containerd (cgroupsPerQOS)', () => {
     if (!v2) await agent.until('burstable shares back to 2', () => cgFile('cpu', `${cgRoot}/kubepods/burstable`, 'cpu.shares') === '2');
   }, 120_000);
 
-  it('a pod cgroup left by a SIGKILLed agent, whose pod is gone, is removed after the restart', async () => {
+  it('a pod cgroup left by a SIGKILLed agent, whose pod is gone, is removed after the restart; a desired pod keeps its own', async () => {
     agent.writeManifest('o', manifest('o', ns, {}));
+    agent.writeManifest('k', manifest('k', ns, { requests: { cpu: '50m' } }));
     const uid = await uidOf('o');
+    const kept = await uidOf('k');
     const podCg = `${cgRoot}/kubepods/besteffort/pod${uid}`;
+    const keptCg = `${cgRoot}/kubepods/burstable/pod${kept}`;
     await containerPid(uid);
+    const keptPid = await containerPid(kept);
     expect(cgExists(podCg)).toBe(true);
     await agent.stop('SIGKILL');
     agent.deleteManifest('o');
@@ -196,6 +200,11 @@ describeE2E('QoS and pod cgroups on containerd (cgroupsPerQOS)', () => {
       const cs = (await cri.listContainers({ filter: { labelSelector: { [LABEL_POD_UID]: uid } } })).containers;
       return cs.every((c) => c.state !== ContainerState.CONTAINER_RUNNING);
     });
-    expect(cgExists(`${cgRoot}/kubepods/besteffort`)).toBe(true);
+    // The pod still desired was adopted: same process, same cgroup.
+    expect(cgExists(keptCg)).toBe(true);
+    expect(await containerPid(kept)).toBe(keptPid);
+    expect(procCgroups(keptPid).get(v2 ? '' : 'cpu')).toMatch(new RegExp(`^${keptCg}/`));
+    agent.deleteManifest('k');
+    await agent.until('the kept pod cgroup to go with its pod', () => !cgExists(keptCg));
   }, 120_000);
 });
