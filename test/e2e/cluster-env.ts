@@ -29,6 +29,19 @@ const SKIP_MESSAGE =
   '(CI=true enables it too, and then a missing control plane fails the run).';
 
 /** describe() when the cluster suite is enabled, otherwise describe.skip() with the enabling instructions. */
+/**
+ * The kubelet server as a cluster reaches it: on the node's InternalIP (the apiserver dials it), client
+ * certificates from the cluster CA, bearer tokens and authorization through the apiserver's webhooks, and
+ * no anonymous access (what a --config file defaults them to).
+ */
+export const SECURED_SERVER_FLAGS: readonly string[] = [
+  '--address=0.0.0.0',
+  `--client-ca-file=${CP_DIR}/pki/ca.crt`,
+  '--anonymous-auth=false',
+  '--authentication-token-webhook=true',
+  '--authorization-mode=Webhook',
+];
+
 export function describeCluster(name: string, body: () => void): void {
   if (CLUSTER_ENABLED) {
     describe(name, body);

@@ -16,18 +16,19 @@ import { pollUntil } from '../helpers/poll.js';
 import { AgentProcess } from './agent-harness.js';
 import {
   ADMIN_KUBECONFIG,
+  CP_DIR,
   deleteNodeObjects,
   describeCluster,
   getOrUndefined,
   kubectl,
   kubectlApply,
+  SECURED_SERVER_FLAGS,
   serviceAccountToken,
   startClusterAgent,
 } from './cluster-env.js';
 import { CONTAINERD_ENDPOINT } from './e2e-env.js';
 
 const IMAGE = 'docker.io/kubelet-ts/busybox:1.0';
-const CP_DIR = process.env.KTS_CP_DIR ?? '/var/lib/kubelet-ts-control-plane';
 
 interface Reply {
   status: number;
@@ -80,14 +81,7 @@ describeCluster('the kubelet server with the real control plane', () => {
     await kubectl('create', 'namespace', ns);
     await kubectl('-n', ns, 'create', 'serviceaccount', 'reader');
     agent = new AgentProcess(CONTAINERD_ENDPOINT, nodeName, ns, []);
-    agent.extraArgs.push(
-      // Reachable at the node's InternalIP, as the apiserver needs; authn/authz as a --config file would default them.
-      '--address=0.0.0.0',
-      `--client-ca-file=${join(CP_DIR, 'pki/ca.crt')}`,
-      '--anonymous-auth=false',
-      '--authentication-token-webhook=true',
-      '--authorization-mode=Webhook',
-    );
+    agent.extraArgs.push(...SECURED_SERVER_FLAGS);
     await startClusterAgent(agent);
     // The token controller gives the service account a token secret.
     saToken = await serviceAccountToken(ns, 'reader');

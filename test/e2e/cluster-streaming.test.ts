@@ -21,6 +21,7 @@ import {
   describeCluster,
   kubectl,
   kubectlApply,
+  SECURED_SERVER_FLAGS,
   serviceAccountToken,
   startClusterAgent,
 } from './cluster-env.js';
@@ -28,7 +29,6 @@ import { CONTAINERD_ENDPOINT } from './e2e-env.js';
 
 const run = promisify(execFile);
 const IMAGE = 'docker.io/kubelet-ts/busybox:1.0';
-const CP_DIR = process.env.KTS_CP_DIR ?? '/var/lib/kubelet-ts-control-plane';
 
 /** kubectl as the admin, with stdin; resolves with the exit code and output whatever the code. */
 function kubectlRun(args: string[], input = ''): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -79,13 +79,7 @@ describeCluster('kubectl exec, attach, port-forward and cp on a kubelet-ts node'
     await kubectl('create', 'namespace', ns);
     await kubectl('-n', ns, 'create', 'serviceaccount', 'nobody');
     agent = new AgentProcess(CONTAINERD_ENDPOINT, nodeName, ns, []);
-    agent.extraArgs.push(
-      '--address=0.0.0.0',
-      `--client-ca-file=${join(CP_DIR, 'pki/ca.crt')}`,
-      '--anonymous-auth=false',
-      '--authentication-token-webhook=true',
-      '--authorization-mode=Webhook',
-    );
+    agent.extraArgs.push(...SECURED_SERVER_FLAGS);
     await startClusterAgent(agent);
     await kubectlApply(ns, pod('box', [{ name: 'main', image: IMAGE, command: ['sleep', '3600'] }]));
     await kubectlApply(
