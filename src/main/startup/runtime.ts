@@ -1,0 +1,81 @@
+/**
+ * Start-up phase 2: the container runtime (the embedded simulator when the
+ * endpoint is "sim"), the shared-memory state, the CRI client, the wait for
+ * the runtime to answer, and the worker pool; then the start line.
+ */
+import type { Registry } from 'prom-client';
+import { CriClient } from '../../cri/client.js';
+import type { VersionResponse } from '../../gen/runtime/v1/api.js';
+import { createSharedState, type SharedState } from '../../workers/shared-state.js';
+import { imagePullLimits } from '../../workers/shared/image-pull-gate.js';
+import { createTaskRunner, type TaskRunner } from '../../workers/task-runner.js';
+import type { WorkerInit } from '../../workers/protocol.js';
+import { RUNTIME_OPS_DURATION, RUNTIME_OPS_ERRORS, RUNTIME_OPS_TOTAL, sharedRuntimeObserver } from '../../workers/worker-metrics.js';
+import { configSummary } from '../cli.js';
+import type { ConfigSources } from '../config/load-config.js';
+import { startEmbeddedSim } from '../embedded-sim.js';
+import { registerMetricBlock } from '../metrics/shared-collectors.js';
+import { waitForRuntime } from '../runtime-readiness.js';
+import { packageVersion } from '../version.js';
+import type { AgentContext } from './context.js';
+
+const HELP = {
+  [RUNTIME_OPS_TOTAL]: 'Cumulative number of runtime operations by operation type.',
+  [RUNTIME_OPS_ERRORS]: 'Cumulative number of runtime operation errors by operation type.',
+  [RUNTIME_OPS_DURATION]: 'Duration in seconds of runtime operations. Broken down by operation type.',
+};
+
+export interface AgentRuntime {
+  /** The endpoint the agent talks to (the embedded simulator's socket for "sim"). */
+  runtimeEndpoint: string;
+  runtimeVersion: VersionResponse;
+  shared: SharedState;
+  cri: CriClient;
+  workerInit: WorkerInit;
+  runner: TaskRunner;
+}
+
+export async function startRuntime(
+  ctx: AgentContext,
+  base: { rootDir: string; registry: Registry },
+  sources: ConfigSources,
+): Promise<AgentRuntime> {
+  const { config, clock, logger, signal, shutdown } = ctx;
+  let runtimeEndpoint = config.containerRuntimeEndpoint;
+  let imageEndpoint = config.imageServiceEndpoint;
+  if (runtimeEndpoint === 'sim') {
+    const sim = await startEmbeddedSim(base.rootDir, clock, logger.child({ component: 'sim' }));
+    shutdown.add('embedded simulated runtime', () => sim.stop());
+    runtimeEndpoint = sim.endpoint;
+    if (imageEndpoint === 'sim') imageEndpoint = sim.endpoint;
+  }
+
+  const shared = createSharedState({ maxPods: config.maxPods, imagePulls: imagePullLimits(config), nowMs: clock.now() });
+  registerMetricBlock(base.registry, shared.metrics, HELP);
+
+  const cri = new CriClient({
+    runtimeEndpoint,
+    imageEndpoint,
+    timeoutMs: config.runtimeRequestTimeout,
+    observer: sharedRuntimeObserver(shared.metrics),
+  });
+  shutdown.add('CRI client', () => cri.close());
+  const runtimeVersion = await waitForRuntime(cri, clock, logger.child({ component: 'runtime' }), signal);
+
+  const workerInit = shared.workerInit(runtimeEndpoint, { imageEndpoint, timeoutMs: config.runtimeRequestTimeout });
+  const runner = createTaskRunner(workerInit, config.workerThreads);
+  shutdown.add('worker pool', () => runner.close());
+  logger.info(
+    {
+      version: packageVersion(),
+      runtime: `${runtimeVersion.runtimeName} ${runtimeVersion.runtimeVersion}`,
+      runtimeEndpoint: config.containerRuntimeEndpoint,
+      workerThreads: runner.threads,
+      mode: config.kubeconfig ? 'cluster' : 'standalone',
+      pleg: config.pleg,
+      ...configSummary(config, sources),
+    },
+    'Starting kubelet-ts',
+  );
+  return { runtimeEndpoint, runtimeVersion, shared, cri, workerInit, runner };
+}
