@@ -11,6 +11,11 @@
  *   random (upstream wait.Jitter).
  * - `immediate` runs `fn` at once (upstream Until does); otherwise the first
  *   run is one period after the start (a ticker).
+ * - `periodMs` may be a function: read afresh for each wait (a period that
+ *   changes at run time, as upstream GenericPLEG.Update's).
+ * - A `nudge` fired while the loop waits ends the wait: the next run starts
+ *   at once. Fired during a run, the next run starts as soon as that one
+ *   ends. Nudges do not pile up: one run answers all fired meanwhile.
  * - A run that throws or rejects goes to `onError` and the loop goes on; it
  *   is never fatal.
  * - Nothing is retained per run: one timer pending at a time and one abort
@@ -20,8 +25,25 @@
  */
 import type { Clock } from './clock.js';
 
+/** Ends a periodic loop's wait (see runPeriodically); one loop listens at a time. */
+export class Nudge {
+  private listener: (() => void) | undefined;
+
+  fire(): void {
+    this.listener?.();
+  }
+
+  /** For runPeriodically: `fn` hears every fire() until the returned function is called. */
+  listen(fn: () => void): () => void {
+    this.listener = fn;
+    return () => {
+      if (this.listener === fn) this.listener = undefined;
+    };
+  }
+}
+
 export interface PeriodicOptions {
-  periodMs: number;
+  periodMs: number | (() => number);
   signal: AbortSignal;
   clock: Clock;
   /** Called with what a run threw or rejected with. */
@@ -31,23 +53,20 @@ export interface PeriodicOptions {
   immediate?: boolean;
   /** For tests: the random source of the jitter (default Math.random). */
   random?: () => number;
+  nudge?: Nudge;
 }
 
 export function runPeriodically(fn: () => unknown, o: PeriodicOptions): Promise<void> {
   const sliding = o.sliding !== false;
   const random = o.random ?? Math.random;
-  const period = () => (o.jitterFactor ? o.periodMs * (1 + random() * o.jitterFactor) : o.periodMs);
+  const base = typeof o.periodMs === 'function' ? o.periodMs : () => o.periodMs as number;
+  const period = () => (o.jitterFactor ? base() * (1 + random() * o.jitterFactor) : base());
   return new Promise((resolve) => {
     if (o.signal.aborted) return resolve();
     let cancel: (() => void) | undefined;
     let running = false;
     let stopped = false;
-    const stop = () => {
-      stopped = true;
-      cancel?.();
-      cancel = undefined;
-      if (!running) resolve();
-    };
+    let nudged = false;
     const tick = () => {
       cancel = undefined;
       if (stopped) return;
@@ -57,7 +76,9 @@ export function runPeriodically(fn: () => unknown, o: PeriodicOptions): Promise<
       const after = () => {
         running = false;
         if (stopped) return resolve();
-        cancel = o.clock.setTimer(sliding ? period() : Math.max(0, next - (o.clock.now() - startedAt)), tick);
+        const wait = nudged ? 0 : sliding ? period() : Math.max(0, next - (o.clock.now() - startedAt));
+        nudged = false;
+        cancel = o.clock.setTimer(wait, tick);
       };
       let result: unknown;
       try {
@@ -73,6 +94,22 @@ export function runPeriodically(fn: () => unknown, o: PeriodicOptions): Promise<
       } else {
         after();
       }
+    };
+    const unlisten = o.nudge?.listen(() => {
+      if (stopped) return;
+      if (running) {
+        nudged = true;
+      } else if (cancel) {
+        cancel();
+        tick();
+      }
+    });
+    const stop = () => {
+      stopped = true;
+      unlisten?.();
+      cancel?.();
+      cancel = undefined;
+      if (!running) resolve();
     };
     o.signal.addEventListener('abort', stop, { once: true });
     if (o.immediate) tick();

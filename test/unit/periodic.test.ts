@@ -1,6 +1,6 @@
 import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { runPeriodically } from '../../src/common/periodic.js';
+import { Nudge, runPeriodically } from '../../src/common/periodic.js';
 import { FakeClock } from '../fakes/fake-clock.js';
 
 const flush = () => new Promise((r) => setImmediate(r));
@@ -97,5 +97,45 @@ describe('runPeriodically (upstream wait.JitterUntil)', () => {
     await done;
     clock.step(10_000);
     expect(runs).toBe(3);
+  });
+  it('a nudge ends the wait; one fired during a run starts the next run when it ends; a period function is read per wait', async () => {
+    const clock = new FakeClock();
+    const ac = new AbortController();
+    const nudge = new Nudge();
+    let period = 1000;
+    const starts: number[] = [];
+    let release: (() => void) | undefined;
+    const done = runPeriodically(
+      () => {
+        starts.push(clock.now());
+        return new Promise<void>((r) => (release = r));
+      },
+      { periodMs: () => period, signal: ac.signal, clock, onError: () => undefined, immediate: true, nudge },
+    );
+    const t0 = starts[0];
+    release!();
+    await flush();
+    clock.step(100);
+    nudge.fire(); // waiting: runs at once
+    expect(starts).toEqual([t0, t0 + 100]);
+    nudge.fire(); // running: the next run follows this one
+    nudge.fire();
+    period = 5000;
+    release!();
+    await flush();
+    clock.step(0);
+    expect(starts).toEqual([t0, t0 + 100, t0 + 100]);
+    release!();
+    await flush();
+    clock.step(4999); // then the new period
+    expect(starts).toHaveLength(3);
+    clock.step(1);
+    expect(starts).toHaveLength(4);
+    ac.abort();
+    release!();
+    await done;
+    nudge.fire(); // a stopped loop no longer listens
+    expect(starts).toHaveLength(4);
+    expect(clock.pendingTimers()).toBe(0);
   });
 });

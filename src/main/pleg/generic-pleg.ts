@@ -25,6 +25,7 @@
  * same code with a concurrency limit of 1.
  */
 import type { Logger } from 'pino';
+import { runPeriodically } from '../../common/periodic.js';
 import type { Clock } from '../../common/clock.js';
 import { formatDuration } from '../config/duration.js';
 import type { PlegEvent } from '../../runtime/pleg-event.js';
@@ -155,21 +156,29 @@ export class GenericPleg implements PodLifecycleEventGenerator {
   start(signal: AbortSignal): void {
     if (this.running) return;
     this.signal = signal;
-    this.running = (async () => {
-      while (!signal.aborted) {
-        const { api, ended } = this.connect();
-        const stop = () => {
-          api.stop().catch(() => undefined);
-        };
-        signal.addEventListener('abort', stop, { once: true });
-        if (signal.aborted) stop();
-        await Promise.race([api.start(this.o.relistPeriodMs), ended]).catch(() => undefined);
-        const err = await ended;
-        signal.removeEventListener('abort', stop);
-        // A dead worker: the pool replaces it; start the loop again after a period.
-        if (err && !signal.aborted) await this.o.clock.sleep(this.o.relistPeriodMs, signal).catch(() => undefined);
-      }
-    })();
+    // One run lasts as long as its loop: a loop whose worker died is connected again after a period.
+    this.running = runPeriodically(() => this.serveLoop(signal), {
+      periodMs: () => this.o.relistPeriodMs,
+      signal,
+      clock: this.o.clock,
+      immediate: true,
+      onError: (err) => this.o.logger.error({ err: (err as Error).message }, 'The relist loop failed; starting it again'),
+    });
+  }
+
+  /** Connects a relist loop and resolves when it has ended (stopped, or its worker died). */
+  private async serveLoop(signal: AbortSignal): Promise<void> {
+    const { api, ended } = this.connect();
+    const stop = () => {
+      api.stop().catch(() => undefined);
+    };
+    signal.addEventListener('abort', stop, { once: true });
+    try {
+      await Promise.race([api.start(this.o.relistPeriodMs), ended]).catch(() => undefined);
+      await ended;
+    } finally {
+      signal.removeEventListener('abort', stop);
+    }
   }
 
   /**

@@ -18,6 +18,7 @@
 import * as Comlink from 'comlink';
 import type { MessagePort } from 'node:worker_threads';
 import type { Clock } from '../../common/clock.js';
+import { Nudge, runPeriodically } from '../../common/periodic.js';
 import type { Runtime } from '../../runtime/runtime.js';
 import { nodeEndpoint } from '../container-events/comlink-node.js';
 import { serializeError } from '../error-wire.js';
@@ -46,8 +47,9 @@ export class RelistLoop implements RelistLoopApi {
   /** Relists run one at a time, in call order (one record-table writer). */
   private chain: Promise<void> = Promise.resolve();
   private running: Promise<void> | undefined;
-  private stopping = false;
-  private wake: AbortController | undefined;
+  private readonly abort = new AbortController();
+  /** A new period ends the wait: the loop relists at once. */
+  private readonly nudge = new Nudge();
   private resolveStopped!: () => void;
   /** Resolves when stop() has ended the loop. */
   readonly stopped = new Promise<void>((resolve) => (this.resolveStopped = resolve));
@@ -63,7 +65,15 @@ export class RelistLoop implements RelistLoopApi {
   /** Starts relisting every `periodMs`. */
   start(periodMs: number): Promise<void> {
     this.periodMs = periodMs;
-    this.running ??= this.loop();
+    this.running ??= runPeriodically(() => this.relistNow(), {
+      periodMs: () => this.periodMs,
+      signal: this.abort.signal,
+      clock: this.ctx.clock,
+      immediate: true,
+      nudge: this.nudge,
+      // once() reports its own failures to the handler (report.error); relistNow does not reject.
+      onError: () => undefined,
+    });
     return Promise.resolve();
   }
 
@@ -84,26 +94,16 @@ export class RelistLoop implements RelistLoopApi {
   /** A new period; the loop relists at once and then keeps it (upstream GenericPLEG.Update). */
   setPeriod(periodMs: number): Promise<void> {
     this.periodMs = periodMs;
-    this.wake?.abort();
+    this.nudge.fire();
     return Promise.resolve();
   }
 
   /** Ends the loop after the relist in progress; resolves when it has ended. */
   async stop(): Promise<void> {
-    this.stopping = true;
-    this.wake?.abort();
+    this.abort.abort();
     await this.running;
     await this.chain;
     this.resolveStopped();
-  }
-
-  private async loop(): Promise<void> {
-    while (!this.stopping) {
-      await this.relistNow();
-      if (this.stopping) return;
-      this.wake = new AbortController();
-      await this.ctx.clock.sleep(this.periodMs, this.wake.signal).catch(() => undefined);
-    }
   }
 
   private async once(): Promise<void> {
