@@ -29,6 +29,7 @@ const BENCHES: Record<string, string> = {
   'cri-transport': 'cri-transport.bench.ts',
   'log-serving': 'log-serving.bench.ts',
   'exec-latency': 'exec-latency.bench.ts',
+  'heap-soak': 'heap-soak.bench.ts',
 };
 
 const [name, ...rest] = process.argv.slice(2);
