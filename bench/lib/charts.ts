@@ -6,7 +6,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { renderCdfSvg, renderChartSvg, type Series } from '../../src/common/svg-chart.js';
+import { renderCdfSvg, renderChartSvg, type Series } from '../../src/compare/svg-chart.js';
 import { RESULTS_DIR } from './report.js';
 
 export function writeChart(file: string, svg: string): string {

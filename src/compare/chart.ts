@@ -5,7 +5,7 @@
  * counts share one axis). Points sit on the bucket bounds; the segments
  * between them are the linear interpolation histogram_quantile assumes.
  */
-import { renderChartSvg } from '../common/svg-chart.js';
+import { renderChartSvg } from './svg-chart.js';
 import type { Comparison } from './summary.js';
 import { METRICS } from './summary.js';
 

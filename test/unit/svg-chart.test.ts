@@ -1,6 +1,6 @@
 import { parseHTML } from 'linkedom';
 import { describe, expect, it } from 'vitest';
-import { cdfPoints, renderCdfSvg, renderChartSvg } from '../../src/common/svg-chart.js';
+import { cdfPoints, renderCdfSvg, renderChartSvg } from '../../src/compare/svg-chart.js';
 
 /** The element members these tests read (the DOM lib, which declares Element, is not loaded). */
 interface SvgElement {
