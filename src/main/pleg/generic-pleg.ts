@@ -91,10 +91,13 @@ interface PendingPod {
 
 export class GenericPleg implements PodLifecycleEventGenerator {
   readonly events: BoundedQueue<PlegEvent>;
-  private readonly o: Required<
-    Omit<GenericPlegOptions, 'logger' | 'metrics' | 'runner' | 'cache' | 'records' | 'clock' | 'sink' | 'onRelist' | 'onCacheUpdated'>
-  > &
-    GenericPlegOptions;
+  /** The options with their defaults; fixed for the PLEG's life. */
+  private readonly deps: Readonly<
+    Required<Pick<GenericPlegOptions, 'mode' | 'inspectConcurrency' | 'channelCapacity'>> &
+      Omit<GenericPlegOptions, 'relistPeriodMs' | 'relistThresholdMs'>
+  >;
+  /** The relist period and health threshold: update() changes them (upstream GenericPLEG.Update). */
+  private readonly periods: { relistPeriodMs: number; relistThresholdMs: number };
   private readonly sink: (event: PlegEvent) => boolean;
   private readonly names = new Map<string, { name: string; namespace: string }>();
   /** Pods the last relist left out, with the reason logged. */
@@ -122,15 +125,10 @@ export class GenericPleg implements PodLifecycleEventGenerator {
   };
 
   constructor(options: GenericPlegOptions) {
-    this.o = {
-      mode: 'parallel',
-      inspectConcurrency: 64,
-      relistPeriodMs: RELIST_PERIOD_MS,
-      relistThresholdMs: RELIST_THRESHOLD_MS,
-      channelCapacity: PLEG_CHANNEL_CAPACITY,
-      ...options,
-    };
-    this.events = new BoundedQueue(this.o.channelCapacity);
+    const { relistPeriodMs = RELIST_PERIOD_MS, relistThresholdMs = RELIST_THRESHOLD_MS, ...rest } = options;
+    this.deps = { mode: 'parallel', inspectConcurrency: 64, channelCapacity: PLEG_CHANNEL_CAPACITY, ...rest };
+    this.periods = { relistPeriodMs, relistThresholdMs };
+    this.events = new BoundedQueue(this.deps.channelCapacity);
     this.sink = options.sink ?? ((e) => this.events.offer(e));
   }
 
@@ -144,7 +142,8 @@ export class GenericPleg implements PodLifecycleEventGenerator {
     relistPeriodMs: number;
     relistThresholdMs: number;
   } {
-    const { cache, clock, logger, metrics, relistPeriodMs, relistThresholdMs } = this.o;
+    const { cache, clock, logger, metrics } = this.deps;
+    const { relistPeriodMs, relistThresholdMs } = this.periods;
     return { cache, clock, logger, metrics, sink: this.sink, relistPeriodMs, relistThresholdMs };
   }
 
@@ -158,11 +157,11 @@ export class GenericPleg implements PodLifecycleEventGenerator {
     this.signal = signal;
     // One run lasts as long as its loop: a loop whose worker died is connected again after a period.
     this.running = runPeriodically(() => this.serveLoop(signal), {
-      periodMs: () => this.o.relistPeriodMs,
+      periodMs: () => this.periods.relistPeriodMs,
       signal,
-      clock: this.o.clock,
+      clock: this.deps.clock,
       immediate: true,
-      onError: (err) => this.o.logger.error({ err: (err as Error).message }, 'The relist loop failed; starting it again'),
+      onError: (err) => this.deps.logger.error({ err: (err as Error).message }, 'The relist loop failed; starting it again'),
     });
   }
 
@@ -174,7 +173,7 @@ export class GenericPleg implements PodLifecycleEventGenerator {
     };
     signal.addEventListener('abort', stop, { once: true });
     try {
-      await Promise.race([api.start(this.o.relistPeriodMs), ended]).catch(() => undefined);
+      await Promise.race([api.start(this.periods.relistPeriodMs), ended]).catch(() => undefined);
       await ended;
     } finally {
       signal.removeEventListener('abort', stop);
@@ -187,8 +186,8 @@ export class GenericPleg implements PodLifecycleEventGenerator {
    * loop relists at once and then keeps the new period.
    */
   update(periods: { relistPeriodMs: number; relistThresholdMs: number }): void {
-    this.o.relistPeriodMs = periods.relistPeriodMs;
-    this.o.relistThresholdMs = periods.relistThresholdMs;
+    this.periods.relistPeriodMs = periods.relistPeriodMs;
+    this.periods.relistThresholdMs = periods.relistThresholdMs;
     const loop = this.loop;
     if (loop && this.signal) loop.api.setPeriod(periods.relistPeriodMs).catch(() => undefined);
   }
@@ -210,7 +209,7 @@ export class GenericPleg implements PodLifecycleEventGenerator {
       return;
     }
     early.armed = true;
-    const { clock } = this.o;
+    const { clock } = this.deps;
     const delay = Math.max(EARLY_RELIST_DELAY_MS, early.lastStart + EARLY_RELIST_MIN_GAP_MS - clock.now());
     const signal = this.signal;
     const onAbort = () => cancel();
@@ -240,11 +239,11 @@ export class GenericPleg implements PodLifecycleEventGenerator {
   /** upstream GenericPLEG.Healthy */
   healthy(): PlegHealth {
     if (this.relistTime === undefined) return { ok: false, message: 'pleg has yet to be successful' };
-    const elapsed = this.o.clock.now() - this.relistTime;
-    if (elapsed > this.o.relistThresholdMs) {
+    const elapsed = this.deps.clock.now() - this.relistTime;
+    if (elapsed > this.periods.relistThresholdMs) {
       return {
         ok: false,
-        message: `pleg was last seen active ${formatDuration(elapsed)} ago; threshold is ${formatDuration(this.o.relistThresholdMs)}`,
+        message: `pleg was last seen active ${formatDuration(elapsed)} ago; threshold is ${formatDuration(this.periods.relistThresholdMs)}`,
       };
     }
     return { ok: true, message: 'ok' };
@@ -260,7 +259,7 @@ export class GenericPleg implements PodLifecycleEventGenerator {
   }
 
   private releaseUnusedSlots(): void {
-    const { cache } = this.o;
+    const { cache } = this.deps;
     for (const uid of this.slotReleases) {
       this.slotReleases.delete(uid);
       const slot = cache.slotOf(uid);
@@ -283,7 +282,7 @@ export class GenericPleg implements PodLifecycleEventGenerator {
   /** The relist loop, started on first use; a loop whose worker died is recovered from here. */
   private connect(): ConnectedLoop {
     if (this.loop) return this.loop;
-    const conn = this.o.runner.relistLoop();
+    const conn = this.deps.runner.relistLoop();
     const end = new AbortController();
     const loop = { ...conn, endedSignal: end.signal };
     this.loop = loop;
@@ -295,10 +294,10 @@ export class GenericPleg implements PodLifecycleEventGenerator {
         if (!err) return;
         // Its writes may have stopped mid-generation.
         if (err instanceof WorkerCrashedError) {
-          this.o.records.recoverAfterWriterCrash();
-          this.o.cache.recoverGlobalAfterWriterCrash();
+          this.deps.records.recoverAfterWriterCrash();
+          this.deps.cache.recoverGlobalAfterWriterCrash();
         }
-        this.o.logger.error({ err: String(err) }, 'GenericPLEG: Unable to retrieve pods');
+        this.deps.logger.error({ err: String(err) }, 'GenericPLEG: Unable to retrieve pods');
       })
       .catch(() => undefined);
     return loop;
@@ -315,7 +314,7 @@ export class GenericPleg implements PodLifecycleEventGenerator {
     const { api, endedSignal } = this.connect();
     await untilAborted(api.relistNow(), endedSignal).catch((err: unknown) => {
       // A loop that ended (its worker died) is logged where that is noticed, in connect().
-      if (!endedSignal.aborted) this.o.logger.error({ err: String(err) }, 'GenericPLEG: Unable to retrieve pods');
+      if (!endedSignal.aborted) this.deps.logger.error({ err: String(err) }, 'GenericPLEG: Unable to retrieve pods');
     });
   }
 
@@ -324,14 +323,14 @@ export class GenericPleg implements PodLifecycleEventGenerator {
     try {
       return await this.handleReport(report);
     } catch (err) {
-      this.o.logger.error({ err: String(err) }, 'GenericPLEG: relist failed; the next relist retries it');
+      this.deps.logger.error({ err: String(err) }, 'GenericPLEG: relist failed; the next relist retries it');
       return { busy: true };
     }
   }
 
   /** The main thread's part of one relist: health, gauges, and for a relist with news, inspection and events. */
   private async handleReport(report: RelistReport): Promise<RelistAck> {
-    const { metrics, logger } = this.o;
+    const { metrics, logger } = this.deps;
     const received = epochHiRes();
     const { timestamp, summary } = report;
     if (this.lastRelistStart !== undefined) metrics.relistInterval.observe((timestamp - this.lastRelistStart) / 1000);
@@ -347,7 +346,7 @@ export class GenericPleg implements PodLifecycleEventGenerator {
     phase.observe({ phase: 'diff' }, summary.timings.diffMs / 1000);
     phase.observe({ phase: 'dispatch' }, Math.max(0, received - report.endedAt) / 1000);
     this.relistTime = timestamp;
-    this.o.onRelist?.();
+    this.deps.onRelist?.();
     metrics.lastSeen.set(timestamp / 1000);
     metrics.runningPods.set(summary.runningPods);
     for (const [state, n] of Object.entries(summary.containersByState)) metrics.runningContainers.set({ container_state: state }, n);
@@ -355,7 +354,7 @@ export class GenericPleg implements PodLifecycleEventGenerator {
     // A quiet relist ended in the loop's thread, which set the cache's global timestamp. Pods held for
     // reinspection make any relist a main-thread one (a loop restarted after its worker died has not been told).
     if (report.quiet && this.podsToReinspect.size === 0) {
-      this.o.onCacheUpdated?.();
+      this.deps.onCacheUpdated?.();
       this.releaseUnusedSlots();
       metrics.relistDuration.observe(report.workerMs / 1000);
       metrics.relistPhase.observe({ phase: 'main' }, (epochHiRes() - received) / 1000);
@@ -376,8 +375,8 @@ export class GenericPleg implements PodLifecycleEventGenerator {
     const tInspectEnd = epochHiRes();
     if (byPod.size > 0) metrics.relistPhase.observe({ phase: 'inspect' }, (tInspectEnd - tInspectStart) / 1000);
     this.podsToReinspect = needsReinspection;
-    this.o.cache.setGlobalTimestamp(timestamp);
-    this.o.onCacheUpdated?.();
+    this.deps.cache.setGlobalTimestamp(timestamp);
+    this.deps.onCacheUpdated?.();
     this.releaseUnusedSlots();
     const end = epochHiRes();
     metrics.relistPhase.observe({ phase: 'main' }, (end - received - (tInspectEnd - tInspectStart)) / 1000);
@@ -387,7 +386,7 @@ export class GenericPleg implements PodLifecycleEventGenerator {
 
   /** Logs a pod the relist left out when it first is (or its reason changes), and when it is recorded again. */
   private noteSkipped(skipped: RelistSummary['skipped']): void {
-    const { logger, metrics } = this.o;
+    const { logger, metrics } = this.deps;
     const now = new Map<string, string>();
     for (const p of skipped) {
       now.set(p.uid, p.reason);
@@ -410,7 +409,7 @@ export class GenericPleg implements PodLifecycleEventGenerator {
     listedAt: number,
     needsReinspection: Map<string, PendingPod>,
   ): Promise<void> {
-    const { cache, logger } = this.o;
+    const { cache, logger } = this.deps;
     const refs: PodRef[] = [];
     for (const [uid, events] of byPod) {
       const names = this.names.get(uid) ?? { name: '', namespace: '' };
@@ -426,9 +425,9 @@ export class GenericPleg implements PodLifecycleEventGenerator {
       const ids = known[uid];
       refs.push({ uid, name: names.name, namespace: names.namespace, slot, keys, ...(ids ? { known: ids, listedAt } : {}) });
     }
-    const serial = this.o.mode === 'serial';
-    const concurrency = serial ? 1 : Math.max(1, this.o.inspectConcurrency);
-    const batchSize = serial ? 1 : Math.max(1, Math.min(16, Math.ceil(refs.length / Math.max(2, 2 * this.o.runner.threads))));
+    const serial = this.deps.mode === 'serial';
+    const concurrency = serial ? 1 : Math.max(1, this.deps.inspectConcurrency);
+    const batchSize = serial ? 1 : Math.max(1, Math.min(16, Math.ceil(refs.length / Math.max(2, 2 * this.deps.runner.threads))));
     const batches: PodRef[][] = [];
     for (let i = 0; i < refs.length; i += batchSize) batches.push(refs.slice(i, i + batchSize));
     let next = 0;
@@ -437,7 +436,7 @@ export class GenericPleg implements PodLifecycleEventGenerator {
         const batch = batches[next++];
         let outcomes: InspectOutcome[];
         try {
-          outcomes = (await this.o.runner.run({ type: 'inspect', pods: batch })).outcomes;
+          outcomes = (await this.deps.runner.run({ type: 'inspect', pods: batch })).outcomes;
         } catch (err) {
           // Only a dead worker rejects (tasks report their own errors); its
           // writes may have stopped mid-slot.
@@ -468,7 +467,7 @@ export class GenericPleg implements PodLifecycleEventGenerator {
       if (e.type === 'ContainerChanged') continue;
       const full = ids?.[e.data];
       if (!this.sink(full ? { ...e, data: full } : e)) {
-        this.o.metrics.discardEvents.inc();
+        this.deps.metrics.discardEvents.inc();
       }
     }
   }
