@@ -76,7 +76,15 @@ const stopAgent = () => agent.kill('SIGTERM');
 process.on('SIGINT', () => (stopAgent(), process.exit(130)));
 const samples: Sample[] = [];
 try {
-  await pollUntil('the demo agent serving /metrics', () => heapMiB(readOnlyPort).then(() => true, () => false), { timeoutMs: 120_000 });
+  await pollUntil(
+    'the demo agent serving /metrics',
+    () =>
+      heapMiB(readOnlyPort).then(
+        () => true,
+        () => false,
+      ),
+    { timeoutMs: 120_000 },
+  );
   const t0 = Date.now();
   while (Date.now() - t0 < MINUTES * 60_000) {
     samples.push({ t: (Date.now() - t0) / 1000, heapMiB: await heapMiB(readOnlyPort), rssMiB: rssMiB(agent.pid!) });
@@ -91,7 +99,14 @@ try {
 const steady = samples.filter((s) => s.t >= WARMUP_MIN * 60);
 const first = steady.filter((s) => s.t < (WARMUP_MIN + 5) * 60);
 const last = steady.filter((s) => s.t >= MINUTES * 60 - 300);
-const med = (xs: Sample[], k: 'heapMiB' | 'rssMiB') => round(percentile(xs.map((s) => s[k]), 50), 1);
+const med = (xs: Sample[], k: 'heapMiB' | 'rssMiB') =>
+  round(
+    percentile(
+      xs.map((s) => s[k]),
+      50,
+    ),
+    1,
+  );
 const summary = {
   minutes: MINUTES,
   everyS: EVERY_S,

@@ -26,7 +26,7 @@ import { parseManifest } from '../src/main/podconfig/manifest.js';
 import { upstreamStaticPodUID } from '../src/main/podconfig/static-pod-uid/static-pod-uid.js';
 import type { ContainerStatus, PodStatus } from '../src/runtime/types.js';
 import { computePodActions } from '../src/workers/sync/compute-pod-actions.js';
-import { hashContainer } from '../src/workers/sync/container-hash.js';
+import { hashContainer } from '../src/pod/container-hash.js';
 import { DEFAULT_GC_POLICY, selectContainers, type GcContainer } from '../src/workers/sync/container-gc.js';
 import { arg, machine, round, taskRows, taskTable, writeResults } from './lib/report.js';
 

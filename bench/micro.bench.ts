@@ -26,7 +26,7 @@ import { diffSlots } from '../src/workers/pleg-diff.js';
 import { capacityForMaxPods, PodStatusCache } from '../src/workers/shared/pod-status-cache.js';
 import { RelistRecordTable } from '../src/workers/shared/relist-records.js';
 import { computePodActions } from '../src/workers/sync/compute-pod-actions.js';
-import { hashContainer } from '../src/workers/sync/container-hash.js';
+import { hashContainer } from '../src/pod/container-hash.js';
 import { arg, machine, round, taskRows, taskTable, writeResults } from './lib/report.js';
 
 const TIME = Number(arg('time', '500'));

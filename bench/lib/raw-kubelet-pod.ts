@@ -35,7 +35,8 @@ import { legacyLogLinkPath, linkContainerLog } from '../../src/workers/logs/lega
 import { generateContainerConfig } from '../../src/workers/sync/container-config.js';
 import { containerLogsDirectory, restartCountFromLogDir } from '../../src/workers/sync/log-restart-count.js';
 import { makeMounts } from '../../src/workers/sync/make-mounts.js';
-import { buildPodLogsDirectory, generatePodSandboxConfig, podHostNameAndDomain } from '../../src/workers/sync/sandbox-config.js';
+import { buildPodLogsDirectory } from '../../src/pod/log-paths.js';
+import { generatePodSandboxConfig, podHostNameAndDomain } from '../../src/workers/sync/sandbox-config.js';
 
 export interface KubeletPodOptions {
   /** The static pod manifest (as the agent reads it). */

@@ -8,7 +8,7 @@ import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { realClock, type Clock } from '../common/clock.js';
 import { KubeletTsError } from '../common/errors.js';
-import { parseDuration } from '../main/config/duration.js';
+import { parseDuration } from '../common/duration.js';
 import { collectSources, parseSourceArg, type SourceSpec } from './collect.js';
 import { renderJson, renderMarkdown, renderText } from './render.js';
 import { makeScraper, type ScrapeOptions, type Scraper } from './scrape.js';

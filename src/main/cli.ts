@@ -7,7 +7,7 @@
 import { ConfigError } from '../common/errors.js';
 import { createLogger, type Logger } from '../common/logger.js';
 import type { DestinationStream } from 'pino';
-import { formatDuration } from './config/duration.js';
+import { formatDuration } from '../common/duration.js';
 import { parseFlags } from './config/flag-parser.js';
 import type { KubeletConfig } from './config/kubelet-config.js';
 import { resolveFromFlags, type ConfigSources, type ResolveEnv, type ResolvedConfig } from './config/load-config.js';

@@ -17,7 +17,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import { realClock } from '../common/clock.js';
 import { createLogger } from '../common/logger.js';
 import { pidAlive, readPidFile } from '../common/pid-file.js';
-import { parseDuration } from '../main/config/duration.js';
+import { parseDuration } from '../common/duration.js';
 import { parseLatency, type FaultConfig, type LatencySpec } from './faults.js';
 import { OwnerWatch } from './owner-watch.js';
 import { startSimRuntime } from './server.js';

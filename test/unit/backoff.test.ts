@@ -13,7 +13,7 @@ import {
   reset,
   type BackoffState,
 } from '../../src/workers/sync/backoff.js';
-import { hashContainer } from '../../src/workers/sync/container-hash.js';
+import { hashContainer } from '../../src/pod/container-hash.js';
 
 const T0 = 1_700_000_000_000;
 const S = 1000;

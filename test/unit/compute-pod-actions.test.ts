@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { PodSchema, type Pod } from '../../src/api/pod.js';
 import type { ContainerStatus, PodStatus } from '../../src/runtime/types.js';
-import { hashContainer } from '../../src/workers/sync/container-hash.js';
+import { hashContainer } from '../../src/pod/container-hash.js';
 import {
   computePodActions,
   describePodActions,

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { PodSchema, type Container, type Pod } from '../../src/api/pod.js';
 import { KubeletTsError } from '../../src/common/errors.js';
 import { NamespaceMode, SecurityProfile_ProfileType } from '../../src/gen/runtime/v1/api.js';
-import { hashContainer } from '../../src/workers/sync/container-hash.js';
+import { hashContainer } from '../../src/pod/container-hash.js';
 import {
   DEFAULT_MASKED_PATHS,
   expand,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ContainerSchema } from '../../src/api/pod.js';
-import { goJSONString, hashChanged, hashContainer } from '../../src/workers/sync/container-hash.js';
+import { goJSONString, hashChanged, hashContainer } from '../../src/pod/container-hash.js';
 
 const sample = () =>
   ContainerSchema.parse({

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/common/errors.js';
-import { formatDuration, formatDurationNs, isDuration, parseDuration, parseDurationNs } from '../../src/main/config/duration.js';
+import { formatDuration, formatDurationNs, isDuration, parseDuration, parseDurationNs } from '../../src/common/duration.js';
 
 describe('parseDuration', () => {
   it.each([

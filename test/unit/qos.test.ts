@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { PodSchema, type Pod } from '../../src/api/pod.js';
-import { computePodQOS, containerOOMScoreAdjust, getPodQOS, isNodeCriticalPod } from '../../src/workers/sync/qos.js';
+import { computePodQOS, containerOOMScoreAdjust, getPodQOS, isNodeCriticalPod } from '../../src/pod/qos.js';
 
 type Res = { requests?: Record<string, string>; limits?: Record<string, string> };
 const pod = (containers: Res[], inits: Res[] = [], extra: Record<string, unknown> = {}): Pod =>

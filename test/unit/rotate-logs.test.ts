@@ -12,8 +12,8 @@ import {
   LABEL_POD_NAMESPACE,
   LABEL_POD_UID,
 } from '../../src/runtime/types.js';
-import { containerAnnotations, containerLabels, containerLogPath } from '../../src/workers/sync/container-config.js';
-import { buildPodLogsDirectory } from '../../src/workers/sync/sandbox-config.js';
+import { buildPodLogsDirectory, containerLogPath } from '../../src/pod/log-paths.js';
+import { containerAnnotations, containerLabels } from '../../src/workers/sync/container-config.js';
 import { derivedLogPath, plan, rotateLogs, rotationSuffix } from '../../src/workers/logs/rotate-logs.js';
 import { FakeCri } from '../fakes/fake-cri.js';
 

@@ -2,7 +2,7 @@ import { chmod, mkdir, mkdtemp, rm, stat, symlink, writeFile } from 'node:fs/pro
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { cleanSubPaths, prepareSafeSubpath, safeMakeDir } from '../../src/common/subpath.js';
+import { cleanSubPaths, prepareSafeSubpath, safeMakeDir } from '../../src/pod/subpath.js';
 import { FakeMounter } from '../fakes/fake-mounter.js';
 
 describe('safe subPath binds (upstream subpath_linux)', () => {

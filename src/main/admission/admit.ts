@@ -20,7 +20,7 @@
  */
 import type { Pod, PodStatus as ApiPodStatus } from '../../api/pod.js';
 import { milliValue, value } from '../../api/quantity.js';
-import { getPodQOS } from '../../workers/sync/qos.js';
+import { getPodQOS } from '../../pod/qos.js';
 import { rfc3339 } from '../status/generate-pod-status.js';
 import { fitsHostPorts } from './host-ports.js';
 import { matchesRequiredNodeAffinity } from './node-affinity.js';

@@ -8,7 +8,7 @@
  * an empty protocol TCP. Pure.
  */
 import type { ContainerPort, Pod } from '../../api/pod.js';
-import { isRestartableInitContainer } from '../../workers/sync/init-containers.js';
+import { isRestartableInitContainer } from '../../pod/init-containers.js';
 
 const BIND_ALL = '0.0.0.0';
 

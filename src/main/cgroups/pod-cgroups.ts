@@ -16,7 +16,7 @@
 import type { Logger } from 'pino';
 import type { Pod } from '../../api/pod.js';
 import type { Clock } from '../../common/clock.js';
-import { getPodQOS } from '../../workers/sync/qos.js';
+import { getPodQOS } from '../../pod/qos.js';
 import { childCgroupName, type CgroupName } from './cgroup-name.js';
 import type { CgroupManager, ResourceConfig } from './cgroup-manager.js';
 import type { QosCgroups } from './qos-cgroups.js';

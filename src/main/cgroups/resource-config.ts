@@ -18,7 +18,7 @@
 import type { Pod, ResourceList } from '../../api/pod.js';
 import { milliValue, value } from '../../api/quantity.js';
 import { milliCPUToQuota, milliCPUToShares, MIN_SHARES } from '../../workers/sync/container-config.js';
-import { getPodQOS } from '../../workers/sync/qos.js';
+import { getPodQOS } from '../../pod/qos.js';
 import type { ResourceConfig } from './cgroup-manager.js';
 
 /** Amounts by resource: cpu in millicores, the rest in whole units. */

@@ -1,6 +1,6 @@
 /** A Go duration string in a KubeletConfiguration file, parsed to milliseconds. */
 import * as z from 'zod';
-import { parseDuration } from './duration.js';
+import { parseDuration } from '../../common/duration.js';
 
 export const durationString = z
   .string({ error: 'expected a duration string such as "20s" or "1m30s"' })

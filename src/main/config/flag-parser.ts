@@ -12,7 +12,7 @@
  */
 import { Command, CommanderError, Option } from 'commander';
 import { didYouMean } from '../../common/did-you-mean.js';
-import { parseDuration } from './duration.js';
+import { parseDuration } from '../../common/duration.js';
 import { parseFeatureGates } from './feature-gates.js';
 import { allFlagSpecs, type FlagSpec, type FlagTarget } from './flags.js';
 import type { TaintSpec } from './taints.js';

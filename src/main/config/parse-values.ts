@@ -2,7 +2,7 @@
  * Flag value parsers with upstream (pflag / component-base) semantics. Each
  * throws an Error with a message that the caller prefixes with the flag name.
  */
-import { parseDuration } from './duration.js';
+import { parseDuration } from '../../common/duration.js';
 import { TAINT_EFFECTS, type TaintSpec } from './taints.js';
 
 const TRUE = new Set(['1', 't', 'T', 'true', 'TRUE', 'True']);

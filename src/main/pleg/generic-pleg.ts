@@ -27,7 +27,7 @@
 import type { Logger } from 'pino';
 import { runPeriodically } from '../../common/periodic.js';
 import type { Clock } from '../../common/clock.js';
-import { formatDuration } from '../config/duration.js';
+import { formatDuration } from '../../common/duration.js';
 import type { PlegEvent } from '../../runtime/pleg-event.js';
 import type { InspectOutcome, PodRef, RelistAck, RelistHandler, RelistReport, RelistSummary } from '../../workers/protocol.js';
 import { hasRuntimeState } from '../../runtime/types.js';

@@ -55,7 +55,9 @@ export function buildPleg(
       ? new EventedPleg({
           generic: genericPleg,
           source:
-            config.workerThreads === 0 ? new InlineContainerEventSource(parts.workerInit) : new WorkerContainerEventSource(parts.workerInit),
+            config.workerThreads === 0
+              ? new InlineContainerEventSource(parts.workerInit)
+              : new WorkerContainerEventSource(parts.workerInit),
           eventedMetrics: eventedPlegMetrics(parts.registry),
         })
       : genericPleg;

@@ -21,7 +21,7 @@ import type {
 } from '../../api/pod.js';
 import type { ContainerStatus as RuntimeContainerStatus, PodStatus as RuntimePodStatus } from '../../runtime/types.js';
 import { rfc3339 } from '../../common/time.js';
-import { getPodQOS } from '../../workers/sync/qos.js';
+import { getPodQOS } from '../../pod/qos.js';
 import { CONFIG_SOURCE_ANNOTATION } from '../podconfig/types.js';
 import {
   KUBELET_OWNED_CONDITIONS,

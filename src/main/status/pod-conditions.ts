@@ -29,7 +29,7 @@ export const REASON_CONTAINERS_NOT_READY = 'ContainersNotReady';
 export const REASON_CONTAINERS_NOT_INITIALIZED = 'ContainersNotInitialized';
 export const REASON_READINESS_GATES_NOT_READY = 'ReadinessGatesNotReady';
 
-import { isRestartableInitContainer } from '../../workers/sync/init-containers.js';
+import { isRestartableInitContainer } from '../../pod/init-containers.js';
 export { isRestartableInitContainer };
 
 /** Go's %s of a []string: `[a b]`. */

@@ -16,7 +16,7 @@ import { value } from '../../api/quantity.js';
 import { VolumeError } from '../../common/errors.js';
 import { makeDirectoryAsync } from '../../common/make-dir.js';
 import { isMountPoint, mountsUnder, removeAllUnmounted } from '../../common/mounter.js';
-import { pluginMetaDir, podDir, volumeDir } from '../../common/pod-dirs.js';
+import { pluginMetaDir, podDir, volumeDir } from '../../pod/pod-dirs.js';
 import type { MountedVolume, VolumeHost, VolumePlugin } from './volume-plugin.js';
 import { setVolumeOwnership } from './volume-ownership.js';
 

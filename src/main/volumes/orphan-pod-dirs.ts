@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { v } from '../../common/logger.js';
 import { removeAllUnmounted, type Mounter } from '../../common/mounter.js';
-import { podDir, podsDir, podVolumesDir, podVolumeSubpathsDir } from '../../common/pod-dirs.js';
+import { podDir, podsDir, podVolumesDir, podVolumeSubpathsDir } from '../../pod/pod-dirs.js';
 
 export interface OrphanCleanupDeps {
   rootDir: string;

@@ -8,7 +8,7 @@
 import type { Volume } from '../../api/core-v1.js';
 import type { Pod } from '../../api/pod.js';
 import { VolumeError } from '../../common/errors.js';
-import { pluginMetaDir, podDir, volumeDir } from '../../common/pod-dirs.js';
+import { pluginMetaDir, podDir, volumeDir } from '../../pod/pod-dirs.js';
 import { AtomicWriter, type Payload } from './atomic-writer.js';
 import { EMPTY_DIR_PLUGIN, memoryVolumeSizeBytes, setUpEmptyDir, tearDownEmptyDir, type StorageMedium } from './empty-dir-plugin.js';
 import type { MountedVolume, VolumeHost } from './volume-plugin.js';

@@ -29,8 +29,7 @@ import type { Pod } from '../../api/pod.js';
 import type { CriApi } from '../../cri/client.js';
 import { ContainerState, type Container } from '../../gen/runtime/v1/api.js';
 import { ANNOTATION_RESTART_COUNT, LABEL_CONTAINER_NAME, LABEL_POD_NAME, LABEL_POD_NAMESPACE, LABEL_POD_UID } from '../../runtime/types.js';
-import { containerLogPath } from '../sync/container-config.js';
-import { buildPodLogsDirectory } from '../sync/sandbox-config.js';
+import { buildPodLogsDirectory, containerLogPath } from '../../pod/log-paths.js';
 
 export interface RotateLogsInput {
   maxSizeBytes: number;

@@ -15,8 +15,8 @@
  */
 import type { Container, Pod } from '../../api/pod.js';
 import type { PodStatus } from '../../runtime/types.js';
-import { hashContainer } from './container-hash.js';
-import { findLatestExitedStatus } from './restart-policy.js';
+import { hashContainer } from '../../pod/container-hash.js';
+import { findLatestExitedStatus } from '../../pod/restart-policy.js';
 
 export interface BackoffEntry {
   /** Current delay. */

@@ -21,15 +21,15 @@
  */
 import type { Pod } from '../../api/pod.js';
 import type { PodStatus } from '../../runtime/types.js';
-import { hashChanged, hashContainer } from './container-hash.js';
-import { computeInitContainerActions, hasAnyRegularContainerCreated, type InitProbeResults } from './init-containers.js';
+import { hashChanged, hashContainer } from '../../pod/container-hash.js';
+import { computeInitContainerActions, hasAnyRegularContainerCreated, type InitProbeResults } from '../../pod/init-containers.js';
 import {
   containerSucceeded,
   findLatestContainerStatus,
   podRestartPolicy,
   shouldPodContainerBeRestarted,
   shouldRestartOnFailure,
-} from './restart-policy.js';
+} from '../../pod/restart-policy.js';
 
 /** Why a container is killed (upstream containerKillReason; '' when the message says it all). */
 export type KillReason = 'LivenessProbe' | 'StartupProbe' | 'Unknown' | '';

@@ -12,6 +12,7 @@
  * KubeletTsError that names the container and variable. Mounts come in via `opts.mounts`
  * (make-mounts.ts); devices are left empty.
  */
+import { containerLogPath } from '../../pod/log-paths.js';
 import type { Container, EnvVar, Pod } from '../../api/pod.js';
 import { milliValue, parseQuantity, value } from '../../api/quantity.js';
 import { KubeletTsError } from '../../common/errors.js';
@@ -33,8 +34,8 @@ import {
   type LinuxContainerConfig,
   type Mount,
 } from '../../gen/runtime/v1/api.js';
-import { goJSONString, hashContainer } from './container-hash.js';
-import { containerOOMScoreAdjust } from './qos.js';
+import { goJSONString, hashContainer } from '../../pod/container-hash.js';
+import { containerOOMScoreAdjust } from '../../pod/qos.js';
 import { namespacesForPod, podSupplementalGroups } from './sandbox-config.js';
 import type { PodObjects } from './sync-types.js';
 
@@ -402,11 +403,6 @@ export function linuxContainerConfig(pod: Pod, container: Container, opts: Conta
 }
 
 // --- the config ------------------------------------------------------------------
-
-/** Upstream buildContainerLogsPath: `<container>/<restartCount>.log`, relative to the sandbox log directory. */
-export function containerLogPath(containerName: string, restartCount: number): string {
-  return `${containerName}/${restartCount}.log`;
-}
 
 /**
  * Builds the CreateContainer config. `target` is an index into

@@ -7,7 +7,7 @@
  * pod logs root) comes in through `opts`; nothing here reads files. Throws
  * KubeletTsError for a pod that cannot get a sandbox (invalid hostname).
  */
-import { posix as path } from 'node:path';
+import { buildPodLogsDirectory } from '../../pod/log-paths.js';
 import type { Container, Pod } from '../../api/pod.js';
 import { KubeletTsError } from '../../common/errors.js';
 import { LABEL_POD_NAME, LABEL_POD_NAMESPACE, LABEL_POD_UID } from '../../runtime/types.js';
@@ -45,12 +45,6 @@ const MAX_DNS_SEARCH_PATHS = 32;
 const MAX_DNS_SEARCH_LIST_CHARS = 2048;
 const DEFAULT_DNS_OPTIONS = ['ndots:5'];
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-
-/** Upstream BuildPodLogsDirectory: `<podLogsDir>/<namespace>_<name>_<uid>`. */
-export function buildPodLogsDirectory(podLogsDir: string, pod: Pod): string {
-  const m = pod.metadata;
-  return path.join(podLogsDir, `${m.namespace ?? ''}_${m.name ?? ''}_${m.uid ?? ''}`);
-}
 
 /** Upstream NamespacesForPod (user namespaces not modelled). Shared with container-config. */
 export function namespacesForPod(pod: Pod): DeepPartial<NamespaceOption> {

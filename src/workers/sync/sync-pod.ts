@@ -24,16 +24,17 @@ import { doBackOff, type BackoffState } from './backoff.js';
 import { computePodActions, describePodActions } from './compute-pod-actions.js';
 import { generateContainerConfig, makeEnvironmentVariables, type ContainerConfigOptions } from './container-config.js';
 import { ensureImage } from './image-puller.js';
-import { initContainersToPrune, initContainersToPurge, isRestartableInitContainer } from './init-containers.js';
+import { initContainersToPrune, initContainersToPurge, isRestartableInitContainer } from '../../pod/init-containers.js';
 import { killContainer, killPod, removeContainers, removePod } from './kill-pod.js';
 import { runHandler, type HookContext } from './lifecycle-hooks.js';
 import { containerLogsDirectory, restartCountFromLogDir } from './log-restart-count.js';
 import { join } from 'node:path';
 import { legacyLogLinkPath, linkContainerLog } from '../logs/legacy-log-link.js';
 import { makeMounts } from './make-mounts.js';
-import { findLatestContainerStatus } from './restart-policy.js';
+import { findLatestContainerStatus } from '../../pod/restart-policy.js';
 import { publishCreatedSandbox, publishStartedContainers, type StartedContainer } from './publish-status.js';
-import { buildPodLogsDirectory, generatePodSandboxConfig, podHostNameAndDomain } from './sandbox-config.js';
+import { buildPodLogsDirectory } from '../../pod/log-paths.js';
+import { generatePodSandboxConfig, podHostNameAndDomain } from './sandbox-config.js';
 import type { NodeInfo, PodEvent, SyncPodInput, SyncPodResult, SyncReason, TerminatePodInput, TerminatePodResult } from './sync-types.js';
 
 export interface SyncContext extends HookContext {

@@ -11,7 +11,7 @@
  */
 import type { Pod } from '../../api/pod.js';
 import type { Clock } from '../../common/clock.js';
-import { isRestartableInitContainer } from './init-containers.js';
+import { isRestartableInitContainer } from '../../pod/init-containers.js';
 
 interface Gate {
   done: Promise<void>;

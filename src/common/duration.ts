@@ -8,7 +8,7 @@
  * below 1 ms). Parsing is exact to the nanosecond (bigint) and only then
  * converted, so "1.1s" is 1100, not 1100.0000000000002.
  */
-import { ConfigError } from '../../common/errors.js';
+import { ConfigError } from './errors.js';
 
 const NS_PER_UNIT: Record<string, bigint> = {
   ns: 1n,

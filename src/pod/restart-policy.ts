@@ -9,8 +9,8 @@
  * collected) the newest by `createdAt` is "the" status, as upstream's
  * FindContainerStatusByName relies on newest-first order.
  */
-import type { Container, Pod } from '../../api/pod.js';
-import type { ContainerStatus, PodStatus } from '../../runtime/types.js';
+import type { Container, Pod } from '../api/pod.js';
+import type { ContainerStatus, PodStatus } from '../runtime/types.js';
 
 export type RestartPolicy = 'Always' | 'OnFailure' | 'Never';
 

@@ -10,8 +10,8 @@
  * return indices and container ids and never call the runtime. The runtime
  * status is matched by name, newest instance first.
  */
-import type { Container, Pod } from '../../api/pod.js';
-import type { ContainerStatus, PodStatus } from '../../runtime/types.js';
+import type { Container, Pod } from '../api/pod.js';
+import type { ContainerStatus, PodStatus } from '../runtime/types.js';
 import { hashChanged, hashContainer } from './container-hash.js';
 import { findContainerStatuses, findLatestContainerStatus, isInitContainerFailed, shouldRestartOnFailure } from './restart-policy.js';
 

@@ -20,7 +20,7 @@
  *
  * Pure and deterministic across processes and threads.
  */
-import type { Container } from '../../api/pod.js';
+import type { Container } from '../api/pod.js';
 
 /** Lowercase hex hash of the container's restart-relevant fields (`name`, `image`). */
 export function hashContainer(container: Pick<Container, 'name' | 'image'>): string {

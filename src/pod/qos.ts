@@ -6,8 +6,8 @@
  * Inputs are expected to be API-defaulted (requests default to limits, see
  * src/main/podconfig/defaults.ts), as upstream assumes.
  */
-import type { Container, Pod } from '../../api/pod.js';
-import { compareQuantities, parseQuantity, value, type Quantity } from '../../api/quantity.js';
+import type { Container, Pod } from '../api/pod.js';
+import { compareQuantities, parseQuantity, value, type Quantity } from '../api/quantity.js';
 
 export type QOSClass = 'Guaranteed' | 'Burstable' | 'BestEffort';
 

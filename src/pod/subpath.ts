@@ -18,8 +18,8 @@
 import { constants } from 'node:fs';
 import { chmod, mkdir, open, readdir, realpath, rm, rmdir, stat, writeFile, type FileHandle } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
-import { SubpathError, VolumeError } from './errors.js';
-import { isMountPoint, type Mounter } from './mounter.js';
+import { SubpathError, VolumeError } from '../common/errors.js';
+import { isMountPoint, type Mounter } from '../common/mounter.js';
 import { podVolumeSubpathsDir, subpathMountPath } from './pod-dirs.js';
 
 /** Linux O_PATH (not exported by node:fs): a descriptor that only names a file. */
