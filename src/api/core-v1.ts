@@ -37,6 +37,8 @@ import type {
   V1ObjectMeta,
   V1ObjectReference,
   V1Pod,
+  V1PersistentVolume,
+  V1PersistentVolumeClaim,
   V1PodCondition,
   V1PodSecurityContext,
   V1PodSpec,
@@ -107,5 +109,8 @@ export type Lease = Wire<V1Lease>;
 export type Event = Wire<CoreV1Event>;
 export type ConfigMap = Wire<V1ConfigMap>;
 export type Secret = Wire<V1Secret>;
+/** core/v1 PersistentVolumeClaim and PersistentVolume (the volume manager resolves a pod's claim to its bound volume). */
+export type PersistentVolumeClaim = Wire<V1PersistentVolumeClaim>;
+export type PersistentVolume = Wire<V1PersistentVolume>;
 /** authentication.k8s.io/v1 TokenRequest (POST serviceaccounts/NAME/token: a service-account token bound to a pod). */
 export type TokenRequest = Wire<AuthenticationV1TokenRequest>;

@@ -128,8 +128,8 @@ describe('VolumeManager', () => {
   it.each([
     [
       'an unsupported source',
-      { name: 'pvc', persistentVolumeClaim: { claimName: 'x' } },
-      'persistentVolumeClaim volumes are not supported by kubelet-ts',
+      { name: 'share', nfs: { server: 'nfs.example', path: '/' } },
+      'volume "share": nfs volumes are not supported by kubelet-ts',
     ],
     ['a plugin check', { name: 'cfg', configMap: { name: 'refused' } }, 'volume "cfg": needs an apiserver'],
   ])('rejects at once for %s', async (_name, volume, msg) => {

@@ -1,7 +1,8 @@
 /**
- * hostPath volumes (upstream pkg/volume/hostpath): the host's own path,
- * bound into containers as is. Setup checks the path against its `type`
- * (creating it for DirectoryOrCreate / FileOrCreate); teardown does nothing.
+ * hostPath volumes and hostPath PersistentVolumes (upstream
+ * pkg/volume/hostpath): the host's own path, bound into containers as is.
+ * Setup checks the path against its `type` (creating it for
+ * DirectoryOrCreate / FileOrCreate); teardown does nothing.
  * Nothing is written under the pod directory, so there is nothing to
  * reconstruct after a restart.
  */
@@ -101,12 +102,15 @@ export const hostPathPlugin: VolumePlugin = {
   name: HOST_PATH_PLUGIN,
   requiresRemount: false,
   canSupport: (v) => v.hostPath !== undefined,
-  async setUp(_pod, v): Promise<MountedVolume> {
-    const path = v.hostPath?.path ?? '';
+  canSupportPersistent: (pv) => pv.spec?.hostPath !== undefined,
+  async setUp(_pod, v, _host, persistent): Promise<MountedVolume> {
+    // A hostPath PV is used in place like an inline hostPath, read-only when its claim source is (upstream getVolumeSource).
+    const source = persistent ? persistent.pv.spec?.hostPath : v.hostPath;
+    const path = source?.path ?? '';
     if (!path.startsWith('/')) throw new VolumeError(`invalid HostPath \`${path}\`: must be an absolute path`);
     if (hasBacksteps(path)) throw new VolumeError(`invalid HostPath \`${path}\`: must not contain '..'`);
-    await checkHostPathType(path, v.hostPath?.type ?? '');
-    return { path, readOnly: false };
+    await checkHostPathType(path, source?.type ?? '');
+    return { path, readOnly: persistent?.readOnly ?? false };
   },
   async tearDown() {
     // Nothing of a hostPath volume belongs to the pod.

@@ -37,10 +37,21 @@ import { Semaphore } from '../../common/semaphore.js';
 import { cleanSubPaths } from '../../pod/subpath.js';
 import { makeRShared } from '../../common/mounter.js';
 import { podReference, type EventRecorder } from '../events/event-recorder.js';
-import { findPlugin, mountedVolumeNames } from './pod-volumes.js';
+import { populate, resolveClaims, type ClaimResults } from './desired-state.js';
+import { mountedVolumeNames } from './pod-volumes.js';
 import type { StorageOperation, VolumeMetrics } from './volume-metrics.js';
 import type { MountedVolume, ObjectRef, VolumeHost, VolumePlugin } from './volume-plugin.js';
-import { backoffMs, ensureDir, needsPropagation, newVolume, type PodEntry, type VolumeEntry, type Waiter } from './volume-state.js';
+import {
+  backoffMs,
+  ensureDir,
+  needsPropagation,
+  newVolume,
+  pvKey,
+  subPathVolumes,
+  type PodEntry,
+  type VolumeEntry,
+  type Waiter,
+} from './volume-state.js';
 
 /** upstream podAttachAndMountTimeout. */
 export const ATTACH_MOUNT_TIMEOUT_MS = 123_000;
@@ -141,17 +152,24 @@ export class VolumeManager implements PodVolumeManager {
     ensureDir(podVolumesDir(pd), 0o750, made, 'the pod volumes directory');
     ensureDir(podPluginsDir(pd), 0o750, made, 'the pod plugins directory');
     if (needsPropagation(pod)) await this.ensureRootShared();
-    const entry = this.addPod(pod);
+    const entry = this.addPod(pod, await resolveClaims(pod, this.o.host));
     entry.dirsMade = true;
-    const expected = [...entry.volumes.values()].filter((e) => e.desired).map((e) => e.name);
+    const inSpec = new Set((pod.spec.volumes ?? []).map((x) => x.name));
+    const expected = [...mountedVolumeNames(pod)].filter((n) => inSpec.has(n)).sort();
     if (expected.length === 0 && entry.errors.length === 0) return {};
     v(this.o.logger, 3).info({ pod: podName(pod) }, 'Waiting for volumes to attach and mount for pod');
+    // upstream's message: the volumes not mounted yet, and those not in the desired state (a claim not bound, say).
     await this.wait(entry, 'mount', signal, () => {
-      const pending = expected.filter((n) => !entry.volumes.get(n)?.mounted).sort();
-      return `unmounted volumes=[${pending.join(' ')}], unattached volumes=[], failed to process volumes=[]: timed out waiting for the condition`;
+      const pending = expected.filter((n) => !entry.volumes.get(n)?.mounted);
+      const unprocessed = expected.filter((n) => !entry.volumes.get(n)?.desired);
+      return `unmounted volumes=[${pending.join(' ')}], unattached volumes=[], failed to process volumes=[${unprocessed.join(' ')}]`;
     });
     const map: VolumeMap = {};
-    for (const name of expected) map[name] = entry.volumes.get(name)!.mounted!;
+    for (const name of expected) {
+      const mounted = entry.volumes.get(name)?.mounted;
+      if (!mounted) throw new VolumeError(`volume ${JSON.stringify(name)} of pod ${podName(pod)} is not set up`);
+      map[name] = mounted;
+    }
     return map;
   }
 
@@ -165,12 +183,7 @@ export class VolumeManager implements PodVolumeManager {
     entry.errors = [];
     this.kick(uid);
     if (entry.volumes.size === 0) return this.forget(entry);
-    await this.wait(
-      entry,
-      'unmount',
-      signal,
-      () => `mounted volumes=[${[...entry.volumes.keys()].sort().join(' ')}]: timed out waiting for the condition`,
-    );
+    await this.wait(entry, 'unmount', signal, () => `mounted volumes=[${[...entry.volumes.keys()].sort().join(' ')}]`);
   }
 
   /** True while the pod has volumes set up or left on disk (upstream podVolumesExist). */
@@ -212,7 +225,10 @@ export class VolumeManager implements PodVolumeManager {
         for (const name of names) {
           const entry = this.entry(uid);
           entry.released = false;
-          entry.volumes.set(name, newVolume(name, plugin, { desired: false, onDisk: true }));
+          // A PV-named directory waits under pvKey until the pod's claim claims it (desired-state.ts).
+          const e = newVolume(plugin.dirNamedByPV ? pvKey(name) : name, plugin, { desired: false, onDisk: true });
+          if (plugin.dirNamedByPV) e.dirName = name;
+          entry.volumes.set(e.name, e);
           found++;
         }
       }
@@ -264,40 +280,14 @@ export class VolumeManager implements PodVolumeManager {
     return e;
   }
 
-  private addPod(pod: Pod): PodEntry {
+  private addPod(pod: Pod, claims: ClaimResults): PodEntry {
     const uid = pod.metadata.uid ?? '';
     const entry = this.entry(uid);
     entry.pod = pod;
     entry.desired = true;
     entry.released = false;
     entry.errors = [];
-    const wanted = mountedVolumeNames(pod);
-    for (const e of entry.volumes.values()) e.desired = false;
-    const refs: ObjectRef[] = [];
-    for (const vol of pod.spec.volumes ?? []) {
-      if (!wanted.has(vol.name)) continue;
-      const plugin = findPlugin(this.o.plugins, vol);
-      if (typeof plugin === 'string') {
-        entry.errors.push(plugin);
-        continue;
-      }
-      const api = vol;
-      const problem = plugin.check?.(pod, api, this.o.host);
-      if (problem) {
-        entry.errors.push(`volume ${JSON.stringify(vol.name)}: ${problem}`);
-        continue;
-      }
-      refs.push(...(plugin.references?.(pod, api) ?? []));
-      let e = entry.volumes.get(vol.name);
-      if (!e || e.plugin !== plugin) {
-        e = newVolume(vol.name, plugin, { desired: true, onDisk: e?.onDisk ?? false });
-        entry.volumes.set(vol.name, e);
-      }
-      e.desired = true;
-      // Reprocess (upstream ReprocessPod): remount plugins whose content follows a source; a volume found on disk is set up again.
-      if (e.mounted && plugin.requiresRemount) e.remountRequired = true;
-      if (e.onDisk && !e.mounted) e.remountRequired = true;
-    }
+    const refs = populate(entry, pod, this.o.plugins, this.o.host, claims);
     // Register before unregistering, so an object the pod keeps never loses its watch.
     for (const r of refs) this.o.host.objects?.register(r);
     for (const r of entry.refs) this.o.host.objects?.unregister(r);
@@ -316,7 +306,8 @@ export class VolumeManager implements PodVolumeManager {
 
   // --- waiting ------------------------------------------------------------------
 
-  private wait(entry: PodEntry, kind: Waiter['kind'], signal: AbortSignal | undefined, timeoutMessage: () => string): Promise<void> {
+  /** `status`: upstream's description of what is still waited for, the start of a timeout's or an error's message. */
+  private wait(entry: PodEntry, kind: Waiter['kind'], signal: AbortSignal | undefined, status: () => string): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       let cancelTimer = () => {};
       const onAbort = () => finish(signal?.reason instanceof Error ? signal.reason : new Error('aborted'));
@@ -327,10 +318,12 @@ export class VolumeManager implements PodVolumeManager {
         if (err) reject(err);
         else resolve();
       };
-      const waiter: Waiter = { kind, resolve: () => finish(), reject: finish };
+      const waiter: Waiter = { kind, status, resolve: () => finish(), reject: finish };
       if (signal?.aborted) return onAbort();
       entry.waiters.add(waiter);
-      cancelTimer = this.o.clock.setTimer(ATTACH_MOUNT_TIMEOUT_MS, () => finish(new VolumeError(timeoutMessage())));
+      cancelTimer = this.o.clock.setTimer(ATTACH_MOUNT_TIMEOUT_MS, () =>
+        finish(new VolumeError(`${status()}: timed out waiting for the condition`)),
+      );
       signal?.addEventListener('abort', onAbort, { once: true });
       this.notify(entry);
     });
@@ -342,7 +335,7 @@ export class VolumeManager implements PodVolumeManager {
         if (entry.errors.length > 0) {
           const errs = entry.errors;
           entry.errors = [];
-          w.reject(new VolumeError(errs.join('; ')));
+          w.reject(new VolumeError(`${w.status()}: ${errs.join('; ')}`));
         } else if ([...entry.volumes.values()].every((e) => !e.desired || e.mounted)) w.resolve();
       } else if (entry.volumes.size === 0) w.resolve();
     }
@@ -429,7 +422,7 @@ export class VolumeManager implements PodVolumeManager {
     const spec = (pod.spec.volumes ?? []).find((x) => x.name === e.name);
     if (!spec) throw new VolumeError(`volume ${JSON.stringify(e.name)} is not in the pod spec`);
     e.remountRequired = false;
-    const mounted = await e.plugin.setUp(pod, spec, this.o.host);
+    const mounted = await e.plugin.setUp(pod, spec, this.o.host, e.persistent);
     e.mounted = mounted;
     e.onDisk = false;
     v(this.o.logger, remount ? 4 : 1).info(
@@ -439,8 +432,9 @@ export class VolumeManager implements PodVolumeManager {
   }
 
   private async tearDown(entry: PodEntry, e: VolumeEntry): Promise<void> {
-    await cleanSubPaths(this.o.host.mounter, podDir(this.o.host.rootDir, entry.uid), e.name);
-    await e.plugin.tearDown(entry.uid, e.name, this.o.host);
+    const pd = podDir(this.o.host.rootDir, entry.uid);
+    for (const name of await subPathVolumes(pd, entry, e)) await cleanSubPaths(this.o.host.mounter, pd, name);
+    await e.plugin.tearDown(entry.uid, e.dirName ?? e.name, this.o.host);
     e.mounted = undefined;
     e.onDisk = false;
     entry.volumes.delete(e.name);

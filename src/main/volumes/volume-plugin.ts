@@ -12,11 +12,13 @@
  *  - Plugins do their I/O asynchronously (fs/promises, child processes).
  */
 import type { Logger } from 'pino';
-import type { ConfigMap, Secret, TokenRequest, Volume } from '../../api/core-v1.js';
+import type { ConfigMap, PersistentVolume, Secret, TokenRequest, Volume } from '../../api/core-v1.js';
 import type { Pod } from '../../api/pod.js';
 import type { Clock } from '../../common/clock.js';
 import type { Mounter } from '../../common/mounter.js';
 import type { PodVolume } from '../../workers/sync/sync-types.js';
+import type { EventRecorder } from '../events/event-recorder.js';
+import type { ClaimSource, PersistentSpec } from './claim-resolver.js';
 
 /** What a container mount needs of a set-up volume (upstream VolumeInfo: the mounter's path and read-only attribute). */
 export type MountedVolume = PodVolume;
@@ -69,6 +71,10 @@ export interface VolumeHost {
   /** undefined when the agent runs standalone (no --kubeconfig). */
   objects?: ObjectSource;
   tokens?: TokenSource;
+  /** PersistentVolumeClaims and PersistentVolumes (cluster mode only). */
+  claims?: ClaimSource;
+  /** Events a plugin records on a pod (e.g. the local plugin's AlreadyMountedVolume warning). */
+  recorder?: EventRecorder;
 }
 
 export interface VolumePlugin {
@@ -77,6 +83,14 @@ export interface VolumePlugin {
   /** Set up again on every pod sync, so contents follow their sources (upstream RequiresRemount). */
   readonly requiresRemount: boolean;
   canSupport(volume: Volume): boolean;
+  /** Supports a PersistentVolume of this source (upstream CanSupport of a PV spec); a plugin of PVs implements it. */
+  canSupportPersistent?(pv: PersistentVolume): boolean;
+  /**
+   * Its volume directory is named after the PersistentVolume, not the pod's
+   * volume (upstream spec.Name() of a PV spec): after a restart the directory
+   * name is a PV name, which a pod's claim claims again.
+   */
+  readonly dirNamedByPV?: boolean;
   /**
    * A problem that retrying cannot fix (e.g. an apiserver the agent does not
    * have): the pod fails to mount at once with this message.
@@ -84,6 +98,8 @@ export interface VolumePlugin {
   check?(pod: Pod, volume: Volume, host: VolumeHost): string | undefined;
   /** The API objects the volume reads, registered with the ObjectSource while the pod has the volume. */
   references?(pod: Pod, volume: Volume): ObjectRef[];
-  setUp(pod: Pod, volume: Volume, host: VolumeHost): Promise<MountedVolume>;
-  tearDown(podUid: string, volumeName: string, host: VolumeHost): Promise<void>;
+  /** `persistent`: the PV bound to the claim of a persistentVolumeClaim volume. */
+  setUp(pod: Pod, volume: Volume, host: VolumeHost, persistent?: PersistentSpec): Promise<MountedVolume>;
+  /** `dirName`: the volume's directory name (the pod's volume name, or the PV name for `dirNamedByPV` plugins). */
+  tearDown(podUid: string, dirName: string, host: VolumeHost): Promise<void>;
 }

@@ -1,8 +1,8 @@
 /**
  * The agent's volume stack: the plugins, the apiserver-backed sources of
- * configMaps, secrets and service-account tokens (cluster mode only), the
- * volume manager with the volumes an earlier run left on disk, and the
- * housekeeping of orphaned pod directories.
+ * configMaps, secrets, service-account tokens and PersistentVolumeClaims
+ * (cluster mode only), the volume manager with the volumes an earlier run
+ * left on disk, and the housekeeping of orphaned pod directories.
  */
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
@@ -22,6 +22,8 @@ import { ObjectCache } from './object-cache.js';
 import { projectedPlugin } from './projected-plugin.js';
 import { configMapPlugin, secretPlugin } from './object-volume-plugins.js';
 import { TokenManager } from './token-manager.js';
+import { apiClaimSource } from './claim-resolver.js';
+import { localVolumePlugin } from './local-volume-plugin.js';
 
 export interface VolumeStackOptions {
   rootDir: string;
@@ -30,7 +32,7 @@ export interface VolumeStackOptions {
   registry: Registry;
   clock: Clock;
   logger: Logger;
-  /** Cluster mode: configMaps, secrets and service-account tokens come from this apiserver client. */
+  /** Cluster mode: configMaps, secrets, service-account tokens, claims and PVs come from this apiserver client. */
   client?: Pick<RestClient, 'get' | 'watch' | 'create'>;
   mounter?: Mounter;
   /** The agent's stop signal: waiting syncs are released when it aborts. */
@@ -48,7 +50,7 @@ export interface VolumeStack {
 }
 
 export function volumePlugins(): VolumePlugin[] {
-  return [emptyDirPlugin, hostPathPlugin, configMapPlugin, secretPlugin, downwardAPIPlugin, projectedPlugin];
+  return [emptyDirPlugin, hostPathPlugin, configMapPlugin, secretPlugin, downwardAPIPlugin, projectedPlugin, localVolumePlugin];
 }
 
 export async function startVolumeStack(o: VolumeStackOptions): Promise<VolumeStack> {
@@ -76,6 +78,8 @@ export async function startVolumeStack(o: VolumeStackOptions): Promise<VolumeSta
     nodeAllocatable: o.nodeAllocatable,
     objects,
     tokens,
+    claims: o.client ? apiClaimSource(o.client) : undefined,
+    recorder: o.recorder,
   };
   const manager = new VolumeManager({
     host,

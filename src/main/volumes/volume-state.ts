@@ -4,8 +4,11 @@
  * up, what is in flight and when a failed operation may be retried.
  */
 import { statSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
+import { podVolumeSubpathsDir } from '../../common/pod-dirs.js';
 import { makeDirectory } from '../../common/make-dir.js';
 import type { Pod } from '../../api/pod.js';
+import type { PersistentSpec } from './claim-resolver.js';
 import type { MountedVolume, ObjectRef, VolumePlugin } from './volume-plugin.js';
 
 /** upstream exponentialbackoff initialDurationBeforeRetry / maxDurationBeforeRetry. */
@@ -13,8 +16,13 @@ export const RETRY_INITIAL_MS = 500;
 export const RETRY_MAX_MS = 122_000;
 
 export interface VolumeEntry {
+  /** The pod's volume name; for a PV-named volume found on disk and not yet claimed, pvKey(PV name). */
   name: string;
   plugin: VolumePlugin;
+  /** The directory name under volumes/<plugin>/ when it is not `name`: the PV name of a dirNamedByPV plugin. */
+  dirName?: string;
+  /** The PersistentVolume bound to the volume's claim, as last resolved. */
+  persistent?: PersistentSpec;
   /** Wanted by the pod (desired state). */
   desired: boolean;
   /** Set up by this process (actual state); the path containers bind. */
@@ -31,6 +39,8 @@ export interface VolumeEntry {
 
 export interface Waiter {
   kind: 'mount' | 'unmount';
+  /** What is still waited for (upstream's "unmounted volumes=[...], ..."), the start of a failure's message. */
+  status(): string;
   resolve(): void;
   reject(err: Error): void;
 }
@@ -86,4 +96,21 @@ export function needsPropagation(pod: Pod): boolean {
 
 export function newVolume(name: string, plugin: VolumePlugin, init: { desired: boolean; onDisk: boolean }): VolumeEntry {
   return { name, plugin, ...init, remountRequired: false, inFlight: false, failures: 0, retryAt: 0, retryArmed: false };
+}
+
+/** The key of a PV-named volume found on disk before a pod claims it (":" cannot occur in a pod volume name). */
+export function pvKey(pvName: string): string {
+  return `pv:${pvName}`;
+}
+
+/**
+ * The volume names whose subPath binds go before `e` is torn down: its own;
+ * for a PV-named volume found on disk and never claimed (its pod volume name
+ * is unknown after a restart), every subPath directory of the pod that no
+ * other volume owns.
+ */
+export async function subPathVolumes(podDirPath: string, entry: PodEntry, e: VolumeEntry): Promise<string[]> {
+  if (e.name !== pvKey(e.dirName ?? '')) return [e.name];
+  const dirs = await readdir(podVolumeSubpathsDir(podDirPath)).catch(() => [] as string[]);
+  return dirs.filter((d) => !entry.volumes.has(d));
 }
