@@ -300,4 +300,11 @@ describe('VolumeManager', () => {
     await settle();
     expect(disk.calls).toHaveLength(1);
   });
+
+  it('after close() a new wait (a pod terminating during shutdown) fails at once instead of timing out', async () => {
+    await vm.waitForAttachAndMount(pod('u1', [{ name: 'a', emptyDir: {} }]));
+    vm.close();
+    await expect(vm.waitForUnmount('u1')).rejects.toThrow('the volume manager is stopping');
+    expect(clock.pendingTimers()).toBe(0);
+  });
 });

@@ -320,6 +320,8 @@ export class VolumeManager implements PodVolumeManager {
       };
       const waiter: Waiter = { kind, status, resolve: () => finish(), reject: finish };
       if (signal?.aborted) return onAbort();
+      // Closed: nothing reconciles any more, so a wait (a pod terminating during shutdown) would only time out.
+      if (this.closed) return finish(new VolumeError('the volume manager is stopping'));
       entry.waiters.add(waiter);
       cancelTimer = this.o.clock.setTimer(ATTACH_MOUNT_TIMEOUT_MS, () =>
         finish(new VolumeError(`${status()}: timed out waiting for the condition`)),
