@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -157,5 +157,37 @@ describe('VolumeManager with persistentVolumeClaim volumes', () => {
     expect(vm.hasVolumes('u2')).toBe(false);
     await vm.waitForUnmount('u1');
     expect(plugin.calls.at(-1)).toBe('tearDown u1/pv-1');
+  });
+
+  it('a PV directory of a gone pod takes the subPath binds no other volume of the pod owns', async () => {
+    await mkdir(join(root, 'pods/u3/volumes/fake~pv/pv-3'), { recursive: true });
+    await mkdir(join(root, 'pods/u3/volumes/fake~disk/scratch'), { recursive: true });
+    await mkdir(join(root, 'pods/u3/volume-subpaths/data/app/0'), { recursive: true });
+    await mkdir(join(root, 'pods/u3/volume-subpaths/scratch/app/0'), { recursive: true });
+    const disk: VolumePlugin = {
+      name: 'fake/disk',
+      requiresRemount: false,
+      canSupport: () => false,
+      setUp: () => Promise.reject(new Error('unused')),
+      tearDown: async () => {},
+    };
+    const vm = new VolumeManager({
+      host: {
+        rootDir: root,
+        mounter: new FakeMounter(),
+        clock: new FakeClock(),
+        logger: silentLogger(),
+        nodeAllocatable: { cpu: '1', memory: '1Gi' },
+      },
+      plugins: [plugin, disk],
+      recorder: { record: () => undefined },
+      clock: new FakeClock(),
+      logger: silentLogger(),
+    });
+    await vm.reconstruct();
+    // The pod volume name behind pv-3 is unknown after a restart: its teardown takes "data", the binds no other volume owns.
+    await vm.waitForUnmount('u3');
+    expect(plugin.calls).toEqual(['tearDown u3/pv-3']);
+    await expect(readdir(join(root, 'pods/u3/volume-subpaths'))).rejects.toThrow(/ENOENT/);
   });
 });
