@@ -127,7 +127,11 @@ describeCluster('persistent volumes on a kubelet-ts node', () => {
       provisioner: 'kubernetes.io/no-provisioner',
       volumeBindingMode: 'WaitForFirstConsumer',
     });
-    await apply(localPV(pvNames.db, join(disks, 'db')));
+    // The PV's gid annotation: upstream adds it to the containers' supplemental groups.
+    await apply({
+      ...localPV(pvNames.db, join(disks, 'db')),
+      metadata: { name: pvNames.db, annotations: { 'pv.beta.kubernetes.io/gid': '3456' } },
+    });
     await startClusterAgent(agent);
   }, 120_000);
 
@@ -166,7 +170,7 @@ describeCluster('persistent volumes on a kubelet-ts node', () => {
                 command: [
                   'sh',
                   '-c',
-                  'echo "start $(date +%s%N)" >> /data/starts; echo "starts=$(wc -l < /data/starts)"; ' +
+                  'echo "start $(date +%s%N)" >> /data/starts; echo "starts=$(wc -l < /data/starts)"; echo "groups $(id -G)"; ' +
                     'for f in /data /data/*; do echo "owner $(stat -c %g $f) $f"; done; echo listed; sleep 3600',
                 ],
                 volumeMounts: [{ name: 'data', mountPath: '/data' }],
@@ -181,6 +185,7 @@ describeCluster('persistent volumes on a kubelet-ts node', () => {
     await logLine(first, /listed/);
     expect(logOf(first)).toContain('starts=1');
     expect(logOf(first)).toContain('owner 2000 /data/starts');
+    expect(logOf(first)).toMatch(/ groups( \d+)* 2000( \d+)* 3456\n/);
     const pv = await kubectlJson<{ spec: { claimRef?: { name: string } }; status: { phase: string } }>('get', 'pv', pvNames.db);
     expect(pv.spec.claimRef?.name).toBe('data-db-0');
     expect(mountId(localMount(first, pvNames.db))).toBeDefined();

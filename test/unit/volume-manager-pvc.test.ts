@@ -95,7 +95,7 @@ describe('VolumeManager with persistentVolumeClaim volumes', () => {
   });
   afterEach(() => rm(root, { recursive: true, force: true }));
 
-  it("an unbound claim fails the wait with upstream's message; once bound the PV is set up with the claim's readOnly", async () => {
+  it("an unbound claim fails the wait with upstream's message; once bound the PV is set up with the claim's readOnly and gid", async () => {
     const vm = manager();
     claims.addClaim('c');
     await expect(vm.waitForAttachAndMount(pod('u1', 'c', true))).rejects.toMatchObject({
@@ -104,7 +104,9 @@ describe('VolumeManager with persistentVolumeClaim volumes', () => {
     });
     expect(plugin.calls).toEqual([]);
     claims.bind('c', 'pv-1');
-    expect(await vm.waitForAttachAndMount(pod('u1', 'c', true))).toEqual({ data: { path: '/pv/pv-1', readOnly: true } });
+    claims.volumes.get('pv-1')!.metadata!.annotations = { 'pv.beta.kubernetes.io/gid': '3456' };
+    // The PV's gid annotation travels with the volume to the container config (an extra supplemental group).
+    expect(await vm.waitForAttachAndMount(pod('u1', 'c', true))).toEqual({ data: { path: '/pv/pv-1', readOnly: true, gid: '3456' } });
     expect(plugin.calls).toEqual(['setUp u1/data pv=pv-1 ro=true']);
   });
 

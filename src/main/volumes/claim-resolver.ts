@@ -25,7 +25,12 @@ export interface PersistentSpec {
   readOnly: boolean;
   /** namespace/claimName, for messages. */
   claim: string;
+  /** The PV's pv.beta.kubernetes.io/gid annotation: a supplemental group of the pod's containers (upstream volumeGidValue). */
+  gid?: string;
 }
+
+/** upstream volutil.VolumeGidAnnotationKey. */
+export const VOLUME_GID_ANNOTATION = 'pv.beta.kubernetes.io/gid';
 
 /** Reads claims and volumes (the seam: a fake in tests, the apiserver in the agent). */
 export interface ClaimSource {
@@ -96,5 +101,6 @@ export async function resolveClaim(src: ClaimSource, pod: Pod, volume: Volume): 
   }
   const mode = pv.spec?.volumeMode ?? 'Filesystem';
   if (mode !== 'Filesystem') throw new Error(`volume ${volume.name} has volumeMode ${mode}, but is specified in volumeMounts`);
-  return { pv, readOnly: source.readOnly === true, claim };
+  const gid = pv.metadata?.annotations?.[VOLUME_GID_ANNOTATION];
+  return { pv, readOnly: source.readOnly === true, claim, ...(gid ? { gid } : {}) };
 }

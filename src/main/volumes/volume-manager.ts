@@ -425,7 +425,7 @@ export class VolumeManager implements PodVolumeManager {
     if (!spec) throw new VolumeError(`volume ${JSON.stringify(e.name)} is not in the pod spec`);
     e.remountRequired = false;
     const mounted = await e.plugin.setUp(pod, spec, this.o.host, e.persistent);
-    e.mounted = mounted;
+    e.mounted = e.persistent?.gid ? { ...mounted, gid: e.persistent.gid } : mounted;
     e.onDisk = false;
     v(this.o.logger, remount ? 4 : 1).info(
       { pod: podName(pod), podUID: entry.uid, volume: e.name, plugin: e.plugin.name },

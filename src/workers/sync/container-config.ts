@@ -37,7 +37,7 @@ import {
 import { goJSONString, hashContainer } from '../../pod/container-hash.js';
 import { containerOOMScoreAdjust } from '../../pod/qos.js';
 import { namespacesForPod, podSupplementalGroups } from './sandbox-config.js';
-import type { PodObjects } from './sync-types.js';
+import type { PodObjects, PodVolume } from './sync-types.js';
 
 export const ANNOTATION_DELETION_GRACE = 'io.kubernetes.pod.deletionGracePeriod';
 export const ANNOTATION_PRESTOP_HANDLER = 'io.kubernetes.container.preStopHandler';
@@ -95,6 +95,26 @@ export interface ContainerConfigOptions {
   objects?: PodObjects;
   /** Service environment variables for the pod (main thread, service-env.ts); unset without an apiserver. */
   serviceEnv?: Record<string, string>;
+  /** Groups added after the pod's (extraSupplementalGroups: the PV gid annotations of its volumes). */
+  extraSupplementalGroups?: number[];
+}
+
+/**
+ * Upstream GetExtraSupplementalGroupsForPod: the distinct gid annotations of
+ * the pod's set-up volumes (in string order, as upstream's set lists them),
+ * without those already in its supplementalGroups or that are not numbers.
+ */
+export function extraSupplementalGroups(pod: Pod, volumes: Record<string, PodVolume> | undefined): number[] {
+  const own = new Set(pod.spec.securityContext?.supplementalGroups ?? []);
+  const gids = [...new Set(Object.values(volumes ?? {}).flatMap((v) => (v.gid ? [v.gid] : [])))].sort();
+  const out: number[] = [];
+  for (const g of gids) {
+    // upstream strconv.ParseInt(g, 10, 64): an integer, or the annotation is ignored.
+    if (!/^[+-]?\d+$/.test(g)) continue;
+    const n = Number(g);
+    if (!own.has(n)) out.push(n);
+  }
+  return out;
 }
 
 // --- $(VAR) expansion ----------------------------------------------------------
@@ -391,7 +411,7 @@ export function linuxContainerConfig(pod: Pod, container: Container, opts: Conta
       readonlyRootfs: sc.readOnlyRootFilesystem === true,
       capabilities: { addCapabilities: [...(sc.capabilities?.add ?? [])], dropCapabilities: [...(sc.capabilities?.drop ?? [])] },
       namespaceOptions: namespacesForPod(pod),
-      supplementalGroups: podSupplementalGroups(pod),
+      supplementalGroups: [...podSupplementalGroups(pod), ...(opts.extraSupplementalGroups ?? []).map(BigInt)],
       noNewPrivs: sc.allowPrivilegeEscalation === false,
       maskedPaths: unmasked ? [] : [...DEFAULT_MASKED_PATHS],
       readonlyPaths: unmasked ? [] : [...DEFAULT_READONLY_PATHS],

@@ -22,7 +22,12 @@ import type { ImagePullGate } from '../shared/image-pull-gate.js';
 import type { PodStatusCache } from '../shared/pod-status-cache.js';
 import { doBackOff, type BackoffState } from './backoff.js';
 import { computePodActions, describePodActions } from './compute-pod-actions.js';
-import { generateContainerConfig, makeEnvironmentVariables, type ContainerConfigOptions } from './container-config.js';
+import {
+  extraSupplementalGroups,
+  generateContainerConfig,
+  makeEnvironmentVariables,
+  type ContainerConfigOptions,
+} from './container-config.js';
 import { ensureImage } from './image-puller.js';
 import { initContainersToPrune, initContainersToPurge, isRestartableInitContainer } from '../../pod/init-containers.js';
 import { killContainer, killPod, removeContainers, removePod } from './kill-pod.js';
@@ -169,6 +174,7 @@ async function startContainer(
       nodeAllocatable: node.allocatable,
       objects: volumes.objects,
       serviceEnv: volumes.serviceEnv,
+      extraSupplementalGroups: extraSupplementalGroups(pod, volumes.volumes),
     };
     opts.mounts = await containerMounts(ctx, pod, container, opts, sandbox.ips, node, volumes);
     config = generateContainerConfig(pod, container, opts);

@@ -32,6 +32,8 @@ export interface PodVolume {
   path: string;
   /** The plugin makes every mount of it read-only (configMap, secret, downwardAPI, projected). */
   readOnly: boolean;
+  /** A PV's pv.beta.kubernetes.io/gid annotation: an extra supplemental group of the pod's containers. */
+  gid?: string;
 }
 
 export interface SyncPodInput {
