@@ -9,8 +9,10 @@
  *    mounted volumes to the desired state, asks for a remount of the volumes
  *    whose plugin requires one (contents follow their sources), and resolves
  *    with the volume map once each is set up. Problems retrying cannot fix
- *    (unsupported source, no apiserver) reject at once; otherwise it rejects
- *    after 2 min 3 s, as upstream, listing the unmounted volumes. A remount
+ *    (unsupported source, no apiserver) and claims that do not resolve to a
+ *    bound PV (desired-state.ts) reject at once; otherwise it rejects after
+ *    2 min 3 s. Both messages start as upstream's: "unmounted volumes=[..],
+ *    unattached volumes=[], failed to process volumes=[..]: ". A remount
  *    does not delay the sync: the volume stays mounted meanwhile.
  *  - waitForUnmount (SyncTerminatedPod) removes the pod from the desired
  *    state and resolves once every volume is torn down.
