@@ -20,7 +20,7 @@ import { join, relative } from 'node:path';
 import { VolumeError } from '../../common/errors.js';
 import { makeDirectoryAsync } from '../../common/make-dir.js';
 import { isMountPoint, type MountInfo } from '../../common/mounter.js';
-import { podDir, podsDir, volumeDir } from '../../common/pod-dirs.js';
+import { podDir, podsDir, volumeDir } from '../../pod/pod-dirs.js';
 import { podReference } from '../events/event-recorder.js';
 import { hasBacksteps } from './host-path-plugin.js';
 import { fsGroupOf, setVolumeOwnership } from './volume-ownership.js';

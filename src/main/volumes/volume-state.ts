@@ -5,7 +5,7 @@
  */
 import { statSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
-import { podVolumeSubpathsDir } from '../../common/pod-dirs.js';
+import { podVolumeSubpathsDir } from '../../pod/pod-dirs.js';
 import { makeDirectory } from '../../common/make-dir.js';
 import type { Pod } from '../../api/pod.js';
 import type { PersistentSpec } from './claim-resolver.js';
