@@ -7,7 +7,7 @@
 #
 #   scripts/cluster.sh up [--nodes N]   start (or complete) the cluster; prints the kubeconfig and kubectl line
 #   scripts/cluster.sh down             remove everything `up` made: agents, containerds (pods, mounts,
-#                                       bridges, state), node directories, Node objects, and the control
+#                                       bridges, state), node directories and cgroupRoots, Node objects, and the control
 #                                       plane when `up` started it
 #   scripts/cluster.sh status           what runs; exit 0 when every node is Ready
 #
@@ -94,6 +94,41 @@ agent_pid() {
 
 kubectl_() { kubectl --kubeconfig "$(cp_env KTS_KUBECONFIG)" "$@"; }
 
+# Node i's cgroupRoot: cgroupsPerQOS is on (upstream's default), and agents sharing one /kubepods would
+# remove each other's pod cgroups, so each node's kubepods goes under a root of its own.
+node_cgroup_root() { printf '/%s\n' "$1"; }
+
+# Every cgroup hierarchy (v1: each mount under /sys/fs/cgroup, named ones included; v2: the root).
+cgroup_hierarchies() {
+  if [ -f /sys/fs/cgroup/cgroup.controllers ]; then
+    echo /sys/fs/cgroup
+  else
+    find /sys/fs/cgroup -mindepth 1 -maxdepth 1 -type d
+  fi
+}
+
+# Makes a node's cgroupRoot in every hierarchy (upstream requires it to exist).
+make_cgroup_root() {
+  local h
+  for h in $(cgroup_hierarchies); do mkdir -p "$h$1"; done
+}
+
+# Removes a node's cgroupRoot bottom-up in every hierarchy, killing what is left in it first.
+remove_cgroup_root() {
+  local h d try
+  for h in $(cgroup_hierarchies); do
+    [ -d "$h$1" ] || continue
+    while IFS= read -r d; do
+      for try in 1 2 3 4 5 6 7 8 9 10; do
+        xargs -r kill -KILL <"$d/cgroup.procs" 2>/dev/null || true
+        rmdir "$d" 2>/dev/null && break
+        sleep 0.2
+      done
+      [ ! -d "$d" ] || warn "cannot remove cgroup $d"
+    done < <(find "$h$1" -depth -type d)
+  done
+}
+
 node_ready() {
   [ "$(kubectl_ get node "$1" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null)" = True ]
 }
@@ -107,6 +142,7 @@ start_agent() {
     return 0
   fi
   mkdir -p "$dir"
+  make_cgroup_root "$(node_cgroup_root "$name")"
   cp_ kubeconfig "$name" "$dir/kubeconfig" >/dev/null
   endpoint="unix://$KTS_CLUSTER_RUN/$i/containerd.sock"
   port=$((KTS_CLUSTER_PORT_BASE + 10 * i))
@@ -115,7 +151,7 @@ start_agent() {
   setsid nohup "$PROJECT_DIR/bin/kubelet-ts.js" \
     --kubeconfig="$dir/kubeconfig" --hostname-override="$name" --container-runtime-endpoint="$endpoint" \
     --root-dir="$dir/root" --pod-logs-dir="$dir/pod-logs" --container-logs-dir="$dir/containers" \
-    --port="$port" --healthz-port=$((port + 8)) --read-only-port=0 \
+    --port="$port" --healthz-port=$((port + 8)) --read-only-port=0 --cgroup-root="$(node_cgroup_root "$name")" \
     </dev/null >>"$dir/agent.log" 2>&1 8>&- &
   echo $! >"$dir/agent.pid"
 }
@@ -224,6 +260,7 @@ cmd_down() {
     [ -n "$name" ] || name="$(node_name "$i")"
     stop_agent "$name"
     ctrd_ "$i" down || warn "$name: containerd down failed; see above"
+    remove_cgroup_root "$(node_cgroup_root "$name")"
     if [ -d "$NODES_DIR/$name" ]; then
       unmount_below "$NODES_DIR/$name"
       rm -rf --one-file-system "$NODES_DIR/$name"

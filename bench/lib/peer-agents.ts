@@ -111,7 +111,13 @@ class TsPeer implements PeerAgent {
     readonly namespace: string,
     o: PeerAgentOptions,
   ) {
-    this.agent = new AgentProcess(o.endpoint, o.nodeName, namespace, [`--max-pods=${o.maxPods}`, '--v=1', ...(o.tsArgs ?? [])]);
+    // cgroupsPerQOS false, as the Go peer runs (go-kubelet.ts): both do the same work per pod.
+    this.agent = new AgentProcess(o.endpoint, o.nodeName, namespace, [
+      `--max-pods=${o.maxPods}`,
+      '--v=1',
+      '--cgroups-per-qos=false',
+      ...(o.tsArgs ?? []),
+    ]);
   }
 
   writeManifest(file: string, pod: Record<string, unknown>): void {

@@ -2,6 +2,11 @@
  * Runs the kubelet-ts CLI (built dist) as a child process for e2e tests:
  * free ports, a temp root/log/manifest directory, /pods polling, and clean
  * shutdown plus removal of every pod the test created (by namespace).
+ *
+ * On a real runtime each agent gets a cgroupRoot of its own (cgroup-root.ts),
+ * made before its first start and removed with everything below it by
+ * cleanup(): cgroupsPerQOS is on by default, and agents sharing one
+ * `/kubepods` would remove each other's pod cgroups.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
@@ -14,6 +19,7 @@ import { CriClient } from '../../src/cri/client.js';
 import { LABEL_POD_NAMESPACE } from '../../src/runtime/types.js';
 import { pollUntil } from '../helpers/poll.js';
 import { freePort } from '../helpers/ports.js';
+import { createCgroupRoot, newCgroupRootName, removeCgroupTree, removeStaleCgroupRoots } from './cgroup-root.js';
 
 const root = resolve(fileURLToPath(import.meta.url), '../../..');
 
@@ -83,6 +89,13 @@ export class AgentProcess {
   /** Extra node flags for the agent process (e.g. --cpu-prof, not allowed in NODE_OPTIONS), set before start(). */
   nodeFlags: string[] = [];
 
+  /**
+   * The agent's cgroupRoot when the harness owns it (a real runtime, and extraArgs set neither
+   * --cgroup-root nor --cgroups-per-qos=false): `--cgroup-root` is added, and cleanup() removes it.
+   */
+  readonly ownCgroupRoot: string | undefined;
+  private cgroupRootMade = false;
+
   /** extraArgs are appended to the CLI flags (later flags win), e.g. ['--max-pods=1100']. */
   constructor(
     readonly endpoint: string,
@@ -93,6 +106,9 @@ export class AgentProcess {
     this.dir = mkdtempSync(join(tmpdir(), 'kts-e2e-'));
     this.manifests = join(this.dir, 'manifests');
     mkdirSync(this.manifests);
+    const ownsCgroups =
+      endpoint !== 'sim' && !extraArgs.some((a) => a.startsWith('--cgroup-root=') || /^--cgroups-per-qos=(false|0)$/.test(a));
+    this.ownCgroupRoot = ownsCgroups ? newCgroupRootName() : undefined;
   }
 
   /** Atomic replace through a dot-file (ignored by the file source), as config managers do. */
@@ -107,6 +123,11 @@ export class AgentProcess {
   }
 
   async start(): Promise<void> {
+    if (this.ownCgroupRoot !== undefined && !this.cgroupRootMade) {
+      removeStaleCgroupRoots();
+      createCgroupRoot(this.ownCgroupRoot);
+      this.cgroupRootMade = true;
+    }
     this.port = await freePort();
     this.readOnlyPort = await freePort();
     this.healthzPort = await freePort();
@@ -132,6 +153,7 @@ export class AgentProcess {
         // Many agents share one containerd here: image GC by one would remove images another's next pod
         // needs, if the disk ever crossed the high threshold. Off unless a test turns it on (image-gc.test.ts).
         '--image-gc-high-threshold=100',
+        ...(this.ownCgroupRoot !== undefined ? [`--cgroup-root=${this.ownCgroupRoot}`] : []),
         ...this.extraArgs,
       ],
       { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...launch.env, ...this.env } },
@@ -212,7 +234,10 @@ export class AgentProcess {
     await exited;
   }
 
-  /** Stops the agent, removes every pod of the test namespace from the runtime, deletes the temp dir. */
+  /**
+   * Stops the agent, removes every pod of the test namespace from the runtime, deletes the temp dir
+   * and the agent's own cgroupRoot (in every hierarchy).
+   */
   async cleanup(): Promise<void> {
     await this.stop();
     const cri = new CriClient({ runtimeEndpoint: this.endpoint, timeoutMs: 60_000 });
@@ -227,6 +252,10 @@ export class AgentProcess {
       // Volumes the agent left mounted (it does not unmount on stop, as upstream) go before the directory.
       for (const m of this.mounts()) execFileSync('umount', [m]);
       rmSync(this.dir, { recursive: true, force: true });
+      if (this.ownCgroupRoot !== undefined && this.cgroupRootMade) {
+        removeCgroupTree(this.ownCgroupRoot);
+        this.cgroupRootMade = false;
+      }
     }
   }
 

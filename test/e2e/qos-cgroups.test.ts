@@ -1,15 +1,16 @@
 /**
- * cgroupsPerQOS on real containerd (cgroupfs driver): an agent with a
- * cgroupRoot of its own puts a Guaranteed, a Burstable and a BestEffort pod
+ * cgroupsPerQOS on real containerd (cgroupfs driver), with the default
+ * settings (cgroupsPerQOS true, enforceNodeAllocatable [pods]) and the
+ * cgroupRoot of its own the harness gives each agent: a Guaranteed, a Burstable and a BestEffort pod
  * under <root>/kubepods/pod<uid>, .../burstable/pod<uid> and
  * .../besteffort/pod<uid> with upstream's cpu shares, CFS quota, memory
  * limit and pids limit, and kubepods is capped at capacity minus the
  * reservations (enforceNodeAllocatable "pods"); deleted pods lose their cgroups; a pod cgroup left
  * by a SIGKILLed agent whose pod is gone is removed after the restart.
- * The root cgroup is removed in every hierarchy at the end.
+ * The harness removes the root cgroup in every hierarchy at the end.
  */
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -18,9 +19,9 @@ import { ContainerState } from '../../src/gen/runtime/v1/api.js';
 import { LABEL_POD_UID } from '../../src/runtime/types.js';
 import { readCgroupLayout } from '../../src/main/cgroups/cgroup-controllers.js';
 import { AgentProcess } from './agent-harness.js';
+import { CGROUP_FS, cgroupExists as cgExists } from './cgroup-root.js';
 import { CONTAINERD_ENDPOINT, describeE2E } from './e2e-env.js';
 
-const CGROUP_FS = '/sys/fs/cgroup';
 const PIDS_LIMIT = 200;
 const Mi = 1024 ** 2;
 
@@ -38,41 +39,6 @@ function manifest(name: string, namespace: string, resources: Res): Record<strin
   };
 }
 
-/** Every hierarchy directory, the named systemd one and a hybrid host's v2 mount included (cgroup v2 hosts: the root). */
-function hierarchies(): string[] {
-  if (existsSync(join(CGROUP_FS, 'cgroup.controllers'))) return [CGROUP_FS];
-  return readdirSync(CGROUP_FS)
-    .map((e) => join(CGROUP_FS, e))
-    .filter((d) => statSync(d).isDirectory());
-}
-
-/** Kills what is left under `rel` and removes its cgroups bottom-up in every hierarchy. */
-function removeCgroupTree(rel: string): void {
-  for (const h of hierarchies()) {
-    const walk = (dir: string): void => {
-      if (!existsSync(dir)) return;
-      for (const e of readdirSync(dir, { withFileTypes: true })) if (e.isDirectory()) walk(join(dir, e.name));
-      for (const pid of readFileSync(join(dir, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean)) {
-        try {
-          process.kill(Number(pid), 'SIGKILL');
-        } catch {
-          // already gone
-        }
-      }
-      for (let i = 0; i < 50; i++) {
-        try {
-          rmdirSync(dir);
-          return;
-        } catch (err) {
-          if ((err as NodeJS.ErrnoException).code !== 'EBUSY' || i === 49) throw err;
-          Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 100);
-        }
-      }
-    };
-    walk(join(h, rel));
-  }
-}
-
 /** The cgroup path of `pid` per controller (v1 "N:ctrl,ctrl:/path" lines; v2 "0::/path" under ''). */
 function procCgroups(pid: number): Map<string, string> {
   const out = new Map<string, string>();
@@ -86,14 +52,13 @@ function procCgroups(pid: number): Map<string, string> {
 describeE2E('QoS and pod cgroups on containerd (cgroupsPerQOS)', () => {
   const run = randomUUID().slice(0, 6);
   const ns = `e2e-qos-${run}`;
-  const cgRoot = `/kts-e2e-${run}`;
+  let cgRoot: string;
   let agent: AgentProcess;
   let cri: CriClient;
   let v2 = false;
   /** A cgroup file of `rel` (a cgroupfs path) for `controller`. */
   const cgFile = (controller: string, rel: string, file: string) =>
     readFileSync(join(CGROUP_FS, v2 ? '' : controller, rel, file), 'utf8').trim();
-  const cgExists = (rel: string) => hierarchies().some((h) => existsSync(join(h, rel)));
 
   const uidOf = (name: string) => agent.waitPod('running', name, (p) => p.status?.phase === 'Running' && p.metadata.uid);
   async function containerPid(uid: string): Promise<number> {
@@ -110,17 +75,15 @@ describeE2E('QoS and pod cgroups on containerd (cgroupsPerQOS)', () => {
 
   beforeAll(async () => {
     v2 = (await readCgroupLayout(CGROUP_FS)).version === 2;
-    // Upstream requires cgroupRoot to exist; the test owns it and removes it at the end.
-    for (const h of hierarchies()) mkdirSync(join(h, cgRoot));
     cri = new CriClient({ runtimeEndpoint: CONTAINERD_ENDPOINT, timeoutMs: 60_000 });
     await cri.waitForReady(30_000);
+    // cgroupsPerQOS and enforceNodeAllocatable at their defaults; the harness makes and removes the cgroupRoot.
     agent = new AgentProcess(CONTAINERD_ENDPOINT, `node-qos-${run}`, ns, [
-      '--cgroups-per-qos=true',
-      `--cgroup-root=${cgRoot}`,
       `--pod-max-pids=${PIDS_LIMIT}`,
       '--system-reserved=memory=100Mi',
       '--kube-reserved=cpu=100m',
     ]);
+    cgRoot = agent.ownCgroupRoot!;
     agent.writeManifest('g', manifest('g', ns, { requests: { cpu: '200m', memory: '64Mi' }, limits: { cpu: '200m', memory: '64Mi' } }));
     agent.writeManifest('b', manifest('b', ns, { requests: { cpu: '100m', memory: '16Mi' }, limits: { cpu: '300m', memory: '128Mi' } }));
     agent.writeManifest('e', manifest('e', ns, {}));
@@ -130,8 +93,7 @@ describeE2E('QoS and pod cgroups on containerd (cgroupsPerQOS)', () => {
   afterAll(async () => {
     await agent?.cleanup();
     cri?.close();
-    removeCgroupTree(cgRoot);
-    expect(cgExists(cgRoot)).toBe(false);
+    if (cgRoot) expect(cgExists(cgRoot)).toBe(false);
   }, 120_000);
 
   it('each pod runs in its QoS tier with upstream limits', async () => {

@@ -450,10 +450,14 @@ describe('cgroup settings', () => {
     if (result.kind === 'run') expect(cpuCFSQuotaOf(result.config)).toBe(value);
   });
 
-  it('cgroupsPerQOS defaults to false in kubelet-ts for now; the flag turns it on', () => {
-    const off = parseCommandLine([], env());
-    const on = parseCommandLine(['--cgroups-per-qos=true', '--cgroup-root=/kts'], env());
+  it("cgroupsPerQOS defaults to true, as upstream's; the flag turns it off", () => {
+    const on = parseCommandLine(['--cgroup-root=/kts'], env());
+    const off = parseCommandLine(['--cgroups-per-qos=false'], env());
+    expect(on.kind === 'run' && [on.config.cgroupsPerQOS, on.config.cgroupRoot, on.config.cgroupDriver]).toEqual([
+      true,
+      '/kts',
+      'cgroupfs',
+    ]);
     expect(off.kind === 'run' && off.config.cgroupsPerQOS).toBe(false);
-    expect(on.kind === 'run' && [on.config.cgroupsPerQOS, on.config.cgroupRoot]).toEqual([true, '/kts']);
   });
 });

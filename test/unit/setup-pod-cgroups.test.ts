@@ -42,14 +42,14 @@ describe('setupPodCgroups', () => {
     const root = v1Tree();
     const { o, records } = opts(root);
     expect(await setupPodCgroups({ ...BASE, cgroupsPerQOS: false }, o)).toBeUndefined();
-    expect(records.map((r) => r.msg)).toEqual([expect.stringMatching(/^cgroupsPerQOS is false \(kubelet-ts defaults it to false for now/)]);
+    expect(records.map((r) => r.msg)).toEqual([expect.stringMatching(/^cgroupsPerQOS is false \(upstream's default is true\): no QoS/)]);
     expect(existsSync(join(root, 'cpu', 'kts-test', 'kubepods'))).toBe(false);
   });
 
   it.each<[Partial<CgroupSettings>, string]>([
-    [{ cgroupRoot: '' }, 'enable them'],
-    [{ cgroupDriver: 'systemd', cgroupRoot: '' }, 'enable them (cgroupDriver systemd has no effect either)'],
-    [{ cgroupDriver: 'systemd' }, 'enable them (cgroupRoot /kts-test and cgroupDriver systemd have no effect either)'],
+    [{ cgroupRoot: '' }, 'places each pod'],
+    [{ cgroupDriver: 'systemd', cgroupRoot: '' }, 'places each pod (cgroupDriver systemd has no effect either)'],
+    [{ cgroupDriver: 'systemd' }, 'places each pod (cgroupRoot /kts-test and cgroupDriver systemd have no effect either)'],
   ])('cgroupsPerQOS false with %j: the line names what has no effect', async (change, end) => {
     const { o, records } = opts(v1Tree());
     await setupPodCgroups({ ...BASE, cgroupsPerQOS: false, ...change }, o);
@@ -65,12 +65,22 @@ describe('setupPodCgroups', () => {
     await expect(setupPodCgroups({ ...BASE, ...change }, o)).rejects.toThrow(message);
   });
 
-  it('the simulated runtime: no cgroups, one line', async () => {
+  it.each<[Partial<CgroupSettings>, string]>([
+    [{}, 'no QoS or pod cgroups are made (cgroupRoot /kts-test has no effect either)'],
+    // A driver refused on a real runtime is not even looked at (kubeadm's default config says systemd).
+    [{ cgroupDriver: 'systemd', cgroupRoot: '' }, 'no QoS or pod cgroups are made (cgroupDriver systemd has no effect either)'],
+  ])('the simulated runtime with %j: no cgroups, one line', async (change, end) => {
     const root = v1Tree();
     const { o, records } = opts(root, true);
-    expect(await setupPodCgroups(BASE, o)).toBeUndefined();
-    expect(records.map((r) => r.msg)).toEqual([expect.stringMatching(/no effect with the simulated runtime/)]);
+    expect(await setupPodCgroups({ ...BASE, ...change }, o)).toBeUndefined();
+    expect(records.map((r) => r.msg)).toEqual([expect.stringMatching(/^cgroupsPerQOS has no effect with the simulated runtime/)]);
+    expect(String(records[0]?.msg).endsWith(end)).toBe(true);
     expect(existsSync(join(root, 'cpu', 'kts-test', 'kubepods'))).toBe(false);
+  });
+
+  it('the simulated runtime touches no cgroup filesystem, even one that does not exist', async () => {
+    const { o } = opts('/nonexistent-cgroup-fs', true);
+    await expect(setupPodCgroups({ ...BASE, cgroupRoot: '' }, o)).resolves.toBeUndefined();
   });
 
   it('a cgroupRoot that does not exist is refused, naming it', async () => {

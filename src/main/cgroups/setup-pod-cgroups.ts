@@ -50,24 +50,39 @@ export interface SetupPodCgroupsOptions {
   clock?: Clock;
 }
 
+/** A permission or read-only error anywhere in the cause chain. */
+function deniedAccess(err: unknown): boolean {
+  for (let e = err as (NodeJS.ErrnoException & { cause?: unknown }) | undefined; e; e = e.cause as typeof e) {
+    if (e.code === 'EACCES' || e.code === 'EPERM' || e.code === 'EROFS') return true;
+  }
+  return false;
+}
+
 /** cpuCFSQuota (kept in otherSettings): CPU limits become CFS quotas unless it is false. */
 export function cpuCFSQuotaOf(config: Pick<KubeletConfig, 'otherSettings'>): boolean {
   return config.otherSettings['cpuCFSQuota'] !== false;
 }
 
 export async function setupPodCgroups(config: CgroupSettings, o: SetupPodCgroupsOptions): Promise<PodCgroups | undefined> {
+  const idle = [
+    ...(config.cgroupRoot !== '' ? [`cgroupRoot ${config.cgroupRoot}`] : []),
+    ...(config.cgroupDriver === 'systemd' ? ['cgroupDriver systemd'] : []),
+  ];
+  const idleNote = idle.length > 0 ? ` (${idle.join(' and ')} ${idle.length > 1 ? 'have' : 'has'} no effect either)` : '';
   if (!config.cgroupsPerQOS) {
     if (config.podPidsLimit > 0) {
       throw new CgroupConfigError('podPidsLimit is applied to pod cgroups, which need cgroupsPerQOS: true; set both or neither');
     }
-    const idle = [
-      ...(config.cgroupRoot !== '' ? [`cgroupRoot ${config.cgroupRoot}`] : []),
-      ...(config.cgroupDriver === 'systemd' ? ['cgroupDriver systemd'] : []),
-    ];
     o.logger.info(
-      'cgroupsPerQOS is false (kubelet-ts defaults it to false for now; upstream defaults to true): no QoS or pod cgroups are made, ' +
-        'the runtime places each pod; set cgroupsPerQOS: true with a cgroupRoot of its own to enable them' +
-        (idle.length > 0 ? ` (${idle.join(' and ')} ${idle.length > 1 ? 'have' : 'has'} no effect either)` : ''),
+      "cgroupsPerQOS is false (upstream's default is true): no QoS or pod cgroups are made, the runtime places each pod" + idleNote,
+    );
+    return undefined;
+  }
+  // As upstream's hollow node (kubemark: a stub container manager), a simulated runtime gets no cgroups:
+  // nothing on the host is touched, so a non-root `npm start` works with the default cgroupsPerQOS: true.
+  if (o.simulated) {
+    o.logger.info(
+      'cgroupsPerQOS has no effect with the simulated runtime: it ignores cgroup_parent, so no QoS or pod cgroups are made' + idleNote,
     );
     return undefined;
   }
@@ -76,10 +91,6 @@ export async function setupPodCgroups(config: CgroupSettings, o: SetupPodCgroups
       `cgroupDriver ${config.cgroupDriver} is not supported with cgroupsPerQOS: kubelet-ts writes pod cgroups with the cgroupfs driver only; ` +
         "use cgroupDriver: cgroupfs (and the runtime's cgroupfs driver, e.g. containerd SystemdCgroup = false), or cgroupsPerQOS: false",
     );
-  }
-  if (o.simulated) {
-    o.logger.info('cgroupsPerQOS has no effect with the simulated runtime: it ignores cgroup_parent, so no pod cgroups are made');
-    return undefined;
   }
   const runtimeDriver = runtimeCgroupDriver(await o.runtimeInfo?.());
   if (runtimeDriver !== undefined && runtimeDriver !== config.cgroupDriver) {
@@ -104,7 +115,16 @@ export async function setupPodCgroups(config: CgroupSettings, o: SetupPodCgroups
     kubeReserved: config.kubeReserved,
   });
   const qos = new QosCgroups({ manager, root, kubepods, activePods: o.activePods });
-  await qos.start();
+  try {
+    await qos.start();
+  } catch (err) {
+    if (!deniedAccess(err)) throw err;
+    throw new CgroupConfigError(
+      `cannot create the QoS cgroups under ${manager.name(root)} (${(err as Error).message}): cgroupsPerQOS needs write access to ` +
+        `${o.fsRoot ?? DEFAULT_CGROUP_FS_ROOT} (run as root), or set cgroupsPerQOS: false`,
+      { cause: err },
+    );
+  }
   o.logger.info(
     { cgroupRoot: manager.name(root), kubepods: manager.name(qos.kubepods), limits: kubepods, cgroupVersion: layout.version },
     'Created the QoS cgroups; pods get cgroups of their own under them',

@@ -85,8 +85,7 @@ export function defaultKubeletConfig(ctx: DefaultsContext): KubeletConfig {
     enforceNodeAllocatable: ['pods'],
     cgroupDriver: 'cgroupfs',
     cgroupRoot: '',
-    // upstream: true. kubelet-ts makes no pod cgroups unless asked, for now (setup-pod-cgroups.ts logs it).
-    cgroupsPerQOS: false,
+    cgroupsPerQOS: true,
     failSwapOn: true,
     oomScoreAdj: -999,
     clusterDNS: [],

@@ -130,7 +130,7 @@ export const UPSTREAM_FIELDS: readonly UpstreamSetting[] = [
   h('cgroupRoot', 'Parent of the kubepods cgroup (with cgroupsPerQOS).', { type: 'string', flag: 'cgroup-root' }),
   h(
     'cgroupsPerQOS',
-    'QoS tiers (kubepods, burstable, besteffort) and a cgroup per pod, the sandbox cgroup_parent; removed with the pod. kubelet-ts defaults it to false for now (upstream: true): one startup line says so.',
+    'QoS tiers (kubepods, burstable, besteffort) and a cgroup per pod, the sandbox cgroup_parent; removed with the pod. Default true, as upstream; with the simulated runtime no cgroups are made (one startup line).',
     { type: 'bool', flag: 'cgroups-per-qos' },
   ),
   h('cgroupDriver', 'cgroupfs; systemd is refused at start while cgroupsPerQOS is true. Must match the runtime.', {
