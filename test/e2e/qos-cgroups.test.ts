@@ -129,6 +129,8 @@ describeE2E('QoS and pod cgroups on containerd (cgroupsPerQOS)', () => {
       const memTotal = BigInt(/^MemTotal:\s+(\d+) kB/m.exec(readFileSync('/proc/meminfo', 'utf8'))![1]) * 1024n;
       const page = 4096n; // the kernel rounds a memory limit down to whole pages
       expect(cgFile('memory', `${cgRoot}/kubepods`, 'memory.limit_in_bytes')).toBe(String(((memTotal - 100n * BigInt(Mi)) / page) * page));
+      // The pid capacity is pid_max (upstream's internal capacity); nothing of it is reserved here.
+      expect(cgFile('pids', `${cgRoot}/kubepods`, 'pids.max')).toBe(readFileSync('/proc/sys/kernel/pid_max', 'utf8').trim());
       expect(cgFile('cpu', `${cgRoot}/kubepods/besteffort`, 'cpu.shares')).toBe('2');
       expect(cgFile('cpu', `${cgRoot}/kubepods/burstable`, 'cpu.shares')).toBe('102');
     }

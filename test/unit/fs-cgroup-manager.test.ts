@@ -228,3 +228,51 @@ describe('FsCgroupManager on cgroup v2', () => {
     expect(cpuSharesToWeight(shares)).toBe(weight);
   });
 });
+
+describe('FsCgroupManager with the systemd driver (slices written through the cgroup filesystem)', () => {
+  /** upstream's systemd layout of ['kts', 'kubepods', 'burstable', 'poduid-1'] (dashes in a component become '_'). */
+  const SLICES = ['kts.slice', 'kts-kubepods.slice', 'kts-kubepods-burstable.slice', 'kts-kubepods-burstable-poduid_1.slice'];
+
+  it('v1: nested slices in every hierarchy, the slice path as the runtime name, the same files', async () => {
+    const root = v1Tree();
+    const m = new FsCgroupManager({ layout: await readCgroupLayout(root), driver: 'systemd', rmdir: emulatedRmdir });
+    expect(m.name(NAME)).toBe(`/${SLICES.join('/')}`);
+    await m.create(NAME, { cpuShares: 102, cpuPeriod: 100_000, cpuQuota: 30_000, memoryLimitBytes: 128 * 1024 ** 2, pidsLimit: 200 });
+    expect(await m.exists(NAME)).toBe(true);
+    for (const c of ['cpu', 'cpuacct', 'cpuset', 'memory', 'pids']) expect(existsSync(join(root, c, ...SLICES))).toBe(true);
+    expect(existsSync(join(root, 'cpu', ...NAME))).toBe(false);
+    expect(read(root, 'cpu', ...SLICES, 'cpu.shares')).toBe('102');
+    expect(read(root, 'cpu', ...SLICES, 'cpu.cfs_quota_us')).toBe('30000');
+    expect(read(root, 'memory', ...SLICES, 'memory.limit_in_bytes')).toBe(String(128 * 1024 ** 2));
+    expect(read(root, 'pids', ...SLICES, 'pids.max')).toBe('200');
+    expect(read(root, 'cpuset', ...SLICES, 'cpuset.cpus')).toBe('0-3');
+  });
+
+  it('children are name components: a pod slice reads as pod<uid> with its dashes back; scopes are not children', async () => {
+    const root = v1Tree(['cpu', 'cpuacct', 'cpuset', 'memory']);
+    const m = new FsCgroupManager({ layout: await readCgroupLayout(root), driver: 'systemd', rmdir: emulatedRmdir });
+    await m.create(['kubepods', 'pod1-2-3'], {});
+    await m.create(['kubepods', 'burstable'], {});
+    // What containerd's systemd driver makes inside a pod slice.
+    mkdirSync(join(root, 'memory', 'kubepods.slice', 'kubepods-pod1_2_3.slice', 'cri-containerd-abc.scope'));
+    expect((await m.children(['kubepods'])).sort()).toEqual(['burstable', 'pod1-2-3']);
+    expect(await m.children(['kubepods', 'pod1-2-3'])).toEqual([]);
+    writeFileSync(join(root, 'memory', 'kubepods.slice', 'kubepods-pod1_2_3.slice', 'cri-containerd-abc.scope', 'cgroup.procs'), '7\n');
+    expect(await m.pids(['kubepods', 'pod1-2-3'])).toEqual([7]);
+    unlinkSync(join(root, 'memory', 'kubepods.slice', 'kubepods-pod1_2_3.slice', 'cri-containerd-abc.scope', 'cgroup.procs'));
+    await m.destroy(['kubepods', 'pod1-2-3']);
+    expect(existsSync(join(root, 'memory', 'kubepods.slice', 'kubepods-pod1_2_3.slice'))).toBe(false);
+    expect(existsSync(join(root, 'memory', 'kubepods.slice', 'kubepods-burstable.slice'))).toBe(true);
+  });
+
+  it('v2: the slices enable the controllers level by level', async () => {
+    const root = v2Tree();
+    const m = new FsCgroupManager({ layout: await readCgroupLayout(root), driver: 'systemd', rmdir: emulatedRmdir });
+    await m.create(NAME, { cpuShares: 1024, memoryLimitBytes: 64 * 1024 ** 2 });
+    for (let i = 0; i < SLICES.length; i++) {
+      expect(read(root, ...SLICES.slice(0, i), 'cgroup.subtree_control')).toBe('+cpu +cpuset +memory +hugetlb +pids +io');
+    }
+    expect(read(root, ...SLICES, 'cpu.weight')).toBe('39');
+    expect(read(root, ...SLICES, 'memory.max')).toBe(String(64 * 1024 ** 2));
+  });
+});

@@ -83,6 +83,15 @@ describe('kubepodsLimits (upstream enforceNodeAllocatableCgroups)', () => {
   ])('%s', (_, enforcePods, systemReserved, kubeReserved, expected) => {
     expect(kubepodsLimits(capacity, { enforcePods, systemReserved, kubeReserved })).toEqual(expected);
   });
+
+  it.each<[boolean, Record<string, string>, string]>([
+    [false, { pid: '1000' }, '32768'],
+    [true, {}, '32268'],
+    [true, { pid: '1000' }, '31268'],
+  ])('the pid capacity (pid_max): enforced %s with systemReserved %j → %s', (enforcePods, systemReserved, pid) => {
+    const limits = kubepodsLimits({ ...capacity, pid: '32768' }, { enforcePods, systemReserved, kubeReserved: { pid: '500' } });
+    expect(limits.pid).toBe(pid);
+  });
 });
 
 describe('PodCgroupManager (upstream podContainerManager)', () => {

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MissingCgroupControllerError } from '../../src/main/cgroups/cgroup-controllers.js';
+import type { PodCgroupManager } from '../../src/main/cgroups/pod-cgroups.js';
 import { CgroupConfigError, cpuCFSQuotaOf, setupPodCgroups, type CgroupSettings } from '../../src/main/cgroups/setup-pod-cgroups.js';
 import { captureLogger } from '../helpers/capture-logger.js';
 
@@ -58,7 +59,6 @@ describe('setupPodCgroups', () => {
 
   it.each<[string, Partial<CgroupSettings>, RegExp]>([
     ['podPidsLimit without cgroupsPerQOS', { cgroupsPerQOS: false, podPidsLimit: 100 }, /podPidsLimit .* need cgroupsPerQOS: true/],
-    ['the systemd driver', { cgroupDriver: 'systemd' }, /cgroupDriver systemd is not supported with cgroupsPerQOS/],
   ])('refuses %s', async (_, change, message) => {
     const { o } = opts(v1Tree());
     await expect(setupPodCgroups({ ...BASE, ...change }, o)).rejects.toThrow(CgroupConfigError);
@@ -112,15 +112,45 @@ describe('setupPodCgroups', () => {
   it('creates the QoS tiers under cgroupRoot and returns pod cgroups there', async () => {
     const root = v1Tree();
     const { o } = opts(root);
-    const pcm = await setupPodCgroups({ ...BASE, podPidsLimit: 64 }, o);
+    const pcm = await setupPodCgroups({ ...BASE, podPidsLimit: 64 }, { ...o, pidMax: () => Promise.resolve(4096) });
     // enforceNodeAllocatable "pods": capacity minus the reservations.
     expect(readFileSync(join(root, 'cpu', 'kts-test', 'kubepods', 'cpu.shares'), 'utf8')).toBe('1536');
     expect(readFileSync(join(root, 'cpu', 'kts-test', 'kubepods', 'besteffort', 'cpu.shares'), 'utf8')).toBe('2');
     expect(readFileSync(join(root, 'memory', 'kts-test', 'kubepods', 'memory.limit_in_bytes'), 'utf8')).toBe(String(768 * 1024 ** 2));
+    expect(readFileSync(join(root, 'pids', 'kts-test', 'kubepods', 'pids.max'), 'utf8')).toBe('4096');
     const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { uid: 'u9' }, spec: { containers: [{ name: 'c', image: 'i' }] } };
     expect(pcm?.cgroupParent(pod)).toBe('/kts-test/kubepods/besteffort/podu9');
     await pcm?.ensureExists(pod);
     expect(readFileSync(join(root, 'pids', 'kts-test', 'kubepods', 'besteffort', 'podu9', 'pids.max'), 'utf8')).toBe('64');
+  });
+
+  it('the systemd driver: slices under the cgroupRoot slice, a slice path as cgroup_parent, housekeeping finds its pods', async () => {
+    const root = v1Tree();
+    for (const c of ['cpu', 'cpuacct', 'cpuset', 'memory', 'pids']) mkdirSync(join(root, c, 'kts_test.slice'));
+    const { o, records } = opts(root);
+    const pcm = await setupPodCgroups({ ...BASE, cgroupDriver: 'systemd' }, o);
+    const kubepods = join(root, 'cpu', 'kts_test.slice', 'kts_test-kubepods.slice');
+    expect(readFileSync(join(kubepods, 'cpu.shares'), 'utf8')).toBe('1536');
+    expect(readFileSync(join(kubepods, 'kts_test-kubepods-besteffort.slice', 'cpu.shares'), 'utf8')).toBe('2');
+    expect(records.at(-1)).toMatchObject({ cgroupDriver: 'systemd', kubepods: '/kts_test.slice/kts_test-kubepods.slice' });
+    const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { uid: 'u-9' }, spec: { containers: [{ name: 'c', image: 'i' }] } };
+    expect(pcm?.cgroupParent(pod)).toBe(
+      '/kts_test.slice/kts_test-kubepods.slice/kts_test-kubepods-besteffort.slice/kts_test-kubepods-besteffort-podu_9.slice',
+    );
+    await pcm?.ensureExists(pod);
+    const podDir = join(kubepods, 'kts_test-kubepods-besteffort.slice', 'kts_test-kubepods-besteffort-podu_9.slice');
+    expect(readFileSync(join(podDir, 'cpu.shares'), 'utf8')).toBe('2');
+    // Housekeeping's view: the pod's uid, dashes back, from the slice name.
+    expect([...(await (pcm as PodCgroupManager).podCgroups()).entries()]).toEqual([
+      ['u-9', ['kts-test', 'kubepods', 'besteffort', 'podu-9']],
+    ]);
+  });
+
+  it('the systemd driver with a cgroupRoot whose slice does not exist is refused, naming both forms', async () => {
+    const { o } = opts(v1Tree());
+    await expect(setupPodCgroups({ ...BASE, cgroupDriver: 'systemd' }, o)).rejects.toThrow(
+      /^cgroupRoot \/kts-test \(\/kts_test\.slice\) does not exist/,
+    );
   });
 
   it.each<[Record<string, unknown>, boolean]>([

@@ -1,6 +1,14 @@
 /**
- * CgroupManager over the cgroup filesystem with the cgroupfs driver
- * (upstream cgroup_manager_linux.go with libcontainer's fs and fs2 managers).
+ * CgroupManager over the cgroup filesystem (upstream cgroup_manager_linux.go
+ * with libcontainer's fs and fs2 managers).
+ *
+ * The driver decides the on-disk names: cgroupfs keeps a name's components
+ * (`kubepods/burstable/pod<uid>`); systemd expands them into nested slices
+ * (`kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod<uid>.slice`,
+ * dashes in a component as '_'), the layout upstream v1.20's systemd driver
+ * leaves on disk. Either way this manager writes the directories and files
+ * itself: it asks systemd for nothing (upstream creates the slices as
+ * transient units over D-Bus, so systemd owns them; here it does not).
  *
  * v1: the cgroup is a directory in every mounted hierarchy (as libcontainer
  * creates it); resources go to cpu.shares, cpu.cfs_period_us,
@@ -18,7 +26,8 @@ import { mkdir, readdir, readFile, rmdir, stat, writeFile } from 'node:fs/promis
 import { join } from 'node:path';
 import { realClock, type Clock } from '../../common/clock.js';
 import { KubeletTsError } from '../../common/errors.js';
-import { toCgroupfs, type CgroupName } from './cgroup-name.js';
+import type { CgroupDriver } from '../config/kubelet-config.js';
+import { driverName, toSystemd, type CgroupName } from './cgroup-name.js';
 import type { CgroupLayout } from './cgroup-controllers.js';
 import type { CgroupManager, ResourceConfig } from './cgroup-manager.js';
 
@@ -29,6 +38,8 @@ export class CgroupWriteError extends KubeletTsError {
 
 export interface FsCgroupManagerOptions {
   layout: CgroupLayout;
+  /** How names map to directories (default cgroupfs). */
+  driver?: CgroupDriver;
   clock?: Clock;
   /**
    * Removes one empty cgroup directory (default: rmdir). A cgroup directory
@@ -43,6 +54,7 @@ const EXISTS_CONTROLLERS = ['cpu', 'cpuacct', 'cpuset', 'memory', 'pids', 'huget
 /** v2 controllers enabled for children, as upstream enableAllControllers (those the root offers). */
 const V2_SUBTREE_CONTROLLERS = ['cpu', 'cpuset', 'memory', 'hugetlb', 'pids', 'io'];
 const DEFAULT_PERIOD_US = 100_000;
+const SLICE = '.slice';
 const DESTROY_ATTEMPTS = 5;
 const DESTROY_RETRY_MS = 100;
 
@@ -61,20 +73,43 @@ export class FsCgroupManager implements CgroupManager {
   private readonly clock: Clock;
   private readonly removeDir: (path: string) => Promise<void>;
 
+  private readonly driver: CgroupDriver;
+
   constructor(private readonly o: FsCgroupManagerOptions) {
     this.version = o.layout.version;
+    this.driver = o.driver ?? 'cgroupfs';
     this.clock = o.clock ?? realClock;
     this.removeDir = o.rmdir ?? ((p) => rmdir(p));
   }
 
   name(name: CgroupName): string {
-    return toCgroupfs(name);
+    return driverName(this.driver, name);
+  }
+
+  /** The directories of a name below a hierarchy's root, by driver. */
+  private path(name: CgroupName): string[] {
+    return this.driver === 'systemd'
+      ? toSystemd(name)
+          .split('/')
+          .filter((c) => c !== '')
+      : [...name];
   }
 
   /** The cgroup's directory in the hierarchy of `controller` (undefined when not mounted). */
   private dir(controller: string, name: CgroupName): string | undefined {
     const root = this.o.layout.controllers.get(controller);
-    return root === undefined ? undefined : join(root, ...name);
+    return root === undefined ? undefined : join(root, ...this.path(name));
+  }
+
+  /**
+   * A child directory as a name component: itself (cgroupfs); for systemd, the last dash-separated part
+   * of a slice with '_' back to '-' (upstream ParseSystemdToCgroupName); undefined when not a slice.
+   */
+  private component(dirName: string): string | undefined {
+    if (this.driver !== 'systemd') return dirName;
+    if (!dirName.endsWith(SLICE)) return undefined;
+    const base = dirName.slice(0, -SLICE.length);
+    return base.slice(base.lastIndexOf('-') + 1).replaceAll('_', '-');
   }
 
   async exists(name: CgroupName): Promise<boolean> {
@@ -87,12 +122,13 @@ export class FsCgroupManager implements CgroupManager {
   }
 
   async create(name: CgroupName, resources: ResourceConfig): Promise<void> {
+    const path = this.path(name);
     if (this.version === 2) {
-      await this.enableSubtreeControllers(name);
-      await mkdir(join(this.o.layout.hierarchies[0], ...name), { recursive: true });
+      await this.enableSubtreeControllers(path);
+      await mkdir(join(this.o.layout.hierarchies[0], ...path), { recursive: true });
     } else {
-      for (const h of this.o.layout.hierarchies) await mkdir(join(h, ...name), { recursive: true });
-      await this.inheritCpuset(name);
+      for (const h of this.o.layout.hierarchies) await mkdir(join(h, ...path), { recursive: true });
+      await this.inheritCpuset(path);
     }
     await this.update(name, resources);
   }
@@ -122,7 +158,7 @@ export class FsCgroupManager implements CgroupManager {
   private async write(controller: string, name: CgroupName, file: string, value: number | string): Promise<void> {
     const dir = this.dir(controller, name);
     if (dir === undefined) {
-      throw new CgroupWriteError(`cannot set ${file} of ${toCgroupfs(name)}: the ${controller} cgroup controller is not available`);
+      throw new CgroupWriteError(`cannot set ${file} of ${this.name(name)}: the ${controller} cgroup controller is not available`);
     }
     try {
       await writeFile(join(dir, file), String(value));
@@ -131,15 +167,15 @@ export class FsCgroupManager implements CgroupManager {
     }
   }
 
-  /** v2: every ancestor enables the controllers the root offers for its children. */
-  private async enableSubtreeControllers(name: CgroupName): Promise<void> {
+  /** v2: every ancestor of `path` (directories) enables the controllers the root offers for its children. */
+  private async enableSubtreeControllers(path: string[]): Promise<void> {
     const root = this.o.layout.hierarchies[0];
     const line = V2_SUBTREE_CONTROLLERS.filter((c) => this.o.layout.controllers.has(c))
       .map((c) => `+${c}`)
       .join(' ');
     if (!line) return;
-    for (let i = 0; i < name.length; i++) {
-      const dir = join(root, ...name.slice(0, i));
+    for (let i = 0; i < path.length; i++) {
+      const dir = join(root, ...path.slice(0, i));
       await mkdir(dir, { recursive: true });
       await writeFile(join(dir, 'cgroup.subtree_control'), line).catch((err: unknown) => {
         throw new CgroupWriteError(`cannot enable controllers (${line}) in ${dir}: ${(err as Error).message}`, { cause: err });
@@ -147,13 +183,13 @@ export class FsCgroupManager implements CgroupManager {
     }
   }
 
-  /** v1 cpuset: a directory whose cpus or mems are empty takes its parent's (libcontainer's cpuset Apply). */
-  private async inheritCpuset(name: CgroupName): Promise<void> {
+  /** v1 cpuset: a directory of `path` whose cpus or mems are empty takes its parent's (libcontainer's cpuset Apply). */
+  private async inheritCpuset(path: string[]): Promise<void> {
     const root = this.o.layout.controllers.get('cpuset');
     if (root === undefined) return;
-    for (let i = 1; i <= name.length; i++) {
-      const parent = join(root, ...name.slice(0, i - 1));
-      const dir = join(root, ...name.slice(0, i));
+    for (let i = 1; i <= path.length; i++) {
+      const parent = join(root, ...path.slice(0, i - 1));
+      const dir = join(root, ...path.slice(0, i));
       for (const file of ['cpuset.cpus', 'cpuset.mems']) {
         const own = await readFile(join(dir, file), 'utf8').catch(() => '');
         if (own.trim() !== '') continue;
@@ -170,7 +206,7 @@ export class FsCgroupManager implements CgroupManager {
 
   async destroy(name: CgroupName): Promise<void> {
     if (name.length === 0) throw new CgroupWriteError('refusing to remove the root cgroup');
-    for (const h of this.everyHierarchy()) await this.removeTree(join(h, ...name));
+    for (const h of this.everyHierarchy()) await this.removeTree(join(h, ...this.path(name)));
   }
 
   /** Removes a cgroup directory bottom-up; EBUSY (processes still exiting) is retried a few times. */
@@ -209,15 +245,18 @@ export class FsCgroupManager implements CgroupManager {
         }
       }
     };
-    for (const h of this.everyHierarchy()) await walk(join(h, ...name));
+    for (const h of this.everyHierarchy()) await walk(join(h, ...this.path(name)));
     return [...out];
   }
 
   async children(name: CgroupName): Promise<string[]> {
     const out = new Set<string>();
     for (const h of this.everyHierarchy()) {
-      const entries = await readdir(join(h, ...name), { withFileTypes: true }).catch(() => []);
-      for (const e of entries) if (e.isDirectory()) out.add(e.name);
+      const entries = await readdir(join(h, ...this.path(name)), { withFileTypes: true }).catch(() => []);
+      for (const e of entries) {
+        const child = e.isDirectory() ? this.component(e.name) : undefined;
+        if (child !== undefined) out.add(child);
+      }
     }
     return [...out];
   }

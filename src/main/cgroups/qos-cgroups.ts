@@ -2,8 +2,9 @@
  * The QoS cgroup tiers (upstream qos_container_manager_linux.go and
  * node_container_manager_linux.go createNodeAllocatableCgroups):
  * `<cgroupRoot>/kubepods` holds Guaranteed pods directly and the
- * `burstable` and `besteffort` tiers. kubepods gets cpu shares and a memory
- * limit from kubepodsLimits (node allocatable enforcement), the besteffort
+ * `burstable` and `besteffort` tiers. kubepods gets cpu shares, a memory
+ * limit and, where the node's pid capacity is known, a pids limit from
+ * kubepodsLimits (node allocatable enforcement), the besteffort
  * tier 2 shares, the burstable tier the shares of the active Burstable pods'
  * summed cpu requests, recomputed by update().
  */
@@ -23,29 +24,40 @@ export interface QosCgroupsOptions {
   manager: CgroupManager;
   /** cgroupRoot as a name ([] = the root cgroup). */
   root: CgroupName;
-  /** What kubepods may use: cpu and memory quantities (kubepodsLimits). */
-  kubepods: { cpu: string; memory: string };
+  /** What kubepods may use: cpu, memory and pid quantities (kubepodsLimits). */
+  kubepods: KubepodsLimits;
   /** Pods that count for the burstable tier's shares (upstream activePods). */
   activePods(): readonly Pod[];
 }
 
+/** cpu and memory quantities; pid (the node's pid_max, as upstream's internal capacity) when known. */
+export interface KubepodsLimits {
+  cpu: string;
+  memory: string;
+  pid?: string;
+}
+
 /**
  * Upstream enforceNodeAllocatableCgroups' limits for kubepods: the node's
- * capacity, or, when enforceNodeAllocatable has "pods", capacity minus
- * systemReserved and kubeReserved (not the eviction threshold; at least 0).
- * Only cpu and memory: the pid limit of kubepods is not set.
+ * internal capacity (cpu, memory and pid), or, when enforceNodeAllocatable
+ * has "pods", that minus systemReserved and kubeReserved (not the eviction
+ * threshold; at least 0).
  */
 export function kubepodsLimits(
-  capacity: { cpu: string; memory: string },
+  capacity: KubepodsLimits,
   o: { enforcePods: boolean; systemReserved: Record<string, string>; kubeReserved: Record<string, string> },
-): { cpu: string; memory: string } {
+): KubepodsLimits {
   if (!o.enforcePods) return capacity;
-  const left = (resource: 'cpu' | 'memory', amount: (q: string) => bigint): bigint => {
-    let v = amount(capacity[resource]);
+  const left = (resource: keyof KubepodsLimits, amount: (q: string) => bigint): bigint => {
+    let v = amount(capacity[resource] ?? '0');
     for (const list of [o.systemReserved, o.kubeReserved]) if (list[resource] !== undefined) v -= amount(list[resource]);
     return v < 0n ? 0n : v;
   };
-  return { cpu: `${left('cpu', (q) => milliValue(q))}m`, memory: String(left('memory', (q) => value(q))) };
+  return {
+    cpu: `${left('cpu', (q) => milliValue(q))}m`,
+    memory: String(left('memory', (q) => value(q))),
+    ...(capacity.pid !== undefined && { pid: String(left('pid', (q) => value(q))) }),
+  };
 }
 
 export class QosCgroups {
@@ -71,6 +83,7 @@ export class QosCgroups {
     await manager.create(this.kubepods, {
       cpuShares: milliCPUToShares(Number(milliValue(kubepods.cpu))),
       memoryLimitBytes: Number(value(kubepods.memory)),
+      ...(kubepods.pid !== undefined && { pidsLimit: Number(value(kubepods.pid)) }),
     });
     await manager.create(this.besteffort, { cpuShares: MIN_SHARES });
     await manager.create(this.burstable, { cpuShares: MIN_SHARES });

@@ -6,6 +6,7 @@
  * runtime places pods itself). Every setting it does not apply is either
  * refused here or named in one startup line.
  */
+import { readFile } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import type { Pod } from '../../api/pod.js';
 import { realClock, type Clock } from '../../common/clock.js';
@@ -44,10 +45,18 @@ export interface SetupPodCgroupsOptions {
   logger: Logger;
   /** The cgroup mount root (tests: a tmp tree). */
   fsRoot?: string;
+  /** The node's pid capacity (default: /proc/sys/kernel/pid_max); undefined when unknown. */
+  pidMax?: () => Promise<number | undefined>;
   /** The runtime's verbose CRI Status info (to check its cgroup driver); undefined when unavailable. */
   runtimeInfo?: () => Promise<Record<string, string> | undefined>;
   kill?: (pid: number) => void;
   clock?: Clock;
+}
+
+/** /proc/sys/kernel/pid_max, as upstream pidlimit.Stats (undefined when unreadable). */
+async function readPidMax(): Promise<number | undefined> {
+  const text = await readFile('/proc/sys/kernel/pid_max', 'utf8').catch(() => '');
+  return /^\d+$/.test(text.trim()) ? Number(text.trim()) : undefined;
 }
 
 /** A permission or read-only error anywhere in the cause chain. */
@@ -86,12 +95,6 @@ export async function setupPodCgroups(config: CgroupSettings, o: SetupPodCgroups
     );
     return undefined;
   }
-  if (config.cgroupDriver !== 'cgroupfs') {
-    throw new CgroupConfigError(
-      `cgroupDriver ${config.cgroupDriver} is not supported with cgroupsPerQOS: kubelet-ts writes pod cgroups with the cgroupfs driver only; ` +
-        "use cgroupDriver: cgroupfs (and the runtime's cgroupfs driver, e.g. containerd SystemdCgroup = false), or cgroupsPerQOS: false",
-    );
-  }
   const runtimeDriver = runtimeCgroupDriver(await o.runtimeInfo?.());
   if (runtimeDriver !== undefined && runtimeDriver !== config.cgroupDriver) {
     throw new CgroupConfigError(
@@ -100,16 +103,20 @@ export async function setupPodCgroups(config: CgroupSettings, o: SetupPodCgroups
   }
   const layout = await readCgroupLayout(o.fsRoot ?? DEFAULT_CGROUP_FS_ROOT);
   checkRequiredControllers(layout, { pids: config.podPidsLimit > 0 });
-  const manager = new FsCgroupManager({ layout });
+  // systemd: upstream's slice names and on-disk layout, written through the cgroup filesystem (no D-Bus).
+  const manager = new FsCgroupManager({ layout, driver: config.cgroupDriver });
   // Upstream: cgroupRoot is a cgroupfs path ('' means '/') and must exist in every required controller.
   const root = parseCgroupfsName(config.cgroupRoot);
   if (root.length > 0 && !(await manager.exists(root))) {
     throw new CgroupConfigError(
-      `cgroupRoot ${toCgroupfs(root)} does not exist in every cgroup controller (cpu, cpuacct, cpuset, memory, pids, hugetlb as mounted); ` +
+      `cgroupRoot ${toCgroupfs(root)}${config.cgroupDriver === 'systemd' ? ` (${manager.name(root)})` : ''} does not exist in every cgroup controller (cpu, cpuacct, cpuset, memory, pids, hugetlb as mounted); ` +
         'create it first (as upstream requires), or use another cgroupRoot',
     );
   }
-  const kubepods = kubepodsLimits(o.capacity, {
+  // Upstream's internal capacity has the pid_max as "pid": kubepods' pids.max (where the pids controller is).
+  const pidMax = layout.controllers.has('pids') ? await (o.pidMax ?? readPidMax)() : undefined;
+  const capacity = { ...o.capacity, ...(pidMax !== undefined && { pid: String(pidMax) }) };
+  const kubepods = kubepodsLimits(capacity, {
     enforcePods: config.enforceNodeAllocatable.includes('pods'),
     systemReserved: config.systemReserved,
     kubeReserved: config.kubeReserved,
@@ -126,7 +133,13 @@ export async function setupPodCgroups(config: CgroupSettings, o: SetupPodCgroups
     );
   }
   o.logger.info(
-    { cgroupRoot: manager.name(root), kubepods: manager.name(qos.kubepods), limits: kubepods, cgroupVersion: layout.version },
+    {
+      cgroupRoot: manager.name(root),
+      kubepods: manager.name(qos.kubepods),
+      limits: kubepods,
+      cgroupVersion: layout.version,
+      cgroupDriver: config.cgroupDriver,
+    },
     'Created the QoS cgroups; pods get cgroups of their own under them',
   );
   return new PodCgroupManager({

@@ -133,7 +133,7 @@ export const UPSTREAM_FIELDS: readonly UpstreamSetting[] = [
     'QoS tiers (kubepods, burstable, besteffort) and a cgroup per pod, the sandbox cgroup_parent; removed with the pod. Default true, as upstream; with the simulated runtime no cgroups are made (one startup line).',
     { type: 'bool', flag: 'cgroups-per-qos' },
   ),
-  h('cgroupDriver', 'cgroupfs; systemd is refused at start while cgroupsPerQOS is true. Must match the runtime.', {
+  h('cgroupDriver', 'cgroupfs, or systemd (upstream slice names, written through the cgroup filesystem). Must match the runtime.', {
     flag: 'cgroup-driver',
   }),
   r('cpuManagerPolicy', 'the CPU manager is not built; use "none".', { flag: 'cpu-manager-policy', type: 'string', neutral: 'none' }),
