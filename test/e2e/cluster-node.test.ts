@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { milliValue, value } from '../../src/api/quantity.js';
 import { CriClient } from '../../src/cri/client.js';
 import { pollUntil } from '../helpers/poll.js';
 import { AgentProcess } from './agent-harness.js';
@@ -58,6 +59,8 @@ describeCluster('a kubelet-ts node in a real cluster', () => {
       `--kubeconfig=${kubeconfig}`,
       '--node-labels=kubelet-ts.e2e/role=worker,kubelet-ts.e2e/run=' + run,
       '--register-with-taints=kubelet-ts.e2e/dedicated=e2e:NoSchedule',
+      '--system-reserved=memory=100Mi',
+      '--kube-reserved=cpu=100m',
     );
     await agent.start();
   });
@@ -65,6 +68,20 @@ describeCluster('a kubelet-ts node in a real cluster', () => {
   afterAll(async () => {
     await agent?.cleanup();
     await deleteNodeObjects(nodeName);
+  });
+
+  it('kubepods is capped at allocatable plus the hard eviction threshold, and the Node shows that allocatable', async () => {
+    const node = await waitForReady(nodeName, 'True', 60_000);
+    const capacity = value(node.status!.capacity!.memory);
+    const allocatable = value(node.status!.allocatable!.memory);
+    // Upstream: allocatable = capacity - systemReserved - kubeReserved - evictionHard (memory.available 100Mi by default) ...
+    expect(allocatable).toBe(capacity - 200n * 1024n ** 2n);
+    expect(milliValue(node.status!.allocatable!.cpu)).toBe(milliValue(node.status!.capacity!.cpu) - 100n);
+    // ... and enforceNodeAllocatable [pods] caps kubepods at allocatable plus the eviction threshold (page-rounded).
+    const kubepods = (ctrl: string, file: string) =>
+      readFileSync(join('/sys/fs/cgroup', ctrl, agent.ownCgroupRoot!, 'kubepods', file), 'utf8').trim();
+    expect(BigInt(kubepods('memory', 'memory.limit_in_bytes'))).toBe(((allocatable + 100n * 1024n ** 2n) / 4096n) * 4096n);
+    expect(kubepods('cpu', 'cpu.shares')).toBe(String((milliValue(node.status!.allocatable!.cpu) * 1024n) / 1000n));
   });
 
   it('registers and turns Ready within 10 s, with labels, taints, capacity, allocatable, nodeInfo and addresses', async () => {
