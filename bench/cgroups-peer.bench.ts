@@ -9,7 +9,10 @@
  * for the tiers, kubepods, burstable and besteffort. Pod uids differ (a
  * static pod's uid hashes its node's name) and read as <uid>.
  *
- *   npm run bench -- cgroups [--octet 151] [--out cgroups]   (--octet: its containerd's pod network 10.<octet>.0.0/16)
+ *   npm run bench -- cgroups [--octet 151] [--out cgroups] [--docs]
+ *
+ * --octet: its containerd's pod network 10.<octet>.0.0/16; --docs: also
+ * rewrite the compact table in docs/cgroups.md (between its markers).
  *
  * Writes bench/results/<out>.{json,md}: one row per value, both agents'
  * figures and whether they agree. Runs as root on a cgroup v1 host.
@@ -27,7 +30,12 @@ import { PrivateContainerd } from '../test/helpers/private-containerd.js';
 import { GO_KUBELET_BIN, GoKubelet } from './lib/go-kubelet.js';
 
 const { values: args } = parseArgs({
-  options: { octet: { type: 'string', default: '151' }, out: { type: 'string', default: 'cgroups' } },
+  options: {
+    octet: { type: 'string', default: '151' },
+    out: { type: 'string', default: 'cgroups' },
+    /** Also rewrite the table in docs/cgroups.md (between its cgroups-peer markers). */
+    docs: { type: 'boolean', default: false },
+  },
 });
 const IMAGE = 'docker.io/kubelet-ts/busybox:1.0';
 const PIDS_LIMIT = 200;
@@ -100,7 +108,8 @@ async function appPids(cri: CriClient, namespace: string, nodeName: string): Pro
 function readAll(pids: Map<string, number>, root: string): Reading {
   const v1 = (ctrl: string, rel: string, file: string) => read(join(CGROUP_FS, ctrl, root, rel, file));
   const out: Reading = {};
-  for (const [pod, pid] of pids) {
+  for (const pod of Object.keys(PODS)) {
+    const pid = pids.get(pod)!;
     const podCg = cgroupOf(pid, 'memory', root).replace(/\/<container>$/, '');
     const rel = readFileSync(`/proc/${pid}/cgroup`, 'utf8')
       .split('\n')
@@ -191,6 +200,51 @@ async function runAgent(kind: 'go' | 'ts', endpoint: string, cri: CriClient): Pr
   }
 }
 
+const DOCS = join(import.meta.dirname, '../docs/cgroups.md');
+const START = '<!-- cgroups-peer:start (npm run bench -- cgroups --docs) -->';
+const END = '<!-- cgroups-peer:end -->';
+
+/** One value for both agents, or both when they differ. */
+function cell(go: string | undefined, ts: string | undefined): string {
+  if (go === undefined && ts === undefined) return '';
+  return go === ts ? `\`${go}\`` : `**Go \`${go ?? '(none)'}\`, ts \`${ts ?? '(none)'}\`**`;
+}
+
+/** The compact table of docs/cgroups.md: a row per pod and tier, a cell per value. */
+function writeDocsTable(go: Reading, ts: Reading, summary: string): void {
+  const cols: [string, string][] = [
+    ['container cgroup (memory)', 'container cgroup'],
+    ['cpu.shares', 'cpu.shares'],
+    ['cpu.cfs_quota_us', 'cfs quota'],
+    ['memory.limit_in_bytes', 'memory limit'],
+    ['pids.max', 'pids.max'],
+    ['app oom_score_adj', 'oom_score_adj'],
+  ];
+  const lines = [
+    summary,
+    'Every container cgroup path is the same for the cpu, memory and pids controllers under both agents unless the table says otherwise.',
+    '',
+    `| pod or tier | ${cols.map(([, h]) => h).join(' | ')} |`,
+    `|---|${cols.map(() => '---').join('|')}|`,
+  ];
+  for (const row of Object.keys(go)) {
+    const paths = ['cpu', 'pids'].every(
+      (c) =>
+        go[row][`container cgroup (${c})`] === go[row]['container cgroup (memory)'] &&
+        ts[row]?.[`container cgroup (${c})`] === ts[row]?.['container cgroup (memory)'],
+    );
+    lines.push(
+      `| ${row} | ${cols.map(([k]) => cell(go[row][k], ts[row]?.[k]) + (k.startsWith('container') && !paths ? ' (not in every controller)' : '')).join(' | ')} |`,
+    );
+  }
+  const doc = readFileSync(DOCS, 'utf8');
+  const a = doc.indexOf(START);
+  const b = doc.indexOf(END);
+  if (a < 0 || b < a) throw new Error(`${DOCS} has no ${START} … ${END} markers`);
+  writeFileSync(DOCS, `${doc.slice(0, a + START.length)}\n${lines.join('\n')}\n${doc.slice(b)}`);
+  console.log(`${DOCS}: table rewritten`);
+}
+
 async function main(): Promise<void> {
   if (!existsSync(GO_KUBELET_BIN)) throw new Error(`the Go kubelet is not at ${GO_KUBELET_BIN} (scripts/control-plane.sh build)`);
   const containerd = new PrivateContainerd('cgcmp', Number(args.octet));
@@ -208,13 +262,15 @@ async function main(): Promise<void> {
       }
     }
     const differ = rows.filter((r) => !r.same).length;
+    const summary =
+      `\`npm run bench -- cgroups\`, ${new Date().toISOString().slice(0, 10)}: the same ${Object.keys(PODS).length} static pods under each agent ` +
+      `(cgroup v${existsSync(join(CGROUP_FS, 'cgroup.controllers')) ? 2 : 1}, containerd cgroupfs), cgroupsPerQOS true, ` +
+      `enforceNodeAllocatable [pods], systemReserved memory=${SYSTEM_RESERVED.memory}, kubeReserved cpu=${KUBE_RESERVED.cpu}, ` +
+      `podPidsLimit ${PIDS_LIMIT}; paths relative to the cgroupRoot. ${rows.length - differ} of ${rows.length} values agree.`;
     const md = [
       `# QoS and pod cgroups: Go kubelet v1.20.2 and kubelet-ts`,
       '',
-      `\`npm run bench -- cgroups\`, ${new Date().toISOString().slice(0, 10)}: the same ${Object.keys(PODS).length} static pods under each agent ` +
-        `(cgroup v${existsSync(join(CGROUP_FS, 'cgroup.controllers')) ? 2 : 1}, containerd cgroupfs), cgroupsPerQOS true, ` +
-        `enforceNodeAllocatable [pods], systemReserved memory=${SYSTEM_RESERVED.memory}, kubeReserved cpu=${KUBE_RESERVED.cpu}, ` +
-        `podPidsLimit ${PIDS_LIMIT}; paths relative to the cgroupRoot. ${rows.length - differ} of ${rows.length} values agree.`,
+      summary,
       '',
       '| cgroup / pod | value | Go v1.20.2 | kubelet-ts | |',
       '|---|---|---|---|---|',
@@ -222,6 +278,7 @@ async function main(): Promise<void> {
       '',
     ].join('\n');
     writeFileSync(join(RESULTS, `${args.out}.md`), md);
+    if (args.docs) writeDocsTable(go, ts, summary);
     writeFileSync(join(RESULTS, `${args.out}.json`), JSON.stringify({ pods: PODS, go, ts, rows }, null, 2) + '\n');
     console.log(md);
   } finally {
