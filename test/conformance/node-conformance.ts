@@ -80,6 +80,8 @@ async function clearCluster(): Promise<void> {
 interface RunningAgent {
   logs: string[];
   stop(): Promise<void>;
+  /** After the run's pods are removed: what the agent leaves beside them (kubelet-ts: its own cgroupRoot). */
+  afterPodsRemoved?(): void;
 }
 
 async function startAgent(): Promise<RunningAgent> {
@@ -95,6 +97,7 @@ async function startAgent(): Promise<RunningAgent> {
         for (const m of a.mounts()) execFileSync('umount', ['-l', m]);
         rmSync(a.dir, { recursive: true, force: true });
       },
+      afterPodsRemoved: () => a.removeOwnCgroupRoot(),
     };
   }
   const kubeconfig = join(out, 'go-node.kubeconfig');
@@ -203,6 +206,11 @@ async function main(): Promise<number> {
       await agent.stop().catch((err: unknown) => console.error(`stopping the agent: ${String(err)}`));
     }
     await removeNewSandboxes(cri, before).catch((err: unknown) => console.error(`removing the run's pods: ${String(err)}`));
+    try {
+      agent?.afterPodsRemoved?.();
+    } catch (err) {
+      console.error(`removing the agent's cgroupRoot: ${String(err)}`);
+    }
     cri.close();
     await deleteNodeObjects(nodeName);
   }

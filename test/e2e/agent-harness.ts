@@ -252,11 +252,15 @@ export class AgentProcess {
       // Volumes the agent left mounted (it does not unmount on stop, as upstream) go before the directory.
       for (const m of this.mounts()) execFileSync('umount', [m]);
       rmSync(this.dir, { recursive: true, force: true });
-      if (this.ownCgroupRoot !== undefined && this.cgroupRootMade) {
-        removeCgroupTree(this.ownCgroupRoot);
-        this.cgroupRootMade = false;
-      }
+      this.removeOwnCgroupRoot();
     }
+  }
+
+  /** Removes the agent's own cgroupRoot with everything below it (what is left in it is killed); cleanup() calls it. */
+  removeOwnCgroupRoot(): void {
+    if (this.ownCgroupRoot === undefined || !this.cgroupRootMade) return;
+    removeCgroupTree(this.ownCgroupRoot);
+    this.cgroupRootMade = false;
   }
 
   /** Mount points below the test's directory (volumes of its pods), deepest first. */
