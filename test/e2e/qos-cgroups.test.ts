@@ -136,6 +136,24 @@ describeE2E('QoS and pod cgroups on containerd (cgroupsPerQOS)', () => {
     }
   }, 120_000);
 
+  it("/stats/summary reads each pod's memory from its pod cgroup (containers and sandbox together)", async () => {
+    type Summary = {
+      pods?: {
+        podRef: { name: string };
+        memory?: { workingSetBytes?: number };
+        containers?: { memory?: { workingSetBytes?: number } }[];
+      }[];
+    };
+    const pod = await agent.until('the Guaranteed pod in /stats/summary with pod and container memory', async () => {
+      const s = (await (await fetch(`http://127.0.0.1:${agent.readOnlyPort}/stats/summary`)).json()) as Summary;
+      const p = s.pods?.find((x) => x.podRef.name === `g-${agent.nodeName}`);
+      return p?.memory?.workingSetBytes && p.containers?.[0]?.memory?.workingSetBytes ? p : undefined;
+    });
+    // Summed from the containers (upstream's fallback without pod cgroup stats) it would equal the app's alone;
+    // the pod cgroup also holds the sandbox's pause process.
+    expect(pod.memory!.workingSetBytes!).toBeGreaterThan(pod.containers![0].memory!.workingSetBytes!);
+  });
+
   it('deleted pods lose their cgroups; the burstable tier drops back to 2 shares', async () => {
     const uids = await Promise.all(['g', 'b', 'e'].map((n) => uidOf(n)));
     const tiers = ['kubepods', 'kubepods/burstable', 'kubepods/besteffort'];
