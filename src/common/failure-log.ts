@@ -6,6 +6,7 @@
  */
 import type { Logger } from 'pino';
 import type { Clock } from './clock.js';
+import { errorMessage } from './error-message.js';
 
 export class FailureLog {
   private lastLogged = -Infinity;
@@ -27,7 +28,7 @@ export class FailureLog {
       return;
     }
     const extra = this.suppressed > 0 ? { suppressedSince: this.suppressed } : {};
-    this.logger.error({ ...fields, ...extra, err: err instanceof Error ? err.message : String(err) }, `${this.what} failed`);
+    this.logger.error({ ...fields, ...extra, err: errorMessage(err) }, `${this.what} failed`);
     this.lastLogged = now;
     this.suppressed = 0;
   }

@@ -8,6 +8,7 @@ import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { realClock, type Clock } from '../common/clock.js';
 import { KubeletTsError } from '../common/errors.js';
+import { errorMessage } from '../common/error-message.js';
 import { parseDuration } from '../common/duration.js';
 import { collectSources, parseSourceArg, type SourceSpec } from './collect.js';
 import { renderJson, renderMarkdown, renderText } from './render.js';
@@ -112,7 +113,7 @@ export async function main(argv: readonly string[], io: CompareIo = {}): Promise
       stdout.write(cmd.helpInformation());
       return 0;
     }
-    const msg = err instanceof CommanderError ? err.message.replace(/^error: /, '') : (err as Error).message;
+    const msg = err instanceof CommanderError ? err.message.replace(/^error: /, '') : errorMessage(err);
     stderr.write(`kubelet-ts-compare: ${msg}\n(see kubelet-ts-compare --help)\n`);
     return 2;
   }

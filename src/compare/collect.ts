@@ -11,6 +11,7 @@ import type { Clock } from '../common/clock.js';
 import { SourceError } from './errors.js';
 import type { Scraper } from './scrape.js';
 import { parseSnapshot, type Scrape, type SourceScrapes } from './snapshot.js';
+import { errorMessage } from '../common/error-message.js';
 
 export type SourceSpec =
   | { kind: 'url'; name?: string; url: string }
@@ -56,7 +57,7 @@ function fromFiles(spec: Exclude<SourceSpec, { kind: 'url' }>, deps: CollectDeps
     try {
       return deps.readFile(path);
     } catch (err) {
-      throw new SourceError(`${path}: cannot read the snapshot: ${(err as Error).message}`);
+      throw new SourceError(`${path}: cannot read the snapshot: ${errorMessage(err)}`);
     }
   };
   if (spec.kind === 'file') {

@@ -1,6 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
 import * as api from '../gen/runtime/v1/api.js';
 import { CriDeadlineError, CriError, CriInvalidArgumentError, CriNotFoundError, CriUnavailableError } from '../common/errors.js';
+import { errorMessage } from '../common/error-message.js';
 import { parseEndpoint } from './endpoint.js';
 import { H2Channel } from './h2-channel.js';
 import { IMAGE_OPERATIONS, RUNTIME_OPERATIONS, type ImageMethod, type OperationType, type RuntimeMethod } from './operations.js';
@@ -106,7 +107,7 @@ const CHANNEL_OPTIONS: grpc.ChannelOptions = {
 export function mapGrpcError(operation: string, err: unknown): CriError {
   const e = err as Partial<grpc.ServiceError>;
   const code = typeof e.code === 'number' ? e.code : grpc.status.UNKNOWN;
-  const details = e.details ?? (err instanceof Error ? err.message : String(err));
+  const details = e.details ?? errorMessage(err);
   const message = `${operation}: rpc error: code = ${grpc.status[code] ?? code} desc = ${details}`;
   switch (code) {
     case grpc.status.NOT_FOUND:
@@ -134,7 +135,7 @@ export function criStatusMessage(err: unknown): string {
     const desc = / desc = ([\s\S]*)$/.exec(err.message);
     if (desc) return desc[1];
   }
-  return err instanceof Error ? err.message : String(err);
+  return errorMessage(err);
 }
 
 /**
@@ -230,7 +231,7 @@ class CriClientBase {
         this.observer?.(operation, (performance.now() - start) / 1000, undefined);
         return response;
       } catch (decodeErr) {
-        failure = { code: grpc.status.INTERNAL, details: decodeErr instanceof Error ? decodeErr.message : String(decodeErr) };
+        failure = { code: grpc.status.INTERNAL, details: errorMessage(decodeErr) };
       }
     } catch (err) {
       failure = err;
@@ -273,7 +274,7 @@ class CriClientBase {
     try {
       await this.runtime.waitForReady(timeoutMs);
     } catch (err) {
-      throw mapGrpcError('connect', { code: grpc.status.UNAVAILABLE, details: `${this.runtimeEndpoint}: ${(err as Error).message}` });
+      throw mapGrpcError('connect', { code: grpc.status.UNAVAILABLE, details: `${this.runtimeEndpoint}: ${errorMessage(err)}` });
     }
   }
 

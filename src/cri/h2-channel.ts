@@ -23,6 +23,7 @@
 import { connect as connectH2, constants as h2, type ClientHttp2Session, type ClientHttp2Stream } from 'node:http2';
 import { connect as connectNet } from 'node:net';
 import { status as Status } from '@grpc/grpc-js';
+import { errorMessage } from '../common/error-message.js';
 
 /** A failed call: its gRPC status code and message (the fields a grpc-js ServiceError has). */
 export class GrpcCallError extends Error {
@@ -192,7 +193,7 @@ export class H2Channel {
         });
       } catch (err) {
         this.session = undefined;
-        return fail(new GrpcCallError(Status.UNAVAILABLE, (err as Error).message));
+        return fail(new GrpcCallError(Status.UNAVAILABLE, errorMessage(err)));
       }
       this.hold(session);
       const frame = Buffer.allocUnsafe(5 + message.length);

@@ -10,6 +10,7 @@ import { startAgent, type AgentHandle } from './agent.js';
 import { applyOomScoreAdj, swapProblem } from './node/process-setup.js';
 import { sdNotify } from './sd-notify.js';
 import { unsupportedSettings, warnIgnoredSettings } from './unsupported.js';
+import { errorMessage } from '../common/error-message.js';
 
 export async function runAgent(config: KubeletConfig, logger: Logger, sources?: ConfigSources): Promise<number> {
   const problems = unsupportedSettings(config);
@@ -29,7 +30,7 @@ export async function runAgent(config: KubeletConfig, logger: Logger, sources?: 
     agent = await startAgent(config, logger, { sources });
   } catch (err) {
     // A clear line, not a stack trace (a port in use, an unreadable certificate, ...); the stack at --v=4.
-    logger.error({ err: (err as Error).message }, 'Failed to start kubelet-ts');
+    logger.error({ err: errorMessage(err) }, 'Failed to start kubelet-ts');
     logger.debug({ stack: (err as Error).stack }, 'Start failure');
     return 1;
   }

@@ -9,6 +9,7 @@
  */
 import { execFile } from 'node:child_process';
 import type { Logger } from 'pino';
+import { errorMessage } from '../common/error-message.js';
 
 export type Exec = (file: string, args: string[], env: NodeJS.ProcessEnv) => Promise<void>;
 
@@ -32,7 +33,7 @@ export async function sdNotify(
     logger.info({ state, socket: env.NOTIFY_SOCKET }, 'Notified systemd');
     return true;
   } catch (err) {
-    logger.warn({ state, err: (err as Error).message }, 'Failed to notify systemd (systemd-notify); the unit needs NotifyAccess=all');
+    logger.warn({ state, err: errorMessage(err) }, 'Failed to notify systemd (systemd-notify); the unit needs NotifyAccess=all');
     return false;
   }
 }

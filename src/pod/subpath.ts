@@ -19,6 +19,7 @@ import { constants } from 'node:fs';
 import { chmod, mkdir, open, readdir, realpath, rm, rmdir, stat, writeFile, type FileHandle } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 import { SubpathError, VolumeError } from '../common/errors.js';
+import { errorMessage } from '../common/error-message.js';
 import { isMountPoint, type Mounter } from '../common/mounter.js';
 import { podVolumeSubpathsDir, subpathMountPath } from './pod-dirs.js';
 
@@ -111,7 +112,7 @@ export interface SubpathRequest {
 export async function prepareSafeSubpath(mounter: Mounter, req: SubpathRequest): Promise<string> {
   const mount = `volumeMount ${JSON.stringify(req.volumeName)} of container ${JSON.stringify(req.containerName)}`;
   const fail = (what: string) => (err: unknown) => {
-    throw new SubpathError(`failed to ${what} for ${mount}`, err instanceof Error ? err.message : String(err), { cause: err });
+    throw new SubpathError(`failed to ${what} for ${mount}`, errorMessage(err), { cause: err });
   };
   const created = await createSubpathDir(req).catch(fail('create subPath directory'));
   return bindSubpath(mounter, req, created).catch(fail('prepare subPath'));

@@ -10,6 +10,7 @@
 import { open, type FileHandle } from 'node:fs/promises';
 import { ContainerState, type ContainerStatus as CriContainerStatus } from '../gen/runtime/v1/api.js';
 import { ANNOTATION_TERMINATION_MESSAGE_PATH, ANNOTATION_TERMINATION_MESSAGE_POLICY } from './types.js';
+import { errorMessage } from '../common/error-message.js';
 
 /** upstream kubecontainer.MaxContainerTerminationMessageLength. */
 export const MAX_CONTAINER_MESSAGE_BYTES = 4 * 1024;
@@ -74,14 +75,14 @@ export async function terminationMessage(status: CriContainerStatus): Promise<st
       checkLogs = fallbackToLogs && message.length === 0;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT')
-        return `Error on reading termination log ${mount.hostPath}: ${(err as Error).message}`;
+        return `Error on reading termination log ${mount.hostPath}: ${errorMessage(err)}`;
     }
   }
   if (!checkLogs) return message;
   try {
     return await lastLogMessage(status.logPath);
   } catch (err) {
-    return `Error on reading termination message from logs: ${(err as Error).message}`;
+    return `Error on reading termination message from logs: ${errorMessage(err)}`;
   }
 }
 

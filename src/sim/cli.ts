@@ -21,6 +21,7 @@ import { parseDuration } from '../common/duration.js';
 import { parseLatency, type FaultConfig, type LatencySpec } from './faults.js';
 import { OwnerWatch } from './owner-watch.js';
 import { startSimRuntime } from './server.js';
+import { errorMessage } from '../common/error-message.js';
 
 const collect = (v: string, prev: string[]) => [...prev, v];
 
@@ -35,7 +36,7 @@ function parseGrace(v: string): number {
   try {
     ms = parseDuration(v);
   } catch (err) {
-    throw new InvalidArgumentError((err as Error).message);
+    throw new InvalidArgumentError(errorMessage(err));
   }
   if (ms < 0) throw new InvalidArgumentError(`want a duration >= 0, got "${v}"`);
   return ms;

@@ -23,6 +23,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { status } from '@grpc/grpc-js';
 import { z } from 'zod';
 import { CriError } from '../common/errors.js';
+import { errorMessage } from '../common/error-message.js';
 import { faultConfigSchema, latencySchema } from './faults.js';
 import { pullLatencyInputSchema, type SimControl } from './control.js';
 import { listenUnix } from './socket.js';
@@ -95,7 +96,7 @@ async function handle(ctl: SimControl, req: IncomingMessage, res: ServerResponse
   try {
     body = await readBody(req);
   } catch (err) {
-    return reply(res, 400, { error: `body is not JSON: ${(err as Error).message}` });
+    return reply(res, 400, { error: `body is not JSON: ${errorMessage(err)}` });
   }
   const parsed = r.schema.safeParse(body);
   if (!parsed.success) return reply(res, 400, { error: z.prettifyError(parsed.error) });
@@ -105,7 +106,7 @@ async function handle(ctl: SimControl, req: IncomingMessage, res: ServerResponse
     if (err instanceof CriError) {
       return reply(res, HTTP_STATUS_OF_GRPC.get(err.grpcCode) ?? 400, { error: err.message });
     }
-    reply(res, 500, { error: (err as Error).message });
+    reply(res, 500, { error: errorMessage(err) });
   }
 }
 
@@ -114,7 +115,7 @@ export async function startControlServer(ctl: SimControl, socketPath: string): P
   const server = createServer((req, res) => {
     handle(ctl, req, res).catch((err: unknown) => {
       if (res.headersSent) res.destroy(err instanceof Error ? err : undefined);
-      else reply(res, 500, { error: err instanceof Error ? err.message : String(err) });
+      else reply(res, 500, { error: errorMessage(err) });
     });
   });
   await listenUnix(server, socketPath);

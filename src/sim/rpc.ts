@@ -6,6 +6,7 @@
  */
 import { status, type handleUnaryCall, type sendUnaryData, type ServerUnaryCall, type ServiceError } from '@grpc/grpc-js';
 import { CriError } from '../common/errors.js';
+import { errorMessage } from '../common/error-message.js';
 import type { FaultInjector } from './faults.js';
 
 export interface RpcContext {
@@ -18,7 +19,7 @@ export interface RpcContext {
 
 export function toServiceError(err: unknown): Partial<ServiceError> {
   if (err instanceof CriError) return { code: err.grpcCode, details: err.message };
-  const message = err instanceof Error ? err.message : String(err);
+  const message = errorMessage(err);
   return { code: status.UNKNOWN, details: message };
 }
 

@@ -9,6 +9,7 @@ import * as Comlink from 'comlink';
 import { Piscina } from 'piscina';
 import type { Clock } from '../common/clock.js';
 import { WorkerCrashedError } from '../common/errors.js';
+import { errorMessage } from '../common/error-message.js';
 import { nodeEndpoint } from './container-events/comlink-node.js';
 import { deserializeError } from './error-wire.js';
 import type { RelistLoopApi, RequestOf, TaskRequest, TaskResult, TaskResults, TaskType, WorkerInit } from './protocol.js';
@@ -117,7 +118,7 @@ export class PoolRunner implements TaskRunner {
       result = (await this.pool.run(request)) as TaskResult<K>;
     } catch (err) {
       throw new WorkerCrashedError(
-        `worker thread failed while running task "${request.type}": ${err instanceof Error ? err.message : String(err)}; the pool replaces the worker and the task can be retried`,
+        `worker thread failed while running task "${request.type}": ${errorMessage(err)}; the pool replaces the worker and the task can be retried`,
         { cause: err },
       );
     }
@@ -140,10 +141,9 @@ export class PoolRunner implements TaskRunner {
       .then(
         (r): Error | undefined => (r.ok ? undefined : deserializeError(r.error)),
         (err: unknown) =>
-          new WorkerCrashedError(
-            `worker thread failed while running the relist loop: ${err instanceof Error ? err.message : String(err)}; the pool replaces the worker`,
-            { cause: err },
-          ),
+          new WorkerCrashedError(`worker thread failed while running the relist loop: ${errorMessage(err)}; the pool replaces the worker`, {
+            cause: err,
+          }),
       )
       .finally(() => {
         this.loops.delete(conn);

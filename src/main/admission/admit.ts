@@ -26,6 +26,7 @@ import { fitsHostPorts } from './host-ports.js';
 import { matchesRequiredNodeAffinity } from './node-affinity.js';
 import { podResourceRequests, type NodeResources, type ResourceAmounts } from './resources.js';
 import { forbiddenSysctl, SYSCTL_FORBIDDEN_REASON } from './sysctls.js';
+import { errorMessage } from '../../common/error-message.js';
 
 export { allocatable, podRequests, type NodeResources } from './resources.js';
 
@@ -164,7 +165,7 @@ export function canAdmitPod(pod: Pod, activePods: Pod[], node: AdmitNode): Admit
     return {
       admit: false,
       reason: 'UnexpectedAdmissionError',
-      message: `Unexpected error while computing the pod's resource requests: ${err instanceof Error ? err.message : String(err)}`,
+      message: `Unexpected error while computing the pod's resource requests: ${errorMessage(err)}`,
     };
   }
   const fits = fitsResources(want, others, node);

@@ -18,6 +18,7 @@ import https from 'node:https';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Clock } from '../../common/clock.js';
 import { ApiStatusError, ApiUnreachableError } from '../../common/errors.js';
+import { errorMessage } from '../../common/error-message.js';
 import type { TokenBucket } from '../../common/token-bucket.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -148,7 +149,7 @@ export class RestClient {
             try {
               event = JSON.parse(line) as WatchEvent;
             } catch (err) {
-              res.destroy(new ApiUnreachableError(`WATCH ${path}: undecodable event: ${(err as Error).message}`));
+              res.destroy(new ApiUnreachableError(`WATCH ${path}: undecodable event: ${errorMessage(err)}`));
               return;
             }
             try {

@@ -21,6 +21,7 @@ import type { Logger } from 'pino';
 import { stringify } from 'yaml';
 import type { Clock } from '../../common/clock.js';
 import { ConfigError } from '../../common/errors.js';
+import { errorMessage } from '../../common/error-message.js';
 import { createCsr, csrName, generateClientKey, KUBELET_CLIENT_SIGNER, KUBELET_CLIENT_USAGES, nodeSubject } from './csr.js';
 import { isAlreadyExists, type RestClient } from './rest-client.js';
 
@@ -46,7 +47,7 @@ export function loadKubeConfig(path: string, what: string): KubeConfig {
   try {
     kc.loadFromFile(path);
   } catch (err) {
-    throw new ConfigError(`cannot load ${what} ${path}: ${(err as Error).message}`, { cause: err });
+    throw new ConfigError(`cannot load ${what} ${path}: ${errorMessage(err)}`, { cause: err });
   }
   if (!kc.getCurrentCluster()?.server) throw new ConfigError(`${what} ${path} has no current cluster with a server URL`);
   return kc;
@@ -68,7 +69,7 @@ function certProblem(pemText: string, now: number): string | undefined {
     if (Date.parse(cert.validFrom) > now) return `not valid before ${cert.validFrom}`;
     return undefined;
   } catch (err) {
-    return `unreadable: ${(err as Error).message}`;
+    return `unreadable: ${errorMessage(err)}`;
   }
 }
 
@@ -80,7 +81,7 @@ function usableKubeconfig(path: string, now: number): string | undefined {
     const cert = clientCertPem(kc);
     return cert === undefined ? undefined : certProblem(cert, now);
   } catch (err) {
-    return (err as Error).message;
+    return errorMessage(err);
   }
 }
 

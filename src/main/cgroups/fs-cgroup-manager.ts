@@ -26,6 +26,7 @@ import { mkdir, readdir, readFile, rmdir, stat, writeFile } from 'node:fs/promis
 import { join } from 'node:path';
 import { realClock, type Clock } from '../../common/clock.js';
 import { KubeletTsError } from '../../common/errors.js';
+import { errorMessage } from '../../common/error-message.js';
 import type { CgroupDriver } from '../config/kubelet-config.js';
 import { driverName, toSystemd, type CgroupName } from './cgroup-name.js';
 import type { CgroupLayout } from './cgroup-controllers.js';
@@ -163,7 +164,7 @@ export class FsCgroupManager implements CgroupManager {
     try {
       await writeFile(join(dir, file), String(value));
     } catch (err) {
-      throw new CgroupWriteError(`cannot write ${value} to ${join(dir, file)}: ${(err as Error).message}`, { cause: err });
+      throw new CgroupWriteError(`cannot write ${value} to ${join(dir, file)}: ${errorMessage(err)}`, { cause: err });
     }
   }
 
@@ -178,7 +179,7 @@ export class FsCgroupManager implements CgroupManager {
       const dir = join(root, ...path.slice(0, i));
       await mkdir(dir, { recursive: true });
       await writeFile(join(dir, 'cgroup.subtree_control'), line).catch((err: unknown) => {
-        throw new CgroupWriteError(`cannot enable controllers (${line}) in ${dir}: ${(err as Error).message}`, { cause: err });
+        throw new CgroupWriteError(`cannot enable controllers (${line}) in ${dir}: ${errorMessage(err)}`, { cause: err });
       });
     }
   }
@@ -226,7 +227,7 @@ export class FsCgroupManager implements CgroupManager {
       } catch (err) {
         if (errno(err) === 'ENOENT') return;
         if (errno(err) !== 'EBUSY' || attempt >= DESTROY_ATTEMPTS) {
-          throw new CgroupWriteError(`cannot remove cgroup ${dir}: ${(err as Error).message}`, { cause: err });
+          throw new CgroupWriteError(`cannot remove cgroup ${dir}: ${errorMessage(err)}`, { cause: err });
         }
         await this.clock.sleep(DESTROY_RETRY_MS * attempt);
       }

@@ -21,6 +21,7 @@ import { childCgroupName, type CgroupName } from './cgroup-name.js';
 import type { CgroupManager, ResourceConfig } from './cgroup-manager.js';
 import type { QosCgroups } from './qos-cgroups.js';
 import { resourceConfigForPod, type PodResourceOptions } from './resource-config.js';
+import { errorMessage } from '../../common/error-message.js';
 
 /** Upstream podCgroupNamePrefix. */
 export const POD_CGROUP_PREFIX = 'pod';
@@ -112,7 +113,7 @@ export class PodCgroupManager implements PodCgroups {
           this.o.kill(pid);
           killed.add(pid);
         } catch (err) {
-          failures.push(`${pid}: ${(err as Error).message}`);
+          failures.push(`${pid}: ${errorMessage(err)}`);
         }
       }
     }
@@ -125,7 +126,7 @@ export class PodCgroupManager implements PodCgroups {
   cleanup(keep: (uid: string) => boolean): void {
     if (this.running) return;
     this.running = this.cleanupPass(keep)
-      .catch((err: unknown) => this.o.logger.warn({ err: (err as Error).message }, 'Pod cgroup cleanup failed; will retry'))
+      .catch((err: unknown) => this.o.logger.warn({ err: errorMessage(err) }, 'Pod cgroup cleanup failed; will retry'))
       .finally(() => (this.running = undefined));
   }
 
@@ -147,7 +148,7 @@ export class PodCgroupManager implements PodCgroups {
         removed++;
         this.o.logger.info({ podUID: uid, cgroup: this.o.manager.name(name) }, 'Removed the cgroup of a pod that no longer runs');
       } catch (err) {
-        this.o.logger.warn({ podUID: uid, err: (err as Error).message }, 'Failed to remove a pod cgroup; will retry');
+        this.o.logger.warn({ podUID: uid, err: errorMessage(err) }, 'Failed to remove a pod cgroup; will retry');
       }
     }
     // Upstream updates the tiers when a pod cgroup is made and every minute; here also when one was removed.

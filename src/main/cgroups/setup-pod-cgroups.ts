@@ -11,6 +11,7 @@ import type { Logger } from 'pino';
 import type { Pod } from '../../api/pod.js';
 import { realClock, type Clock } from '../../common/clock.js';
 import { KubeletTsError } from '../../common/errors.js';
+import { errorMessage } from '../../common/error-message.js';
 import type { KubeletConfig } from '../config/kubelet-config.js';
 import { QUOTA_PERIOD_US } from '../../workers/sync/container-config.js';
 import { checkRequiredControllers, DEFAULT_CGROUP_FS_ROOT, readCgroupLayout } from './cgroup-controllers.js';
@@ -127,7 +128,7 @@ export async function setupPodCgroups(config: CgroupSettings, o: SetupPodCgroups
   } catch (err) {
     if (!deniedAccess(err)) throw err;
     throw new CgroupConfigError(
-      `cannot create the QoS cgroups under ${manager.name(root)} (${(err as Error).message}): cgroupsPerQOS needs write access to ` +
+      `cannot create the QoS cgroups under ${manager.name(root)} (${errorMessage(err)}): cgroupsPerQOS needs write access to ` +
         `${o.fsRoot ?? DEFAULT_CGROUP_FS_ROOT} (run as root), or set cgroupsPerQOS: false`,
       { cause: err },
     );

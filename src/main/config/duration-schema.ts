@@ -1,6 +1,7 @@
 /** A Go duration string in a KubeletConfiguration file, parsed to milliseconds. */
 import * as z from 'zod';
 import { parseDuration } from '../../common/duration.js';
+import { errorMessage } from '../../common/error-message.js';
 
 export const durationString = z
   .string({ error: 'expected a duration string such as "20s" or "1m30s"' })
@@ -8,7 +9,7 @@ export const durationString = z
     try {
       parseDuration(value);
     } catch (err) {
-      ctx.addIssue({ code: 'custom', message: (err as Error).message });
+      ctx.addIssue({ code: 'custom', message: errorMessage(err) });
     }
   })
   .transform((value) => parseDuration(value));

@@ -27,6 +27,7 @@ import {
   parseList,
   parseTaints,
 } from './parse-values.js';
+import { errorMessage } from '../../common/error-message.js';
 
 function valueParser(s: FlagSpec): ((value: string, previous: unknown) => unknown) | undefined {
   const kind = s.kind;
@@ -124,7 +125,7 @@ export function buildProgram(
         try {
           return parse(value, previous);
         } catch (err) {
-          errors.push(`flag --${s.name}: invalid value ${JSON.stringify(value)}: ${(err as Error).message}`);
+          errors.push(`flag --${s.name}: invalid value ${JSON.stringify(value)}: ${errorMessage(err)}`);
           bad.add(s.name);
           return previous;
         }

@@ -18,6 +18,7 @@ import path from 'node:path';
 import { parseDocument } from 'yaml';
 import * as z from 'zod';
 import { ConfigError } from '../../common/errors.js';
+import { errorMessage } from '../../common/error-message.js';
 import { didYouMean } from '../../common/did-you-mean.js';
 import { GO_YAML_OPTIONS, goYamlToJson } from '../../common/yaml-go.js';
 import { parseFlags, type ParsedFlags } from './flag-parser.js';
@@ -157,7 +158,7 @@ export function loadConfigFile(file: string, readFile: (p: string) => string): K
   try {
     text = readFile(file);
   } catch (err) {
-    fail(`cannot read --config file ${file}: ${(err as Error).message}`);
+    fail(`cannot read --config file ${file}: ${errorMessage(err)}`);
   }
   // Scalars as the Go kubelet reads them (common/yaml-go.ts): `yes`/`on`/`y` are booleans, `017` octal, `e1` a string.
   const doc = parseDocument(text, { ...GO_YAML_OPTIONS, prettyErrors: true, uniqueKeys: true });

@@ -11,6 +11,7 @@ import type { Logger } from 'pino';
 import type { Event } from '../../api/cluster.js';
 import type { Clock } from '../../common/clock.js';
 import { ApiStatusError } from '../../common/errors.js';
+import { errorMessage } from '../../common/error-message.js';
 import { EventCorrelator } from './event-correlator.js';
 import type { EventSink } from './event-recorder.js';
 import { isNotFound, type RestClient } from '../apiserver/rest-client.js';
@@ -92,12 +93,12 @@ export class ApiEventSink implements EventSink {
         if (permanent || attempt >= maxTries || this.o.signal.aborted) {
           this.dropped++;
           this.o.logger.warn(
-            { reason: event.reason, object: event.involvedObject.name, attempts: attempt, err: (err as Error).message },
+            { reason: event.reason, object: event.involvedObject.name, attempts: attempt, err: errorMessage(err) },
             'Could not write event; dropping it',
           );
           return;
         }
-        if (attempt === 1) this.o.logger.info({ err: (err as Error).message }, 'Unable to write event; will retry');
+        if (attempt === 1) this.o.logger.info({ err: errorMessage(err) }, 'Unable to write event; will retry');
         const wait = attempt === 1 ? Math.floor((this.o.random ?? Math.random)() * delay) : delay;
         await this.o.clock.sleep(wait, this.o.signal).catch(() => undefined);
       }

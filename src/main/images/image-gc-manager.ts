@@ -18,6 +18,7 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../../common/clock.js';
 import { ImageGcError } from '../../common/errors.js';
+import { errorMessage } from '../../common/error-message.js';
 import { runPeriodically } from '../../common/periodic.js';
 import type { ObjectReference } from '../../api/cluster.js';
 import type { EventRecorder } from '../events/event-recorder.js';
@@ -105,7 +106,7 @@ export class ImageGcManager {
       if (this.prevGcFailed) logger.info('Image garbage collection succeeded');
       this.prevGcFailed = false;
     } catch (err) {
-      const message = err instanceof Error ? err.message : String(err);
+      const message = errorMessage(err);
       if (this.prevGcFailed) {
         logger.error({ err: message }, 'Image garbage collection failed multiple times in a row');
         this.o.recorder.record(this.o.nodeRef, 'Warning', 'ImageGCFailed', message);
@@ -160,7 +161,7 @@ export class ImageGcManager {
       try {
         await this.o.runtime.removeImage(image.id);
       } catch (err) {
-        errors.push(err instanceof Error ? err.message : String(err));
+        errors.push(errorMessage(err));
         continue;
       }
       this.records.delete(image.id);

@@ -18,6 +18,7 @@ import { runPeriodically } from '../../common/periodic.js';
 import type { CriClient } from '../../cri/client.js';
 import type { NodeImage } from '../node/node-status-setters.js';
 import type { RuntimeImage } from './image-gc-policy.js';
+import { errorMessage } from '../../common/error-message.js';
 
 /** Upstream's refresh period of the image cache. */
 export const IMAGE_CACHE_REFRESH_MS = 30_000;
@@ -66,7 +67,7 @@ export class ImageListCache {
     try {
       await this.fetch();
     } catch (err) {
-      this.logger.warn({ err: (err as Error).message }, 'Failed to update image list');
+      this.logger.warn({ err: errorMessage(err) }, 'Failed to update image list');
     }
   }
 }

@@ -19,6 +19,7 @@ import { pastActiveDeadline } from './active-deadline.js';
 import type { MirrorClient } from './mirror-client.js';
 import { API_SOURCE, CONFIG_SOURCE_ANNOTATION, isMirrorPod } from '../podconfig/types.js';
 import type { PodStartMetrics } from '../status/pod-start-metrics.js';
+import { errorMessage } from '../../common/error-message.js';
 
 export interface HandlerDeps {
   podManager: PodManager;
@@ -232,7 +233,7 @@ export class PodHandlers {
       const name = `${mirror.metadata.namespace}/${mirror.metadata.name}`;
       mirrorClient.delete(mirror.metadata.namespace ?? 'default', mirror.metadata.name ?? '', mirror.metadata.uid).then(
         (deleted) => deleted && logger.info({ pod: name }, 'Deleted orphaned mirror pod'),
-        (err: unknown) => logger.warn({ pod: name, err: (err as Error).message }, 'Failed to delete an orphaned mirror pod; will retry'),
+        (err: unknown) => logger.warn({ pod: name, err: errorMessage(err) }, 'Failed to delete an orphaned mirror pod; will retry'),
       );
     }
   }

@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import type { Pod, PodStatus as ApiPodStatus } from '../../api/pod.js';
 import type { Clock } from '../../common/clock.js';
 import { SyncBackoffError } from '../../common/errors.js';
+import { errorMessage } from '../../common/error-message.js';
 import type { PodStatus as RuntimePodStatus, RuntimePod } from '../../runtime/types.js';
 import type { PodStatusCache } from '../../workers/shared/pod-status-cache.js';
 import type { BackoffState } from '../../workers/sync/backoff.js';
@@ -185,10 +186,7 @@ export class PoolSyncer implements PodSyncer {
       await this.o
         .syncMirrorPod(pod)
         .catch((err: unknown) =>
-          this.o.logger.warn(
-            { pod: podRef(pod), err: (err as Error).message },
-            'Failed to sync the mirror pod; will retry at the next sync',
-          ),
+          this.o.logger.warn({ pod: podRef(pod), err: errorMessage(err) }, 'Failed to sync the mirror pod; will retry at the next sync'),
         );
     }
     const volumes = await this.waitForVolumes(ctx, pod);
@@ -240,7 +238,7 @@ export class PoolSyncer implements PodSyncer {
     try {
       await cgroups.ensureExists(pod);
     } catch (err) {
-      const message = `unable to ensure pod container exists: ${err instanceof Error ? err.message : String(err)}`;
+      const message = `unable to ensure pod container exists: ${errorMessage(err)}`;
       this.record(pod, [{ type: 'Warning', reason: 'FailedCreatePodContainer', message }]);
       throw new Error(message, { cause: err });
     }
@@ -278,7 +276,7 @@ export class PoolSyncer implements PodSyncer {
       return await this.o.volumes.waitForAttachAndMount(pod, ctx.signal);
     } catch (err) {
       if (ctx.signal.aborted) throw err;
-      const message = `Unable to attach or mount volumes: ${err instanceof Error ? err.message : String(err)}`;
+      const message = `Unable to attach or mount volumes: ${errorMessage(err)}`;
       this.record(pod, [{ type: 'Warning', reason: 'FailedMount', message }]);
       this.o.logger.error({ pod: podRef(pod), err: message }, 'Unable to attach or mount volumes for pod; skipping pod');
       throw new Error(message, { cause: err });

@@ -21,6 +21,7 @@ import type { Clock } from '../../common/clock.js';
 import { runPeriodically } from '../../common/periodic.js';
 import { Wakeup } from '../../common/wakeup.js';
 import type { CriClient } from '../../cri/client.js';
+import { errorMessage } from '../../common/error-message.js';
 
 export const RUNTIME_STATUS_PERIOD_MS = 5000;
 /** Upstream maxWaitForContainerRuntime, the base runtime sync threshold. */
@@ -85,7 +86,7 @@ export class RuntimeState {
       conditions = s.status?.conditions ?? [];
       this.lastLoggedStatusError = undefined;
     } catch (err) {
-      const msg = err instanceof Error ? err.message : String(err);
+      const msg = errorMessage(err);
       if (msg !== this.lastLoggedStatusError) this.logger.error({ err: msg }, 'Container runtime sanity check failed');
       this.lastLoggedStatusError = msg;
       return;

@@ -11,6 +11,7 @@ import type { Logger } from 'pino';
 import { value } from '../../api/quantity.js';
 import type { Clock } from '../../common/clock.js';
 import type { TaskRunner } from '../../workers/task-runner.js';
+import { errorMessage } from '../../common/error-message.js';
 
 export interface ContainerLogManagerOptions {
   runner: Pick<TaskRunner, 'run'>;
@@ -46,7 +47,7 @@ export class ContainerLogManager {
 
   runOnce(): Promise<void> {
     this.running ??= this.rotate()
-      .catch((err: unknown) => this.o.logger.error({ err: (err as Error).message }, 'Failed to rotate container logs'))
+      .catch((err: unknown) => this.o.logger.error({ err: errorMessage(err) }, 'Failed to rotate container logs'))
       .finally(() => (this.running = undefined));
     return this.running;
   }

@@ -23,6 +23,7 @@ import { open, stat, type FileHandle } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import type { Clock } from '../../common/clock.js';
 import { parseCriLogLine, type LogReadOptions } from './cri-log.js';
+import { errorMessage } from '../../common/error-message.js';
 
 const BLOCK = 4096;
 const READ_CHUNK = 64 * 1024;
@@ -125,7 +126,7 @@ export async function readLogs(o: ReadLogsOptions): Promise<void> {
     try {
       line = parseCriLogLine(raw);
     } catch (err) {
-      o.onBadLine?.(raw.toString(), (err as Error).message);
+      o.onBadLine?.(raw.toString(), errorMessage(err));
       return true;
     }
     if (line.timeNs >= opts.sinceNs) {

@@ -9,6 +9,7 @@ import { lookup } from 'node:dns/promises';
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { networkInterfaces } from 'node:os';
+import { errorMessage } from '../../common/error-message.js';
 
 export interface NodeAddress {
   type: 'InternalIP' | 'Hostname';
@@ -84,7 +85,7 @@ export async function resolveNodeAddresses(
     const pick = usable.find((ip) => isIP(ip) === 4) ?? usable[0];
     if (pick) return [{ type: 'InternalIP', address: pick }, hostnameAddress];
   } catch (err) {
-    lookupError = (err as Error).message;
+    lookupError = errorMessage(err);
   }
   const iface = env.defaultRouteInterface();
   const viaRoute = iface ? env.interfaces()[iface]?.find((a) => a.family === 'IPv4' && !a.internal)?.address : undefined;

@@ -22,6 +22,7 @@ import { FailureLog } from '../../common/failure-log.js';
 import { runPeriodically } from '../../common/periodic.js';
 import { microTime } from '../../common/time.js';
 import { isConflict, isNotFound, type RestClient } from '../apiserver/rest-client.js';
+import { errorMessage } from '../../common/error-message.js';
 
 export const LEASE_NAMESPACE = 'kube-node-lease';
 const MAX_UPDATE_RETRIES = 5;
@@ -118,7 +119,7 @@ export class NodeLeaseController {
         }
       } catch (err) {
         if (!isNotFound(err))
-          this.o.logger.info({ err: (err as Error).message }, 'Failed to get node when trying to set owner ref to the node lease');
+          this.o.logger.info({ err: errorMessage(err) }, 'Failed to get node when trying to set owner ref to the node lease');
       }
     }
     return lease;

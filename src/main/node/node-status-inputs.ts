@@ -17,6 +17,7 @@ import { nodeAllocatable, nodeCapacity } from './node-resources-calc.js';
 import type { NodeImage, NodeStatusInputs } from './node-status-setters.js';
 import { conditionsMet, PressureTracker, type Observations } from './pressure.js';
 import { ImageListCache } from '../images/image-list-cache.js';
+import { errorMessage } from '../../common/error-message.js';
 
 export type StatusConfig = Pick<
   KubeletConfig,
@@ -154,7 +155,7 @@ export class NodeStatusInputsCollector {
     try {
       await this.refreshAddresses();
     } catch (err) {
-      this.d.logger.error({ err: (err as Error).message }, 'Failed to resolve the node addresses; keeping the previous ones');
+      this.d.logger.error({ err: errorMessage(err) }, 'Failed to resolve the node addresses; keeping the previous ones');
     }
     const [containerRuntimeVersion, images, obs] = await Promise.all([this.containerRuntimeVersion(), this.images(), this.observe()]);
     this.pressure.update(conditionsMet([this.d.config.evictionHard, this.d.config.evictionSoft], obs));

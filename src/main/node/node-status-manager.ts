@@ -26,6 +26,7 @@ import { nodeReference } from '../events/event-recorder.js';
 import { initialNode, reconcileExistingNode, type RegistrationSpec } from './node-registration.js';
 import { nodeStatusPatch } from './node-status-patch.js';
 import { nodeStatusChanged, setNodeStatus, type NodeStatusInputs, type NodeStatusMemory } from './node-status-setters.js';
+import { errorMessage } from '../../common/error-message.js';
 
 const STATUS_UPDATE_RETRIES = 5;
 const REGISTER_MAX_BACKOFF_MS = 7000;
@@ -155,7 +156,7 @@ export class NodeStatusManager {
     const cidrs = node.spec?.podCIDRs ?? [];
     if (cidrs.length === 0 || !this.o.podCidr) return false;
     return this.o.podCidr.update(cidrs.join(',')).catch((err: unknown) => {
-      this.o.logger.error({ err: (err as Error).message }, 'Failed to update the pod CIDR');
+      this.o.logger.error({ err: errorMessage(err) }, 'Failed to update the pod CIDR');
       return true;
     });
   }

@@ -11,6 +11,7 @@
  */
 import type { Logger } from 'pino';
 import type { CriClient } from '../../cri/client.js';
+import { errorMessage } from '../../common/error-message.js';
 
 export class PodCidr {
   private current = '';
@@ -46,7 +47,7 @@ export class PodCidr {
     try {
       await this.cri.updateRuntimeConfig({ runtimeConfig: { networkConfig: { podCidr: cidr } } });
     } catch (err) {
-      throw new Error(`failed to update pod CIDR: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+      throw new Error(`failed to update pod CIDR: ${errorMessage(err)}`, { cause: err });
     }
     this.logger.info({ from: this.current, to: cidr }, 'Setting Pod CIDR');
     this.current = cidr;
@@ -57,6 +58,6 @@ export class PodCidr {
 /** The pod CIDR updater with --pod-cidr applied at start (upstream NewMainKubelet; '' changes nothing). */
 export function startPodCidr(cri: Pick<CriClient, 'updateRuntimeConfig'>, configured: string, logger: Logger): PodCidr {
   const podCidr = new PodCidr(cri, logger);
-  podCidr.update(configured).catch((err: unknown) => logger.error({ err: (err as Error).message }, 'Pod CIDR update failed'));
+  podCidr.update(configured).catch((err: unknown) => logger.error({ err: errorMessage(err) }, 'Pod CIDR update failed'));
   return podCidr;
 }

@@ -35,6 +35,7 @@ import type { PodStatusCache } from '../../workers/shared/pod-status-cache.js';
 import type { RelistRecordTable } from '../../workers/shared/relist-records.js';
 import { serializeError } from '../../workers/error-wire.js';
 import { WorkerCrashedError } from '../../common/errors.js';
+import { errorMessage } from '../../common/error-message.js';
 import type { RelistLoopConnection, TaskRunner } from '../../workers/task-runner.js';
 import { deserializeError } from '../../workers/error-wire.js';
 import { epochHiRes } from '../../workers/relist/relist-loop.js';
@@ -161,7 +162,7 @@ export class GenericPleg implements PodLifecycleEventGenerator {
       signal,
       clock: this.deps.clock,
       immediate: true,
-      onError: (err) => this.deps.logger.error({ err: (err as Error).message }, 'The relist loop failed; starting it again'),
+      onError: (err) => this.deps.logger.error({ err: errorMessage(err) }, 'The relist loop failed; starting it again'),
     });
   }
 

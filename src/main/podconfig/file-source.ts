@@ -39,6 +39,7 @@ import type { Logger } from 'pino';
 import { Counter, type Registry } from 'prom-client';
 import type { Clock } from '../../common/clock.js';
 import { ManifestError } from '../../common/errors.js';
+import { errorMessage } from '../../common/error-message.js';
 import type { Pod } from '../../api/pod.js';
 import { decodePodManifest, manifestErrorsCounter, MAX_MANIFEST_BYTES } from './manifest.js';
 import { FILE_SOURCE, type PodSource, type SourceChannel } from './types.js';
@@ -277,7 +278,7 @@ export class FileSource implements PodSource {
       const errno = (err as NodeJS.ErrnoException).code ?? 'unknown';
       // Gone since the listing (not a dangling symlink): nothing to report.
       if (errno === 'ENOENT' && !(await lstat(file).then(Boolean, () => false))) return undefined;
-      skipped.set(file, { reason: 'stat_failed', detail: errno, fields: { errno, err: { message: (err as Error).message } } });
+      skipped.set(file, { reason: 'stat_failed', detail: errno, fields: { errno, err: { message: errorMessage(err) } } });
       return undefined;
     }
     if (info.isFile()) {
@@ -359,7 +360,7 @@ export class FileSource implements PodSource {
           error:
             err instanceof ManifestError
               ? err
-              : new ManifestError(`${file}: cannot read manifest: ${(err as Error).message}; check its permissions`, { cause: err }),
+              : new ManifestError(`${file}: cannot read manifest: ${errorMessage(err)}; check its permissions`, { cause: err }),
         };
       }
       if (content === undefined) {
@@ -390,7 +391,7 @@ export class FileSource implements PodSource {
       return { ok: true, pod };
     } catch (err) {
       if (err instanceof ManifestError) return { ok: false, error: err };
-      return { ok: false, error: new ManifestError(`${file}: ${(err as Error).message}`, { cause: err }) };
+      return { ok: false, error: new ManifestError(`${file}: ${errorMessage(err)}`, { cause: err }) };
     }
   }
 

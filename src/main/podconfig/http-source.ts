@@ -23,6 +23,7 @@ import type { Logger } from 'pino';
 import type { Counter, Registry } from 'prom-client';
 import type { Clock } from '../../common/clock.js';
 import { ManifestError } from '../../common/errors.js';
+import { errorMessage } from '../../common/error-message.js';
 import { decodePodsManifest, manifestErrorsCounter, MAX_MANIFEST_BYTES } from './manifest.js';
 import { HTTP_SOURCE, type PodSource, type SourceChannel } from './types.js';
 
@@ -209,7 +210,7 @@ export class HttpSource implements PodSource {
       });
     } catch (err) {
       this.lastBodyError = err as Error;
-      this.countManifestError((err as Error).message);
+      this.countManifestError(errorMessage(err));
       throw err;
     }
     this.lastCounted = undefined;

@@ -14,6 +14,7 @@ import { parse as parseYaml } from 'yaml';
 import { Counter, type Registry } from 'prom-client';
 import type { z } from 'zod';
 import { ManifestError } from '../../common/errors.js';
+import { errorMessage } from '../../common/error-message.js';
 import { GO_YAML_OPTIONS, goYamlToJson, type GoYamlPath } from '../../common/yaml-go.js';
 import { PodListSchema, PodSchema, type Pod } from '../../api/pod.js';
 import { describeUnknownField, unknownPodFields, type UnknownField } from '../../api/unknown-fields.js';
@@ -62,7 +63,7 @@ export function parseManifest(body: string, where: string): { doc: Record<string
     try {
       parsed = parseYaml(body, GO_YAML_OPTIONS);
     } catch (err) {
-      fail(where, `not valid YAML or JSON: ${(err as Error).message.split('\n')[0]}`, err);
+      fail(where, `not valid YAML or JSON: ${errorMessage(err).split('\n')[0]}`, err);
     }
     exact = goYamlToJson(parsed, {
       bigint: true,

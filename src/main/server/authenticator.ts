@@ -19,6 +19,7 @@ import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import type { Clock } from '../../common/clock.js';
 import { TtlCache } from './ttl-cache.js';
+import { errorMessage } from '../../common/error-message.js';
 
 export interface UserInfo {
   name: string;
@@ -78,7 +79,7 @@ export class RequestAuthenticator {
         try {
           r = await this.o.tokens.reviewer.review(token);
         } catch (err) {
-          return { ok: false, reason: `token review failed: ${(err as Error).message}` };
+          return { ok: false, reason: `token review failed: ${errorMessage(err)}` };
         }
         this.cache.set(key, r, this.o.tokens.cacheTTLMs);
       }

@@ -10,6 +10,7 @@ import type { Pod, PodStatus } from '../../api/pod.js';
 import type { Clock } from '../../common/clock.js';
 import { LogQueryError, logReadOptions, parsePodLogQuery } from '../logs/cri-log.js';
 import { readLogs } from '../logs/read-logs.js';
+import { errorMessage } from '../../common/error-message.js';
 
 export interface ContainerLogsHost {
   podByName(namespace: string, name: string): Pod | undefined;
@@ -117,7 +118,7 @@ export async function serveContainerLogs(
     path = await host.logPath(id);
     if (!path) throw new ContainerLogsError(400, `container "${container}" in pod "${podName}" has no log file`);
   } catch (err) {
-    return text(err instanceof ContainerLogsError ? err.status : 400, (err as Error).message);
+    return text(err instanceof ContainerLogsError ? err.status : 400, errorMessage(err));
   }
   res.statusCode = 200;
   res.setHeader('content-type', 'text/plain; charset=utf-8');
@@ -134,7 +135,7 @@ export async function serveContainerLogs(
     });
   } catch (err) {
     // Headers are out: the best we can do is end the stream with the reason.
-    if (!res.writableEnded) res.write(`\n${(err as Error).message}\n`);
+    if (!res.writableEnded) res.write(`\n${errorMessage(err)}\n`);
   }
   res.end();
 }

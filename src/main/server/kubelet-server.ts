@@ -44,6 +44,7 @@ import type { HttpMetrics } from './http-metrics.js';
 import { serveNodeLogs } from './node-logs.js';
 import { nodeRequestAttributes } from './request-attributes.js';
 import { serveStreaming, type StreamKind, type StreamingHost } from './streaming.js';
+import { errorMessage } from '../../common/error-message.js';
 
 export interface ServerHandlers {
   registry: Registry;
@@ -261,7 +262,7 @@ async function handle(
     try {
       allowed = (await o.auth.authorizer.authorize(authn.user, attrs)).allowed;
     } catch (err) {
-      o.logger.error({ err: (err as Error).message, user, verb: attrs.verb, subresource: attrs.subresource }, 'Authorization error');
+      o.logger.error({ err: errorMessage(err), user, verb: attrs.verb, subresource: attrs.subresource }, 'Authorization error');
       return send(res, 500, `Authorization error (${what})`);
     }
     if (!allowed) {
@@ -300,8 +301,8 @@ function onUpgrade(
   });
   socket.on('error', () => socket.destroy());
   handle(o, req, res, ac.signal, { socket, head }).catch((err: unknown) => {
-    o.logger.error({ err: (err as Error).message, path: req.url }, 'Request failed');
-    if (!res.headersSent) send(res, 500, `internal error: ${(err as Error).message}\n`);
+    o.logger.error({ err: errorMessage(err), path: req.url }, 'Request failed');
+    if (!res.headersSent) send(res, 500, `internal error: ${errorMessage(err)}\n`);
     else socket.destroy();
   });
 }
@@ -316,8 +317,8 @@ export function startKubeletServer(o: KubeletServerOptions): Promise<Server> {
       done();
     });
     handle(o, req, res, ac.signal).catch((err: unknown) => {
-      o.logger.error({ err: (err as Error).message, path: req.url }, 'Request failed');
-      if (!res.headersSent) send(res, 500, `internal error: ${(err as Error).message}\n`);
+      o.logger.error({ err: errorMessage(err), path: req.url }, 'Request failed');
+      if (!res.headersSent) send(res, 500, `internal error: ${errorMessage(err)}\n`);
       else res.end();
     });
   };

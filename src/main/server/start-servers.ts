@@ -13,6 +13,7 @@ import type { Registry } from 'prom-client';
 import type { Pod } from '../../api/pod.js';
 import type { Clock } from '../../common/clock.js';
 import { ConfigError } from '../../common/errors.js';
+import { errorMessage } from '../../common/error-message.js';
 import type { CriApi } from '../../cri/client.js';
 import { ContainerState } from '../../gen/runtime/v1/api.js';
 import { criStreamingHost } from './cri-streaming-host.js';
@@ -69,7 +70,7 @@ function readClientCA(path: string): string {
   try {
     return readFileSync(path, 'utf8');
   } catch (err) {
-    throw new ConfigError(`cannot read authentication.x509.clientCAFile (--client-ca-file) ${path}: ${(err as Error).message}`);
+    throw new ConfigError(`cannot read authentication.x509.clientCAFile (--client-ca-file) ${path}: ${errorMessage(err)}`);
   }
 }
 

@@ -20,6 +20,7 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import type { Pod } from '../../api/pod.js';
 import { CriError } from '../../common/errors.js';
+import { errorMessage } from '../../common/error-message.js';
 import { v } from '../../common/logger.js';
 import { proxyUpgrade } from './stream-proxy.js';
 
@@ -112,7 +113,7 @@ function fromRuntime(err: unknown): StreamError {
   if (err instanceof StreamError) return err;
   const code = err instanceof CriError ? err.grpcCode : undefined;
   const status = code === 5 ? 404 : code === 8 ? 429 : 500;
-  return new StreamError(status, (err as Error).message);
+  return new StreamError(status, errorMessage(err));
 }
 
 /** The runtime URL to proxy to, after upstream's checks. */
@@ -177,7 +178,7 @@ export async function serveStreaming(
       const id = p.uid === '' || p.uid === pod.metadata.uid ? await host.runningContainerId(pod, p.container) : undefined;
       if (!id) throw new StreamError(500, `container not found ("${p.container}")`);
       const out = await host.runInContainer(id, (query.get('cmd') ?? '').split(' ')).catch((err: unknown) => {
-        throw new StreamError(500, (err as Error).message);
+        throw new StreamError(500, errorMessage(err));
       });
       return out.length === 0 ? void res.end() : reply(res, 200, out, 'application/json');
     }
@@ -197,7 +198,7 @@ export async function serveStreaming(
       'Streaming session ended',
     );
   } catch (err) {
-    const e = err instanceof StreamError ? err : new StreamError(500, (err as Error).message);
+    const e = err instanceof StreamError ? err : new StreamError(500, errorMessage(err));
     if (e.status >= 500)
       host.logger.info({ kind, pod: `${p.namespace}/${p.pod}`, container: p.container, err: e.message }, 'Streaming request failed');
     reply(res, e.status, e.message);

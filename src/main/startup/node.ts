@@ -18,6 +18,7 @@ import { NodeStatusInputsCollector } from '../node/node-status-inputs.js';
 import { startPodCidr } from '../node/pod-cidr.js';
 import { kubeletVersion } from '../version.js';
 import type { AgentContext } from './context.js';
+import { errorMessage } from '../../common/error-message.js';
 
 export interface AgentNode {
   hostname: string;
@@ -48,7 +49,7 @@ export async function buildNode(
     logger: logger.child({ component: 'node-status' }),
   });
   const addresses = await collector.refreshAddresses().catch((err: unknown) => {
-    logger.error({ err: (err as Error).message }, 'Cannot determine the node IP; pods report no hostIP until it resolves');
+    logger.error({ err: errorMessage(err) }, 'Cannot determine the node IP; pods report no hostIP until it resolves');
     return [];
   });
   const resources = nodeResources(config, collector.machine, collector.resources().allocatable, addresses, hostname);

@@ -16,6 +16,7 @@
 import type { PersistentVolume, PersistentVolumeClaim, Volume } from '../../api/core-v1.js';
 import type { Pod } from '../../api/pod.js';
 import { ApiStatusError } from '../../common/errors.js';
+import { errorMessage } from '../../common/error-message.js';
 import type { RestClient } from '../apiserver/rest-client.js';
 
 /** A pod volume backed by a PersistentVolume (upstream volume.Spec with PersistentVolume set). */
@@ -41,7 +42,7 @@ export interface ClaimSource {
 /** The Status message of an apiserver error (`persistentvolumeclaims "x" not found`), else the error's message. */
 function apiMessage(err: unknown): string {
   if (err instanceof ApiStatusError) return err.message.replace(/^[A-Z]+ \S+: \d+(?: [A-Za-z]+)?: /, '');
-  return err instanceof Error ? err.message : String(err);
+  return errorMessage(err);
 }
 
 /** A ClaimSource over the agent's apiserver client (plain GETs; the Node authorizer allows those of the node's pods). */
@@ -97,7 +98,7 @@ export async function resolveClaim(src: ClaimSource, pod: Pod, volume: Volume): 
     const pvc = await boundClaim(src, ns, source.claimName);
     pv = await boundVolume(src, pvc.spec!.volumeName!, pvc.metadata?.uid ?? '');
   } catch (err) {
-    throw new Error(`error processing PVC ${claim}: ${(err as Error).message}`, { cause: err });
+    throw new Error(`error processing PVC ${claim}: ${errorMessage(err)}`, { cause: err });
   }
   const mode = pv.spec?.volumeMode ?? 'Filesystem';
   if (mode !== 'Filesystem') throw new Error(`volume ${volume.name} has volumeMode ${mode}, but is specified in volumeMounts`);

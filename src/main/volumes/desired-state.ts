@@ -22,6 +22,7 @@ import { NEEDS_APISERVER } from './object-volume-plugins.js';
 import { findPlugin, mountedVolumeNames } from './pod-volumes.js';
 import type { ObjectRef, VolumeHost, VolumePlugin } from './volume-plugin.js';
 import { newVolume, pvKey, type PodEntry, type VolumeEntry } from './volume-state.js';
+import { errorMessage } from '../../common/error-message.js';
 
 /** Per mounted persistentVolumeClaim volume: its PV, or the message saying why it has none. */
 export type ClaimResults = Map<string, PersistentSpec | string>;
@@ -41,7 +42,7 @@ export async function resolveClaims(pod: Pod, host: VolumeHost): Promise<ClaimRe
         try {
           out.set(v.name, await resolveClaim(host.claims, pod, v));
         } catch (err) {
-          out.set(v.name, (err as Error).message);
+          out.set(v.name, errorMessage(err));
         }
       }),
   );

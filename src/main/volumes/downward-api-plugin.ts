@@ -8,6 +8,7 @@
 import type { Volume } from '../../api/core-v1.js';
 import type { Container, Pod } from '../../api/pod.js';
 import { VolumeError } from '../../common/errors.js';
+import { errorMessage } from '../../common/error-message.js';
 import { fieldRefValue, resourceFieldValue } from '../../workers/sync/container-config.js';
 import type { Payload } from './atomic-writer.js';
 import type { VolumeHost, VolumePlugin } from './volume-plugin.js';
@@ -53,7 +54,7 @@ export function collectDownwardAPIData(
         data = resourceFieldValue(pod, target, { ...ref, divisor: ref.divisor }, { nodeAllocatable: host.nodeAllocatable });
       }
     } catch (err) {
-      errors.push((err as Error).message);
+      errors.push(errorMessage(err));
       continue;
     }
     payload.set(item.path, { data: Buffer.from(data, 'utf8'), mode });

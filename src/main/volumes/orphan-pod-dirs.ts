@@ -11,6 +11,7 @@ import type { Logger } from 'pino';
 import { v } from '../../common/logger.js';
 import { removeAllUnmounted, type Mounter } from '../../common/mounter.js';
 import { podDir, podsDir, podVolumesDir, podVolumeSubpathsDir } from '../../pod/pod-dirs.js';
+import { errorMessage } from '../../common/error-message.js';
 
 export interface OrphanCleanupDeps {
   rootDir: string;
@@ -66,7 +67,7 @@ export async function cleanupOrphanedPodDirs(d: OrphanCleanupDeps): Promise<stri
       await removeAllUnmounted(d.mounter, pd);
       removed.push(uid);
     } catch (err) {
-      problems.push(`failed to remove orphaned pod ${JSON.stringify(uid)} dir: ${(err as Error).message}`);
+      problems.push(`failed to remove orphaned pod ${JSON.stringify(uid)} dir: ${errorMessage(err)}`);
     }
   }
   if (problems.length > 0) {

@@ -9,6 +9,7 @@
 import type { Volume } from '../../api/core-v1.js';
 import type { Container, Pod } from '../../api/pod.js';
 import { VolumeError } from '../../common/errors.js';
+import { errorMessage } from '../../common/error-message.js';
 import type { Payload } from './atomic-writer.js';
 import { collectDownwardAPIData } from './downward-api-plugin.js';
 import { NEEDS_APISERVER, objectPayload } from './object-volume-plugins.js';
@@ -75,7 +76,7 @@ async function collect(pod: Pod, v: Volume, host: VolumeHost): Promise<Payload> 
       }
       for (const [k, f] of part) payload.set(k, f);
     } catch (err) {
-      errors.push(err instanceof Error ? err.message : String(err));
+      errors.push(errorMessage(err));
     }
   }
   throwIfErrors(errors);

@@ -19,6 +19,7 @@ import type { TokenRequest } from '../../api/core-v1.js';
 import type { Clock } from '../../common/clock.js';
 import type { RestClient } from '../apiserver/rest-client.js';
 import type { TokenSource, TokenSpec } from './volume-plugin.js';
+import { errorMessage } from '../../common/error-message.js';
 
 export const MAX_TTL_MS = 24 * 3600 * 1000;
 export const MAX_JITTER_MS = 10_000;
@@ -64,7 +65,7 @@ export class TokenManager implements TokenSource {
         { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec },
       );
     } catch (err) {
-      const msg = err instanceof Error ? err.message : String(err);
+      const msg = errorMessage(err);
       if (!cached) throw new Error(`failed to fetch token: ${msg}`, { cause: err });
       if (this.expired(cached)) throw new Error(`token ${key} expired and refresh failed: ${msg}`, { cause: err });
       this.o.logger.error(

@@ -33,6 +33,7 @@ import type { Logger } from 'pino';
 import type { Pod } from '../../api/pod.js';
 import type { Clock } from '../../common/clock.js';
 import { VolumeError } from '../../common/errors.js';
+import { errorMessage } from '../../common/error-message.js';
 import { v } from '../../common/logger.js';
 import { podDir, podPluginsDir, podsDir, podVolumesDir, unescapePluginName } from '../../pod/pod-dirs.js';
 import { Semaphore } from '../../common/semaphore.js';
@@ -79,7 +80,7 @@ export interface VolumeManagerOptions {
   maxConcurrentOperations?: number;
 }
 
-const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
+const message = (err: unknown) => errorMessage(err);
 
 export class VolumeManager implements PodVolumeManager {
   private readonly pods = new Map<string, PodEntry>();

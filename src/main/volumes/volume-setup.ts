@@ -24,6 +24,7 @@ import { configMapPlugin, secretPlugin } from './object-volume-plugins.js';
 import { TokenManager } from './token-manager.js';
 import { apiClaimSource } from './claim-resolver.js';
 import { localVolumePlugin } from './local-volume-plugin.js';
+import { errorMessage } from '../../common/error-message.js';
 
 export interface VolumeStackOptions {
   rootDir: string;
@@ -107,7 +108,7 @@ export async function startVolumeStack(o: VolumeStackOptions): Promise<VolumeSta
           hasVolumes: (uid) => manager.hasVolumes(uid),
         });
       })()
-        .catch((err: unknown) => o.logger.error({ err: (err as Error).message }, 'Pod directory housekeeping failed'))
+        .catch((err: unknown) => o.logger.error({ err: errorMessage(err) }, 'Pod directory housekeeping failed'))
         .finally(() => {
           running = undefined;
         });

@@ -29,6 +29,7 @@ import type { Container, HTTPGetAction } from '../../api/pod.js';
 import type { Clock } from '../../common/clock.js';
 import { UPSTREAM_MAJOR_MINOR } from '../../common/upstream-version.js';
 import { joinHostPort, resolveContainerPort } from './container-port.js';
+import { errorMessage } from '../../common/error-message.js';
 
 /** upstream maxRespBodyLength */
 export const MAX_RESPONSE_BODY_BYTES = 10 * 1024;
@@ -217,7 +218,7 @@ export async function httpGet(request: HttpGetRequest, opts: HttpGetOptions): Pr
     }
   } catch (err) {
     if (err instanceof HttpGetError) throw err;
-    throw new HttpGetError(`Get "${url.href}": ${headersIn ? 'error reading response' : (err as Error).message}`);
+    throw new HttpGetError(`Get "${url.href}": ${headersIn ? 'error reading response' : errorMessage(err)}`);
   } finally {
     cancelTimer();
     opts.signal?.removeEventListener('abort', onAbort);

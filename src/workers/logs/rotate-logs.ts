@@ -30,6 +30,7 @@ import type { CriApi } from '../../cri/client.js';
 import { ContainerState, type Container } from '../../gen/runtime/v1/api.js';
 import { ANNOTATION_RESTART_COUNT, LABEL_CONTAINER_NAME, LABEL_POD_NAME, LABEL_POD_NAMESPACE, LABEL_POD_UID } from '../../runtime/types.js';
 import { buildPodLogsDirectory, containerLogPath } from '../../pod/log-paths.js';
+import { errorMessage } from '../../common/error-message.js';
 
 export interface RotateLogsInput {
   maxSizeBytes: number;
@@ -132,7 +133,7 @@ async function rotateOne(cri: CriApi, id: string, log: string, input: RotateLogs
     await cri.reopenContainerLog({ containerId: id });
   } catch (err) {
     await rename(rotated, log).catch(() => undefined);
-    throw new Error(`failed to reopen container log "${id}": ${(err as Error).message}`, { cause: err });
+    throw new Error(`failed to reopen container log "${id}": ${errorMessage(err)}`, { cause: err });
   }
 }
 
@@ -170,7 +171,7 @@ export async function rotateLogs(cri: CriApi, input: RotateLogsInput): Promise<R
       await rotateOne(cri, c.id, found.log, input);
       out.rotated.push(found.log);
     } catch (err) {
-      out.errors.push(`${c.id.slice(0, 12)}: ${(err as Error).message}`);
+      out.errors.push(`${c.id.slice(0, 12)}: ${errorMessage(err)}`);
     }
   };
   const worker = async () => {

@@ -19,6 +19,7 @@ import { HttpGetError, httpGet, newRequestForHttpGetAction, type HttpGetRequest,
 import { doGrpcProbe } from './grpc-probe.js';
 import type { ProbeContainer, ProbeOutcome, ProbeType } from './probe-types.js';
 import { doTcpProbe, type ProbeRun } from './tcp-probe.js';
+import { errorMessage } from '../../common/error-message.js';
 
 const MAX_PROBE_RETRIES = 3;
 /** upstream exec prober maxReadLength */
@@ -76,7 +77,7 @@ async function runOnce(ctx: ProbeRunContext, spec: Probe, t: ProbeTarget): Promi
       return { outcome: r.exitCode === 0 ? 'success' : 'failure', output };
     } catch (err) {
       if (err instanceof ExecTimeoutError) return { outcome: 'failure', output: err.message };
-      throw new HandlerError((err as Error).message);
+      throw new HandlerError(errorMessage(err));
     }
   }
   if (spec.httpGet) {
@@ -84,7 +85,7 @@ async function runOnce(ctx: ProbeRunContext, spec: Probe, t: ProbeTarget): Promi
     try {
       request = newRequestForHttpGetAction(spec.httpGet, c, t.podIP, 'probe');
     } catch (err) {
-      throw new HandlerError((err as Error).message);
+      throw new HandlerError(errorMessage(err));
     }
     let res: HttpGetResponse;
     try {
@@ -93,7 +94,7 @@ async function runOnce(ctx: ProbeRunContext, spec: Probe, t: ProbeTarget): Promi
         : await httpGet(request, { clock: ctx.clock, timeoutMs, followNonLocalRedirects: false });
     } catch (err) {
       if (err instanceof HttpGetError) return { outcome: 'failure', output: err.message };
-      throw new HandlerError((err as Error).message);
+      throw new HandlerError(errorMessage(err));
     }
     if (res.statusCode >= 200 && res.statusCode < 400) {
       if (res.statusCode >= 300) return { outcome: 'warning', output: `Probe terminated redirects, Response body: ${res.body}` };
@@ -107,7 +108,7 @@ async function runOnce(ctx: ProbeRunContext, spec: Probe, t: ProbeTarget): Promi
     try {
       port = resolveContainerPort(spec.tcpSocket.port, c);
     } catch (err) {
-      throw new HandlerError((err as Error).message);
+      throw new HandlerError(errorMessage(err));
     }
     const host = spec.tcpSocket.host || t.podIP;
     return ctx.tcp ? ctx.tcp(host, port, timeoutMs) : doTcpProbe(host, port, timeoutMs, ctx.clock);
@@ -129,7 +130,7 @@ export async function runProbe(ctx: ProbeRunContext, type: ProbeType, spec: Prob
     try {
       run = await runOnce(ctx, spec, t);
     } catch (err) {
-      lastError = (err as Error).message;
+      lastError = errorMessage(err);
       continue;
     }
     switch (run.outcome) {

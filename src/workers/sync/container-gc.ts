@@ -25,6 +25,7 @@ import { danglingLinks, unlinkContainerLog } from '../logs/legacy-log-link.js';
 import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { CriNotFoundError } from '../../common/errors.js';
+import { errorMessage } from '../../common/error-message.js';
 import type { CriApi } from '../../cri/client.js';
 import { ContainerState, PodSandboxState } from '../../gen/runtime/v1/api.js';
 import { LABEL_POD_UID } from '../../runtime/types.js';
@@ -181,7 +182,7 @@ export interface GcRemoval {
  */
 export async function gcRemove(cri: CriApi, r: GcRemoval): Promise<GcResult> {
   const result: GcResult = { containers: 0, sandboxes: 0, logDirectories: 0, errors: [] };
-  const note = (what: string, err: unknown) => result.errors.push(`${what}: ${err instanceof Error ? err.message : String(err)}`);
+  const note = (what: string, err: unknown) => result.errors.push(`${what}: ${errorMessage(err)}`);
   for (const id of r.containers ?? []) {
     try {
       await removeContainers(cri, [id], r.containerLogsDir);

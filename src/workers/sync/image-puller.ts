@@ -19,6 +19,7 @@ import { applyDefaultImageTag } from '../../api/image-reference.js';
 import type { Clock } from '../../common/clock.js';
 import type { CriApi } from '../../cri/client.js';
 import { CriError } from '../../common/errors.js';
+import { errorMessage } from '../../common/error-message.js';
 import { ImagePullQPSExceededError, type ImagePullGate } from '../shared/image-pull-gate.js';
 import { IMAGE_PULL_BACKOFF, isInBackOffSinceUpdate, next, formatGoDuration, type BackoffState } from './backoff.js';
 import type { PodEvent, RegistryAuth, SyncReason } from './sync-types.js';
@@ -62,7 +63,7 @@ export function imageBackoffKey(pod: Pod, image: string): string {
 /** The error text upstream shows for a failed CRI call (`rpc error: code = … desc = …`, without our operation prefix). */
 function errorText(err: unknown): string {
   if (err instanceof CriError) return err.message.replace(/^[A-Za-z_]+: (?=rpc error:)/, '');
-  return err instanceof Error ? err.message : String(err);
+  return errorMessage(err);
 }
 
 function failure(reason: string, message: string, backoff: BackoffState, events: PodEvent[]): EnsureImageResult {
@@ -88,7 +89,7 @@ export async function ensureImage(
   try {
     image = applyDefaultImageTag(imgRef);
   } catch (err) {
-    const message = `Failed to apply default image tag ${JSON.stringify(imgRef)}: ${(err as Error).message}`;
+    const message = `Failed to apply default image tag ${JSON.stringify(imgRef)}: ${errorMessage(err)}`;
     events.push({ type: 'Warning', reason: 'InspectFailed', message });
     return failure('InvalidImageName', message, backoff, events);
   }

@@ -16,6 +16,7 @@ import { basename, dirname, join } from 'node:path';
 import type { Container, Pod } from '../../api/pod.js';
 import type { CriApi } from '../../cri/client.js';
 import { CriNotFoundError } from '../../common/errors.js';
+import { errorMessage } from '../../common/error-message.js';
 import type { PodStatus } from '../../runtime/types.js';
 import { ANNOTATION_TERMINATION_GRACE } from '../../runtime/types.js';
 import type { KillReason } from './compute-pod-actions.js';
@@ -150,7 +151,7 @@ export async function killPod(ctx: HookContext, pod: Pod, status: PodStatus, gra
   );
   const failure = [...killed, ...stopped].find((r): r is PromiseRejectedResult => r.status === 'rejected');
   const result: KillPodResult = { stoppedContainers: running.length, stoppedSandboxes: status.sandboxStatuses.length, events };
-  if (failure) result.error = failure.reason instanceof Error ? failure.reason.message : String(failure.reason);
+  if (failure) result.error = errorMessage(failure.reason);
   return result;
 }
 

@@ -15,6 +15,7 @@ import type { CriApi } from '../../cri/client.js';
 import { execInContainer, exitErrorMessage } from '../handlers/exec-in-container.js';
 import { httpGet, newRequestForHttpGetAction, type HttpGetRequest } from '../handlers/http-get.js';
 import { formatPod } from './backoff.js';
+import { errorMessage } from '../../common/error-message.js';
 
 type LifecycleHandler = NonNullable<NonNullable<Container['lifecycle']>['postStart']>;
 
@@ -53,7 +54,7 @@ export async function runHandler(
       if (r.exitCode === 0) return { ok: true };
       return { ok: false, message: execFailure(command, container, pod, exitErrorMessage(command, r), r.output.toString()) };
     } catch (e) {
-      return { ok: false, message: execFailure(command, container, pod, e instanceof Error ? e.message : String(e), '') };
+      return { ok: false, message: execFailure(command, container, pod, errorMessage(e), '') };
     }
   }
   if (handler.httpGet) {

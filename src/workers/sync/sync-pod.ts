@@ -12,6 +12,7 @@
 import type { Container, Pod } from '../../api/pod.js';
 import type { Clock } from '../../common/clock.js';
 import { SubpathError } from '../../common/errors.js';
+import { errorMessage } from '../../common/error-message.js';
 import { makeDirectory } from '../../common/make-dir.js';
 import type { Mounter } from '../../common/mounter.js';
 import { criStatusMessage, type CriApi } from '../../cri/client.js';
@@ -208,7 +209,7 @@ async function startContainer(
       );
       linkContainerLog(link, join(sandbox.config.logDirectory, config.logPath), node.containerLogsDir);
     } catch (err) {
-      events.push({ type: 'Warning', reason: 'Failed', message: `Failed to create the container log link: ${(err as Error).message}` });
+      events.push({ type: 'Warning', reason: 'Failed', message: `Failed to create the container log link: ${errorMessage(err)}` });
     }
   }
 
@@ -323,7 +324,7 @@ export async function syncPod(ctx: SyncContext, input: SyncPodInput): Promise<Sy
       ips = [sb.status?.network?.ip, ...(sb.status?.network?.additionalIps ?? []).map((i) => i.ip)].filter((x): x is string => !!x);
       if (sb.status && !stale) published = publishCreatedSandbox(ctx, input.slot, status, toSandboxStatus(sb.status));
     } catch (err) {
-      const message = `Failed to create pod sandbox: ${err instanceof Error ? err.message : String(err)}`;
+      const message = `Failed to create pod sandbox: ${errorMessage(err)}`;
       events.push({ type: 'Warning', reason: 'FailedCreatePodSandBox', message });
       return { plan, acted, reasons, backoff, events, error: message };
     }

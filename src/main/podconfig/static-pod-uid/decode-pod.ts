@@ -14,6 +14,7 @@
 import { parseFamiliarName } from '@swimlane/docker-reference';
 import type { GoTypes } from './go-spew.js';
 import { parseGoQuantity, roundUpGoQuantity, type GoQuantity } from './go-quantity.js';
+import { errorMessage } from '../../../common/error-message.js';
 
 export class DecodeError extends Error {}
 export class UnreproducibleError extends Error {}
@@ -50,7 +51,7 @@ export class PodDecoder {
       try {
         return quantityValue(parseGoQuantity(raw.trim()));
       } catch (err) {
-        throw new DecodeError(`quantity ${JSON.stringify(raw)}: ${(err as Error).message}`);
+        throw new DecodeError(`quantity ${JSON.stringify(raw)}: ${errorMessage(err)}`);
       }
     }
     if (typeName === 'intstr.IntOrString') {
