@@ -4,12 +4,12 @@
  * case) and the inline one (--worker-threads=0: the same watcher on the main
  * thread). Tests use test/fakes/fake-container-event-source.ts.
  */
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import * as Comlink from 'comlink';
 import { realClock } from '../../common/clock.js';
 import { CriClient } from '../../cri/client.js';
 import { serializeError } from '../../workers/error-wire.js';
-import { WORKER_RESOURCE_LIMITS } from '../../workers/worker-limits.js';
+import { startThread } from '../../workers/start-thread.js';
 import type { WorkerInit } from '../../workers/protocol.js';
 import { PodStatusCache } from '../../workers/shared/pod-status-cache.js';
 import { nodeEndpoint } from '../../workers/container-events/comlink-node.js';
@@ -61,24 +61,6 @@ export class InlineContainerEventSource implements ContainerEventSource {
 }
 
 /**
- * The worker thread, from dist (.js). Under tsx/vitest (.ts sources) an eval
- * stub registers tsx's loader before importing the .ts entry (`--import tsx`
- * in a worker's execArgv registers it too late for the entry's import).
- */
-function startWorker(init: WorkerInit): Worker {
-  if (!import.meta.url.endsWith('.ts')) {
-    return new Worker(new URL('../../workers/container-events/events-worker.js', import.meta.url), {
-      workerData: init,
-      resourceLimits: WORKER_RESOURCE_LIMITS,
-    });
-  }
-  const entry = new URL('../../workers/container-events/events-worker.ts', import.meta.url).href;
-  // Resolved from the working directory (the repository, where tsx is a dev dependency).
-  const stub = `import('tsx/esm/api').then((m) => { m.register(); return import(${JSON.stringify(entry)}); })`;
-  return new Worker(stub, { eval: true, workerData: init, resourceLimits: WORKER_RESOURCE_LIMITS });
-}
-
-/**
  * The container-events worker thread behind comlink. The thread starts on the
  * first watch and is started again after it dies (a dead thread ends the
  * watch with an error, which the evented PLEG counts as a stream failure).
@@ -92,7 +74,7 @@ export class WorkerContainerEventSource implements ContainerEventSource {
 
   private ensureWorker(): { remote: Comlink.Remote<ContainerEventsApi>; exited: Promise<Error> } {
     if (this.worker && this.remote && this.exited) return { remote: this.remote, exited: this.exited };
-    const worker = startWorker(this.init);
+    const worker = startThread(new URL('../../workers/container-events/events-worker.js', import.meta.url), this.init);
     const exited = new Promise<Error>((resolve) => {
       worker.once('error', (err) => resolve(err));
       worker.once('exit', (code) => resolve(new Error(`the container-events worker thread exited (code ${code})`)));

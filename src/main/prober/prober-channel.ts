@@ -4,16 +4,17 @@
  * (`InlineProber`, --worker-threads=0, the same ProberHost code). Both take
  * commands without waiting and deliver result batches to `onBatch`.
  */
-import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import * as Comlink from 'comlink';
+import type { Worker } from 'node:worker_threads';
 import type { Clock } from '../../common/clock.js';
 import { CriClient } from '../../cri/client.js';
 import type { PodStatusCache } from '../../workers/shared/pod-status-cache.js';
 import { ProberHost, type ProberBatch } from '../../workers/prober/prober-host.js';
-import type { ProberCommand, ProberInit, ProberMessage } from '../../workers/prober/prober-protocol.js';
+import type { ProberInit, ProberThreadApi } from '../../workers/prober/prober-protocol.js';
+import { nodeEndpoint } from '../../workers/container-events/comlink-node.js';
+import { startThread } from '../../workers/start-thread.js';
 import type { ProbePod, ProbeType } from '../../workers/prober/probe-types.js';
 import { runProbe } from '../../workers/prober/run-probe.js';
-import { WORKER_RESOURCE_LIMITS } from '../../workers/worker-limits.js';
 
 export interface ProberChannel {
   addPod(pod: ProbePod): void;
@@ -26,75 +27,49 @@ export interface ProberChannel {
   close(): Promise<void>;
 }
 
-/**
- * The prober thread from dist (.js), or under tsx/vitest from the .ts source
- * through the CommonJS boot file (see src/workers/ts-worker-boot.cjs).
- */
-function startWorker(init: ProberInit): Worker {
-  if (!import.meta.url.endsWith('.ts')) {
-    return new Worker(new URL('../../workers/prober/prober-thread-entry.js', import.meta.url), {
-      workerData: init,
-      resourceLimits: WORKER_RESOURCE_LIMITS,
-    });
-  }
-  const entry = fileURLToPath(new URL('../../workers/prober/prober-thread-entry.ts', import.meta.url));
-  return new Worker(new URL('../../workers/ts-worker-boot.cjs', import.meta.url), {
-    workerData: { ...init, __entry: entry },
-    execArgv: ['--import', 'tsx'],
-    resourceLimits: WORKER_RESOURCE_LIMITS,
-  });
-}
-
+/** The prober on its own thread, behind comlink. */
 export class ThreadProber implements ProberChannel {
   private readonly worker: Worker;
-  private nextId = 1;
-  private readonly waiting = new Map<number, (text: string) => void>();
+  private readonly remote: Comlink.Remote<ProberThreadApi>;
   private closed: Promise<void> | undefined;
+  /** Resolves when the thread has exited: a pending metricsText() then answers ''. */
+  private readonly exited: Promise<void>;
 
   constructor(init: ProberInit, onBatch: (batch: ProberBatch) => void, onExit: (err: Error | undefined) => void) {
-    this.worker = startWorker(init);
-    this.worker.on('message', (m: ProberMessage) => {
-      if (m.type === 'batch') onBatch(m.batch);
-      else if (m.type === 'metrics') {
-        this.waiting.get(m.id)?.(m.text);
-        this.waiting.delete(m.id);
-      }
-    });
+    this.worker = startThread(new URL('../../workers/prober/prober-thread-entry.js', import.meta.url), init);
+    this.remote = Comlink.wrap<ProberThreadApi>(nodeEndpoint(this.worker));
+    this.exited = new Promise((resolve) => this.worker.once('exit', () => resolve()));
     this.worker.on('error', (err) => onExit(err));
     this.worker.on('exit', (code) => {
-      for (const resolve of this.waiting.values()) resolve('');
-      this.waiting.clear();
       if (!this.closed) onExit(new Error(`the prober thread exited with code ${code}`));
     });
+    this.call((r) => r.attach(Comlink.proxy(onBatch)));
   }
 
-  private send(cmd: ProberCommand): void {
-    if (!this.closed) this.worker.postMessage(cmd);
+  /** A fire-and-forget call; comlink delivers calls in order. Nothing is sent once closed. */
+  private call(fn: (remote: Comlink.Remote<ProberThreadApi>) => Promise<unknown>): void {
+    if (!this.closed) fn(this.remote).catch(() => undefined);
   }
 
   addPod(pod: ProbePod): void {
-    this.send({ type: 'addPod', pod });
+    this.call((r) => r.addPod(pod));
   }
   stopLivenessAndStartup(uid: string): void {
-    this.send({ type: 'stopLivenessAndStartup', uid });
+    this.call((r) => r.stopLivenessAndStartup(uid));
   }
   removePod(uid: string): void {
-    this.send({ type: 'removePod', uid });
+    this.call((r) => r.removePod(uid));
   }
   cleanupPods(uids: string[]): void {
-    this.send({ type: 'cleanupPods', uids });
+    this.call((r) => r.cleanupPods(uids));
   }
   trigger(uid: string, container: string, probeType: ProbeType): void {
-    this.send({ type: 'trigger', uid, container, probeType });
+    this.call((r) => r.trigger(uid, container, probeType));
   }
 
-  metricsText(): Promise<string> {
-    if (this.closed) return Promise.resolve('');
-    const id = this.nextId++;
-    return new Promise((resolve) => {
-      this.waiting.set(id, resolve);
-      this.worker.postMessage({ type: 'metrics', id } satisfies ProberCommand);
-    });
+  async metricsText(): Promise<string> {
+    if (this.closed) return '';
+    return Promise.race([this.remote.metricsText(), this.exited.then(() => '')]).catch(() => '');
   }
 
   /** Ends the thread (its probes in flight are abandoned); gives up waiting after 5 s so shutdown cannot hang on it. */
@@ -106,6 +81,7 @@ export class ThreadProber implements ProberChannel {
         clearTimeout(t);
         resolve();
       };
+      this.remote[Comlink.releaseProxy]();
       this.worker.terminate().then(done, done);
     });
     return this.closed;

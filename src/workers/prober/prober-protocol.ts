@@ -1,7 +1,8 @@
 /**
- * The one message protocol between the main thread and the prober thread.
- * Commands go main → prober, fire-and-forget except `metrics` (answered by
- * id); the main thread ends the thread with Worker.terminate(). The prober sends batches of result changes and events, and answers.
+ * What the main thread and the prober thread share: the thread's init
+ * (workerData) and the API it serves behind comlink. Lifecycle calls are
+ * fire-and-forget on the main thread's side (comlink keeps their order);
+ * result batches come back through the callback given to attach().
  */
 import type { ProberBatch } from './prober-host.js';
 import type { ProbePod, ProbeType } from './probe-types.js';
@@ -15,12 +16,15 @@ export interface ProberInit {
   nodeIP: string;
 }
 
-export type ProberCommand =
-  | { type: 'addPod'; pod: ProbePod }
-  | { type: 'stopLivenessAndStartup'; uid: string }
-  | { type: 'removePod'; uid: string }
-  | { type: 'cleanupPods'; uids: string[] }
-  | { type: 'trigger'; uid: string; container: string; probeType: ProbeType }
-  | { type: 'metrics'; id: number };
-
-export type ProberMessage = { type: 'batch'; batch: ProberBatch } | { type: 'metrics'; id: number; text: string } | { type: 'closed' };
+/** The prober thread's API (comlink). */
+export interface ProberThreadApi {
+  /** Where result batches go (a comlink proxy); called once, before any pod is added. */
+  attach(onBatch: (batch: ProberBatch) => void): void;
+  addPod(pod: ProbePod): void;
+  stopLivenessAndStartup(uid: string): void;
+  removePod(uid: string): void;
+  cleanupPods(uids: string[]): void;
+  trigger(uid: string, container: string, probeType: ProbeType): void;
+  /** prober_probe_total and prober_probe_duration_seconds in the text exposition format. */
+  metricsText(): Promise<string>;
+}

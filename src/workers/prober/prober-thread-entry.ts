@@ -1,52 +1,40 @@
 /**
  * Entry of the prober thread: one ProberHost with its own CRI client (exec
- * probes) and a read-only view of the pod status cache, driven by
- * ProberCommand messages from the main thread (see prober-protocol.ts).
+ * probes) and a read-only view of the pod status cache, serving
+ * ProberThreadApi to the main thread through comlink (prober-protocol.ts).
  */
+import * as Comlink from 'comlink';
 import { parentPort, workerData } from 'node:worker_threads';
 import { realClock } from '../../common/clock.js';
 import { CriClient } from '../../cri/client.js';
+import { nodeEndpoint } from '../container-events/comlink-node.js';
 import { PodStatusCache } from '../shared/pod-status-cache.js';
 import { CacheStatusSource } from './cache-status-source.js';
-import { ProberHost } from './prober-host.js';
-import type { ProberCommand, ProberInit, ProberMessage } from './prober-protocol.js';
+import { ProberHost, type ProberBatch } from './prober-host.js';
+import type { ProberInit, ProberThreadApi } from './prober-protocol.js';
 import { runProbe } from './run-probe.js';
 
 const init = workerData as ProberInit;
-const port = parentPort!;
-const send = (m: ProberMessage) => port.postMessage(m);
 const cri = new CriClient({ runtimeEndpoint: init.runtimeEndpoint, timeoutMs: init.runtimeRequestTimeoutMs });
 const statuses = new CacheStatusSource(PodStatusCache.attach(init.podCache), realClock);
 const runCtx = { cri, clock: realClock, runtimeRequestTimeoutMs: init.runtimeRequestTimeoutMs };
+let onBatch: ((batch: ProberBatch) => void) | undefined;
 const host = new ProberHost({
   clock: realClock,
   nodeIP: init.nodeIP,
   statusOf: (uid) => statuses.statusOf(uid),
   probe: (type, spec, target) => runProbe(runCtx, type, spec, target),
-  emit: (batch) => send({ type: 'batch', batch }),
+  // A proxied call returns a promise; the main thread handles batches without answering.
+  emit: (batch) => void Promise.resolve(onBatch?.(batch)).catch(() => undefined),
 });
 
-port.on('message', (cmd: ProberCommand) => {
-  switch (cmd.type) {
-    case 'addPod':
-      return host.addPod(cmd.pod);
-    case 'stopLivenessAndStartup':
-      return host.stopLivenessAndStartup(cmd.uid);
-    case 'removePod':
-      return host.removePod(cmd.uid);
-    case 'cleanupPods':
-      return host.cleanupPods(cmd.uids);
-    case 'trigger':
-      return host.trigger(cmd.uid, cmd.container, cmd.probeType);
-    case 'metrics':
-      host.registry
-        .metrics()
-        .then((text) => send({ type: 'metrics', id: cmd.id, text }))
-        .catch((err: unknown) => send({ type: 'metrics', id: cmd.id, text: `# metrics failed: ${String(err)}\n` }));
-      return;
-    default: {
-      const never: never = cmd;
-      throw new Error(`unknown prober command ${JSON.stringify(never)}`);
-    }
-  }
-});
+const api: ProberThreadApi = {
+  attach: (fn) => void (onBatch = fn),
+  addPod: (pod) => host.addPod(pod),
+  stopLivenessAndStartup: (uid) => host.stopLivenessAndStartup(uid),
+  removePod: (uid) => host.removePod(uid),
+  cleanupPods: (uids) => host.cleanupPods(uids),
+  trigger: (uid, container, probeType) => host.trigger(uid, container, probeType),
+  metricsText: () => host.registry.metrics().catch((err: unknown) => `# metrics failed: ${String(err)}\n`),
+};
+Comlink.expose(api, nodeEndpoint(parentPort!));
