@@ -10,7 +10,8 @@
  * - `jitterFactor` > 0 stretches each period by up to that fraction, at
  *   random (upstream wait.Jitter).
  * - `immediate` runs `fn` at once (upstream Until does); otherwise the first
- *   run is one period after the start (a ticker).
+ *   run is `firstDelayMs` after the start (default one period: a ticker).
+ *   `firstDelayMs: 0` runs it on a zero timer, after the caller's start-up.
  * - `periodMs` may be a function: read afresh for each wait (a period that
  *   changes at run time, as upstream GenericPLEG.Update's).
  * - A `nudge` fired while the loop waits ends the wait: the next run starts
@@ -51,6 +52,7 @@ export interface PeriodicOptions {
   sliding?: boolean;
   jitterFactor?: number;
   immediate?: boolean;
+  firstDelayMs?: number;
   /** For tests: the random source of the jitter (default Math.random). */
   random?: () => number;
   nudge?: Nudge;
@@ -113,6 +115,6 @@ export function runPeriodically(fn: () => unknown, o: PeriodicOptions): Promise<
     };
     o.signal.addEventListener('abort', stop, { once: true });
     if (o.immediate) tick();
-    else cancel = o.clock.setTimer(period(), tick);
+    else cancel = o.clock.setTimer(o.firstDelayMs ?? period(), tick);
   });
 }

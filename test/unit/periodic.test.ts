@@ -138,4 +138,25 @@ describe('runPeriodically (upstream wait.JitterUntil)', () => {
     expect(starts).toHaveLength(4);
     expect(clock.pendingTimers()).toBe(0);
   });
+  it('firstDelayMs sets the first wait, then the period follows', async () => {
+    const clock = new FakeClock();
+    const ac = new AbortController();
+    const starts: number[] = [];
+    const t0 = clock.now();
+    const done = runPeriodically(() => void starts.push(clock.now() - t0), {
+      periodMs: 5000,
+      firstDelayMs: 1000,
+      signal: ac.signal,
+      clock,
+      onError: () => undefined,
+    });
+    clock.step(999);
+    expect(starts).toEqual([]);
+    clock.step(1);
+    clock.step(5000);
+    expect(starts).toEqual([1000, 6000]);
+    ac.abort();
+    await done;
+    expect(clock.pendingTimers()).toBe(0);
+  });
 });

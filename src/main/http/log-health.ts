@@ -5,6 +5,7 @@
  */
 import type { Logger } from 'pino';
 import type { Clock } from '../../common/clock.js';
+import { runPeriodically } from '../../common/periodic.js';
 
 export const LOG_FLUSH_PERIOD_MS = 60_000;
 export const LOG_BLOCKED_AFTER_MS = 2 * 60_000;
@@ -21,15 +22,13 @@ export class LogHealth {
 
   /** Flushes now and every minute until the signal aborts. */
   start(signal: AbortSignal): void {
-    const tick = () => {
-      if (signal.aborted) return;
+    const flush = () =>
       this.logger.flush((err?: Error) => {
         if (!err) this.lastVerified = this.clock.now();
       });
-      cancel = this.clock.setTimer(LOG_FLUSH_PERIOD_MS, tick);
-    };
-    let cancel = this.clock.setTimer(0, tick);
-    signal.addEventListener('abort', () => cancel(), { once: true });
+    runPeriodically(flush, { periodMs: LOG_FLUSH_PERIOD_MS, firstDelayMs: 0, signal, clock: this.clock, onError: () => undefined }).catch(
+      () => undefined,
+    );
   }
 
   check(): { ok: boolean; message: string } {

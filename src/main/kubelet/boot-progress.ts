@@ -14,6 +14,8 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../../common/clock.js';
 import { v } from '../../common/logger.js';
+import { errorMessage } from '../../common/error-message.js';
+import { runPeriodically } from '../../common/periodic.js';
 
 export interface PodCounts {
   /** Pods the sources want on this node (mirror pods excluded). */
@@ -117,14 +119,13 @@ export class BootProgress {
   }
 
   start(signal: AbortSignal): void {
-    let cancel = () => {};
-    const tick = () => {
-      if (signal.aborted) return;
-      this.tick();
-      cancel = this.o.clock.setTimer(this.o.periodMs ?? 5_000, tick);
-    };
-    cancel = this.o.clock.setTimer(this.o.firstMs ?? 1_000, tick);
-    signal.addEventListener('abort', () => cancel(), { once: true });
+    runPeriodically(() => this.tick(), {
+      periodMs: this.o.periodMs ?? 5_000,
+      firstDelayMs: this.o.firstMs ?? 1_000,
+      signal,
+      clock: this.o.clock,
+      onError: (err) => this.o.logger.error({ err: errorMessage(err) }, 'Start-up progress check failed'),
+    }).catch(() => undefined);
   }
 
   tick(): void {

@@ -19,6 +19,7 @@ import {
   type GcPolicy,
   type GcResult,
 } from '../../workers/sync/container-gc.js';
+import { runPeriodically } from '../../common/periodic.js';
 
 export interface ContainerGcOptions {
   runner: TaskRunner;
@@ -41,16 +42,14 @@ export class ContainerGc {
   constructor(private readonly o: ContainerGcOptions) {}
 
   start(signal: AbortSignal): void {
-    const tick = () => {
-      if (signal.aborted) return;
-      const again = () => {
-        if (!signal.aborted) cancel = this.o.clock.setTimer(this.o.periodMs ?? CONTAINER_GC_PERIOD_MS, tick);
-      };
-      // runOnce logs its own failures; either way the next run is scheduled.
-      this.runOnce().then(again, again);
-    };
-    let cancel = this.o.clock.setTimer(0, tick);
-    signal.addEventListener('abort', () => cancel(), { once: true });
+    runPeriodically(() => this.runOnce(), {
+      periodMs: this.o.periodMs ?? CONTAINER_GC_PERIOD_MS,
+      firstDelayMs: 0,
+      signal,
+      clock: this.o.clock,
+      // runOnce logs its own failures and never rejects.
+      onError: () => undefined,
+    }).catch(() => undefined);
   }
 
   /** One collection; resolves when done (a run already in progress is joined, not repeated). */

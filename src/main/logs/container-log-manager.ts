@@ -12,6 +12,7 @@ import { value } from '../../api/quantity.js';
 import type { Clock } from '../../common/clock.js';
 import type { TaskRunner } from '../../workers/task-runner.js';
 import { errorMessage } from '../../common/error-message.js';
+import { runPeriodically } from '../../common/periodic.js';
 
 export interface ContainerLogManagerOptions {
   runner: Pick<TaskRunner, 'run'>;
@@ -32,17 +33,10 @@ export class ContainerLogManager {
   constructor(private readonly o: ContainerLogManagerOptions) {}
 
   start(signal: AbortSignal): void {
-    let cancel = () => {};
-    const tick = () => {
-      if (signal.aborted) return;
-      // runOnce logs its failures and never rejects.
-      const next = () => {
-        if (!signal.aborted) cancel = this.o.clock.setTimer(this.o.periodMs, tick);
-      };
-      this.runOnce().then(next, next);
-    };
-    cancel = this.o.clock.setTimer(this.o.periodMs, tick);
-    signal.addEventListener('abort', () => cancel(), { once: true });
+    // runOnce logs its failures and never rejects.
+    runPeriodically(() => this.runOnce(), { periodMs: this.o.periodMs, signal, clock: this.o.clock, onError: () => undefined }).catch(
+      () => undefined,
+    );
   }
 
   runOnce(): Promise<void> {

@@ -20,6 +20,7 @@ import type { Clock } from '../../common/clock.js';
 import type { RestClient } from '../apiserver/rest-client.js';
 import type { TokenSource, TokenSpec } from './volume-plugin.js';
 import { errorMessage } from '../../common/error-message.js';
+import { runPeriodically } from '../../common/periodic.js';
 
 export const MAX_TTL_MS = 24 * 3600 * 1000;
 export const MAX_JITTER_MS = 10_000;
@@ -44,14 +45,9 @@ export class TokenManager implements TokenSource {
 
   /** Drops expired tokens every minute until `signal` aborts. */
   start(signal: AbortSignal): void {
-    const arm = () => {
-      const cancel = this.o.clock.setTimer(GC_PERIOD_MS, () => {
-        this.cleanup();
-        if (!signal.aborted) arm();
-      });
-      signal.addEventListener('abort', cancel, { once: true });
-    };
-    arm();
+    runPeriodically(() => this.cleanup(), { periodMs: GC_PERIOD_MS, signal, clock: this.o.clock, onError: () => undefined }).catch(
+      () => undefined,
+    );
   }
 
   async getServiceAccountToken(namespace: string, serviceAccount: string, spec: TokenSpec): Promise<TokenRequest> {
