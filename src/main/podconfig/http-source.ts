@@ -26,6 +26,7 @@ import { ManifestError } from '../../common/errors.js';
 import { errorMessage } from '../../common/error-message.js';
 import { decodePodsManifest, manifestErrorsCounter, MAX_MANIFEST_BYTES } from './manifest.js';
 import { HTTP_SOURCE, type PodSource, type SourceChannel } from './types.js';
+import { runPeriodically } from '../../common/periodic.js';
 
 export const DEFAULT_HTTP_CHECK_FREQUENCY_MS = 20_000;
 export const DEFAULT_HTTP_TIMEOUT_MS = 10_000;
@@ -96,14 +97,12 @@ export class HttpSource implements PodSource {
   private readonly maxBytes: number;
   private out: SourceChannel | undefined;
   private signal: AbortSignal | undefined;
-  private cancelTick: (() => void) | undefined;
   /** Last body read; an identical body short-circuits (re-raising its decode error, if any). */
   private lastBody: Buffer | undefined;
   private lastBodyError: Error | undefined;
   /** Last manifest error counted; the counter moves once per distinct error. */
   private lastCounted: string | undefined;
   private failureLogs = 0;
-  private polling = false;
 
   constructor(private readonly opts: HttpSourceOptions) {
     this.log = opts.logger.child({ source: HTTP_SOURCE, url: opts.url });
@@ -117,29 +116,16 @@ export class HttpSource implements PodSource {
     if (this.out) throw new Error('HttpSource.start called twice');
     this.out = out;
     this.signal = signal;
-    signal.addEventListener('abort', () => this.cancelTick?.(), { once: true });
     if (signal.aborted) return;
     this.log.info({ checkFrequencyMs: this.period }, 'Watching static pod URL');
-    this.poll();
+    // run() logs its own failures; a rejection here is a bug, logged, and polling goes on.
+    const onError = (err: unknown) => this.log.error({ err }, 'HTTP source check failed unexpectedly');
+    runPeriodically(() => this.run(), { periodMs: this.period, immediate: true, signal, clock: this.opts.clock, onError }).catch(onError);
   }
 
   /** Number of consecutive failures (upstream failureLogs). */
   get consecutiveFailures(): number {
     return this.failureLogs;
-  }
-
-  private poll(): void {
-    if (this.signal?.aborted || this.polling) return;
-    this.polling = true;
-    const next = () => {
-      this.polling = false;
-      if (!this.signal?.aborted) this.cancelTick = this.opts.clock.setTimer(this.period, () => this.poll());
-    };
-    // run() logs its own failures; a rejection here is a bug, logged, and polling goes on.
-    this.run().then(next, (err: unknown) => {
-      this.log.error({ err }, 'HTTP source check failed unexpectedly');
-      next();
-    });
   }
 
   /** One check with upstream's failure-log throttling. */
