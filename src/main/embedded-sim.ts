@@ -31,6 +31,7 @@ import { KubeletTsError } from '../common/errors.js';
 import { makeDirectory } from '../common/make-dir.js';
 import { pidAlive, processArgv, readPidFile, removePidFile, writePidFile } from '../common/pid-file.js';
 import { CriClient } from '../cri/client.js';
+import { runPeriodically } from '../common/periodic.js';
 
 export interface EmbeddedSim {
   endpoint: string;
@@ -129,12 +130,13 @@ function releaseFiles(paths: SimPaths, simPid: number): void {
 
 function adopt(paths: SimPaths, pid: number, clock: Clock, logger: Logger): EmbeddedSim {
   let stopping = false;
-  let cancelWatch: (() => void) | undefined;
-  const watch = () => {
-    if (pidAlive(pid)) cancelWatch = clock.setTimer(WATCH_INTERVAL_MS, watch);
-    else if (!stopping) logger.warn({ pid }, 'Embedded simulated runtime exited unexpectedly');
+  const watch = new AbortController();
+  const check = () => {
+    if (pidAlive(pid)) return;
+    watch.abort();
+    if (!stopping) logger.warn({ pid }, 'Embedded simulated runtime exited unexpectedly');
   };
-  cancelWatch = clock.setTimer(WATCH_INTERVAL_MS, watch);
+  runPeriodically(check, { periodMs: WATCH_INTERVAL_MS, signal: watch.signal, clock, onError: () => undefined }).catch(() => undefined);
   logger.info({ pid, endpoint: paths.endpoint }, 'Adopted the embedded simulated runtime left by a previous agent');
   return {
     endpoint: paths.endpoint,
@@ -143,7 +145,7 @@ function adopt(paths: SimPaths, pid: number, clock: Clock, logger: Logger): Embe
     stop: async () => {
       if (stopping) return;
       stopping = true;
-      cancelWatch?.();
+      watch.abort();
       if (pidAlive(pid)) {
         await terminate(pid, clock);
         logger.info({ pid }, 'Stopped the embedded simulated runtime');

@@ -9,6 +9,7 @@
  */
 import type { Logger } from 'pino';
 import type { Clock } from '../common/clock.js';
+import { runPeriodically } from '../common/periodic.js';
 
 export interface OwnerWatchOptions {
   clock: Clock;
@@ -26,7 +27,7 @@ export class OwnerWatch {
   private deadSince: number | undefined;
   private lastOwner: number | undefined;
   private expired = false;
-  private cancelTimer: (() => void) | undefined;
+  private readonly stopped = new AbortController();
   private readonly intervalMs: number;
 
   constructor(private readonly opts: OwnerWatchOptions) {
@@ -62,16 +63,17 @@ export class OwnerWatch {
 
   /** Checks now and then every intervalMs until stop() or expiry. */
   start(): void {
-    if (this.check() === 'expired') return;
-    const tick = () => {
-      this.cancelTimer = undefined;
-      if (this.check() !== 'expired') this.cancelTimer = this.opts.clock.setTimer(this.intervalMs, tick);
-    };
-    this.cancelTimer = this.opts.clock.setTimer(this.intervalMs, tick);
+    // check() stops the loop itself on expiry.
+    runPeriodically(() => this.check(), {
+      periodMs: this.intervalMs,
+      immediate: true,
+      signal: this.stopped.signal,
+      clock: this.opts.clock,
+      onError: () => undefined,
+    }).catch(() => undefined);
   }
 
   stop(): void {
-    this.cancelTimer?.();
-    this.cancelTimer = undefined;
+    this.stopped.abort();
   }
 }
