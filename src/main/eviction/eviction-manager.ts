@@ -1,0 +1,253 @@
+/**
+ * The eviction manager (upstream pkg/kubelet/eviction eviction_manager.go):
+ * every monitoring period it measures the node's signals, decides which
+ * thresholds are met, reports the pressure conditions (held for
+ * evictionPressureTransitionPeriod), reclaims node-level resources (dead
+ * containers, then unused images, for disk signals) and, if that is not
+ * enough, evicts one pod, in the ranking of the starved resource. Pods over
+ * their local ephemeral storage limits are evicted first, all at once.
+ *
+ * Contract:
+ * - One synchronize at a time (runPeriodically). After an eviction the next
+ *   synchronize waits until the evicted pods are cleaned up (at most 30 s,
+ *   polled each second), as upstream waitForPodsCleanup.
+ * - Static, mirror and system-critical pods are never evicted, and always
+ *   admitted (upstream IsCriticalPod).
+ * - A hard threshold evicts with a grace period of 0 (the pod's containers
+ *   get the minimum of 1 s the pod workers allow); a soft one with
+ *   evictionMaxPodGracePeriod.
+ * - `admit` is upstream's admit handler: under MemoryPressure alone,
+ *   BestEffort pods are refused unless they tolerate the memory-pressure
+ *   taint; under any other pressure every pod is refused.
+ * Runs on the main thread: one stats read (off-thread work in the provider),
+ * then sorting the active pods, which is O(n log n) with each pod measured once.
+ */
+import type { Logger } from 'pino';
+import { Counter, type Registry } from 'prom-client';
+import type { Pod } from '../../api/pod.js';
+import type { Clock } from '../../common/clock.js';
+import { runPeriodically } from '../../common/periodic.js';
+import { getPodQOS } from '../../workers/sync/qos.js';
+import type { AdmitResult } from '../admission/admit.js';
+import { nodeReference, podReference, type EventRecorder } from '../events/event-recorder.js';
+import { PressureTracker, type PressureCondition } from '../node/pressure.js';
+import type { EvictionStatsProvider } from './eviction-stats.js';
+import { storageLimitViolations } from './local-storage.js';
+import { evictionMessage, isCriticalPod, rankFor, statsFuncOf } from './ranking.js';
+import {
+  isHard,
+  mergeThresholds,
+  nodeConditions,
+  SIGNAL_RESOURCE,
+  thresholdsFirstObservedAt,
+  thresholdsMet,
+  thresholdsMetGracePeriod,
+  thresholdsUpdatedStats,
+  thresholdToReclaim,
+  type Observations,
+  type Signal,
+  type Threshold,
+} from './thresholds.js';
+
+export const EVICTED_REASON = 'Evicted';
+/** Upstream podCleanupTimeout and podCleanupPollFreq. */
+export const POD_CLEANUP_TIMEOUT_MS = 30_000;
+export const POD_CLEANUP_POLL_MS = 1_000;
+/** Upstream's monitoring interval (evictionMonitoringPeriod in newer versions). */
+export const DEFAULT_MONITORING_PERIOD_MS = 10_000;
+
+const CONDITION_ORDER: PressureCondition[] = ['MemoryPressure', 'DiskPressure', 'PIDPressure'];
+
+export interface NodeReclaimer {
+  /** Upstream ContainerGC.DeleteAllUnusedContainers. */
+  deleteAllUnusedContainers(): Promise<void>;
+  /** Upstream ImageGC.DeleteUnusedImages. */
+  deleteUnusedImages(): Promise<void>;
+}
+
+export interface EvictionManagerOptions {
+  thresholds: readonly Threshold[];
+  stats: EvictionStatsProvider;
+  /** The pods that may be evicted (upstream GetActivePods). */
+  activePods(): Pod[];
+  /** Kills the pod with the Failed/Evicted status (upstream killPodFunc); does not wait for the kill. */
+  killPod(pod: Pod, gracePeriodSeconds: number, message: string): void;
+  /** The pod's containers are gone and its volumes cleaned (upstream podResourcesAreReclaimed). */
+  podCleanedUp(pod: Pod): boolean;
+  reclaimer: NodeReclaimer;
+  recorder: EventRecorder;
+  nodeName: string;
+  pressureTransitionPeriodMs: number;
+  maxPodGracePeriodSeconds: number;
+  monitoringPeriodMs?: number;
+  clock: Clock;
+  logger: Logger;
+  registry?: Registry;
+}
+
+export class EvictionManager {
+  private readonly pressure: PressureTracker;
+  private conditions: PressureCondition[] = [];
+  private firstObservedAt = new Map<Threshold, number>();
+  private met: Threshold[] = [];
+  private lastObservations: Observations = {};
+  private readonly evictions?: Counter<'eviction_signal'>;
+
+  constructor(private readonly o: EvictionManagerOptions) {
+    this.pressure = new PressureTracker(o.pressureTransitionPeriodMs, o.clock);
+    if (o.registry) {
+      this.evictions = new Counter({
+        name: 'kubelet_evictions',
+        help: 'Cumulative number of pod evictions by eviction signal',
+        labelNames: ['eviction_signal'],
+        registers: [o.registry],
+      });
+    }
+  }
+
+  start(signal: AbortSignal): Promise<void> {
+    const onError = (err: unknown) => this.o.logger.error({ err: String(err) }, 'eviction manager: synchronize failed');
+    return runPeriodically(
+      async () => {
+        const evicted = await this.synchronize();
+        if (evicted.length) await this.waitForPodsCleanup(evicted, signal);
+      },
+      { periodMs: this.o.monitoringPeriodMs ?? DEFAULT_MONITORING_PERIOD_MS, signal, clock: this.o.clock, immediate: true, onError },
+    );
+  }
+
+  /** The pressure conditions now reported (upstream IsUnderMemoryPressure and friends). */
+  underPressure(condition: PressureCondition): boolean {
+    return this.conditions.includes(condition);
+  }
+
+  /** Upstream Admit. */
+  admit(pod: Pod): AdmitResult {
+    if (this.conditions.length === 0 || isCriticalPod(pod)) return { admit: true };
+    if (this.conditions.length === 1 && this.conditions[0] === 'MemoryPressure') {
+      if (getPodQOS(pod) !== 'BestEffort' || toleratesMemoryPressure(pod)) return { admit: true };
+    }
+    this.o.logger.warn({ pod: podRefString(pod), conditions: this.conditions }, 'Failed to admit pod: the node has pressure conditions');
+    return { admit: false, reason: EVICTED_REASON, message: `The node had condition: [${this.conditions.join(' ')}]. ` };
+  }
+
+  /** One pass of upstream synchronize; returns the pods evicted. */
+  async synchronize(): Promise<Pod[]> {
+    const { logger, clock } = this.o;
+    const active = this.o.activePods();
+    const summary = await this.o.stats.get(active);
+    const obs = summary.observations;
+    const stats = statsFuncOf(summary.pods);
+
+    let met = thresholdsMet(this.o.thresholds, obs, false);
+    if (this.met.length) met = mergeThresholds(met, thresholdsMet(this.met, obs, true));
+    const now = clock.now();
+    const firstObservedAt = thresholdsFirstObservedAt(met, this.firstObservedAt, now);
+    this.pressure.update(new Set(nodeConditions(met)));
+    this.conditions = CONDITION_ORDER.filter((c) => this.pressure.under(c));
+    const due = thresholdsMetGracePeriod(firstObservedAt, now);
+    this.firstObservedAt = firstObservedAt;
+    this.met = due;
+    const updated = thresholdsUpdatedStats(due, obs, this.lastObservations);
+    this.lastObservations = obs;
+
+    const overLimits = storageLimitViolations(active, stats, summary.dedicatedImageFs);
+    const evictedForStorage: Pod[] = [];
+    for (const v of overLimits) {
+      if (this.evictPod(v.pod, 0, v.message)) {
+        this.evictions?.inc({ eviction_signal: v.signal });
+        evictedForStorage.push(v.pod);
+      }
+    }
+    if (evictedForStorage.length) return evictedForStorage;
+
+    const target = thresholdToReclaim(updated);
+    if (!target) return [];
+    const resource = SIGNAL_RESOURCE[target.signal];
+    logger.warn({ resource }, 'eviction manager: attempting to reclaim');
+    this.o.recorder.record(nodeReference(this.o.nodeName), 'Warning', 'EvictionThresholdMet', `Attempting to reclaim ${resource}`);
+    if (await this.reclaimNodeLevelResources(target.signal, summary.dedicatedImageFs, active)) {
+      logger.info({ resource }, 'eviction manager: able to reduce pressure without evicting pods');
+      return [];
+    }
+    if (active.length === 0) {
+      logger.error('eviction manager: eviction thresholds have been met, but no pods are active to evict');
+      return [];
+    }
+    const ranked = [...active];
+    rankFor(target.signal, summary.dedicatedImageFs)(ranked, stats);
+    logger.info({ pods: ranked.map(podRefString) }, 'eviction manager: pods ranked for eviction');
+    const grace = isHard(target) ? 0 : this.o.maxPodGracePeriodSeconds;
+    for (const pod of ranked) {
+      if (this.evictPod(pod, grace, evictionMessage(resource, pod, stats))) {
+        this.evictions?.inc({ eviction_signal: target.signal });
+        return [pod];
+      }
+    }
+    logger.info('eviction manager: unable to evict any pods from the node');
+    return [];
+  }
+
+  /** Upstream reclaimNodeLevelResources: true when, after reclaiming, no threshold is met any more. */
+  private async reclaimNodeLevelResources(signal: Signal, dedicatedImageFs: boolean, active: Pod[]): Promise<boolean> {
+    const disk = SIGNAL_RESOURCE[signal] === 'ephemeral-storage' || SIGNAL_RESOURCE[signal] === 'inodes';
+    // With a dedicated image fs, node fs signals have nothing node-level to reclaim (upstream buildSignalToNodeReclaimFuncs).
+    if (!disk || (dedicatedImageFs && signal.startsWith('nodefs.'))) return false;
+    for (const step of [() => this.o.reclaimer.deleteAllUnusedContainers(), () => this.o.reclaimer.deleteUnusedImages()]) {
+      try {
+        await step();
+      } catch (err) {
+        this.o.logger.warn({ err: String(err), signal }, 'eviction manager: unexpected error when attempting to reduce pressure');
+      }
+    }
+    try {
+      const after = await this.o.stats.get(active);
+      return thresholdsMet(this.o.thresholds, after.observations, false).length === 0;
+    } catch (err) {
+      this.o.logger.error({ err: String(err) }, 'eviction manager: failed to get summary stats after resource reclaim');
+      return false;
+    }
+  }
+
+  /** Upstream evictPod: false for critical pods; otherwise the Evicted event and the kill. */
+  private evictPod(pod: Pod, gracePeriodSeconds: number, message: string): boolean {
+    if (isCriticalPod(pod)) {
+      this.o.logger.error({ pod: podRefString(pod) }, 'eviction manager: cannot evict a critical pod');
+      return false;
+    }
+    this.o.recorder.record(podReference(pod), 'Warning', EVICTED_REASON, message);
+    this.o.killPod(pod, gracePeriodSeconds, message);
+    this.o.logger.info({ pod: podRefString(pod), message }, 'eviction manager: pod is evicted');
+    return true;
+  }
+
+  private async waitForPodsCleanup(pods: Pod[], signal: AbortSignal): Promise<void> {
+    const deadline = this.o.clock.now() + POD_CLEANUP_TIMEOUT_MS;
+    while (!signal.aborted) {
+      try {
+        await this.o.clock.sleep(POD_CLEANUP_POLL_MS, signal);
+      } catch {
+        return;
+      }
+      if (pods.every((p) => this.o.podCleanedUp(p))) {
+        this.o.logger.info({ pods: pods.map(podRefString) }, 'eviction manager: pods successfully cleaned up');
+        return;
+      }
+      if (this.o.clock.now() >= deadline) {
+        this.o.logger.warn({ pods: pods.map(podRefString) }, 'eviction manager: timed out waiting for pods to be cleaned up');
+        return;
+      }
+    }
+  }
+}
+
+const podRefString = (pod: Pod) => `${pod.metadata.namespace ?? 'default'}/${pod.metadata.name ?? ''}`;
+
+/** Upstream TolerationsTolerateTaint for node.kubernetes.io/memory-pressure:NoSchedule. */
+function toleratesMemoryPressure(pod: Pod): boolean {
+  return (pod.spec.tolerations ?? []).some((t) => {
+    if (t.effect && t.effect !== 'NoSchedule') return false;
+    if (t.operator === 'Exists') return !t.key || t.key === 'node.kubernetes.io/memory-pressure';
+    return t.key === 'node.kubernetes.io/memory-pressure' && (t.value ?? '') === '';
+  });
+}
