@@ -11,6 +11,7 @@ import { realClock, type Clock } from '../common/clock.js';
 import { Late } from '../common/late.js';
 import type { KubeletConfig } from './config/kubelet-config.js';
 import type { ConfigSources } from './config/load-config.js';
+import type { EvictionManager } from './eviction/eviction-manager.js';
 import type { PoolSyncer } from './kubelet/pool-syncer.js';
 import { prepareBase } from './startup/base.js';
 import type { AgentContext } from './startup/context.js';
@@ -55,13 +56,15 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
     const runtime = await startRuntime(ctx, base, options.sources ?? {});
     const syncerRef = new Late<PoolSyncer>('the pod syncer');
     const pleg = buildPleg(ctx, { ...base, ...runtime }, syncerRef);
-    const node = await buildNode(ctx, { ...base, ...runtime, runtimeState: pleg.runtimeState });
+    // The eviction manager starts with the loops; node status and admission ask it from the start.
+    const eviction: { manager?: EvictionManager } = {};
+    const node = await buildNode(ctx, { ...base, ...runtime, runtimeState: pleg.runtimeState, eviction });
     const sources = buildSources(ctx, { ...base, clusterNode: node.clusterNode });
-    const kubelet = await buildKubelet(ctx, { ...base, ...runtime, pleg, node, sources, syncerRef });
+    const kubelet = await buildKubelet(ctx, { ...base, ...runtime, pleg, node, sources, syncerRef, eviction });
     // upstream startKubelet + Kubelet.Run: the servers beside the rest, node status and lease,
     // runtime health, pod status, the PLEG, then the syncLoop.
     const servers = startServers(ctx, { ...base, ...runtime, hostname: node.hostname, kubelet });
-    startLoops(ctx, { ...base, ...runtime, pleg, node, kubelet });
+    startLoops(ctx, { ...base, ...runtime, pleg, node, kubelet, eviction });
     const { port, readOnlyPort } = await servers.listening();
     logger.info(
       {

@@ -11,6 +11,7 @@ import type { KnownPodIds } from '../runtime/types.js';
 import type { GcContainer, GcRemoval, GcResult, GcSandbox } from './sync/container-gc.js';
 import type { RotateLogsInput, RotateLogsResult } from './logs/rotate-logs.js';
 import type { CriStatsSnapshot } from './stats/cri-stats.js';
+import type { DiskUsage } from './stats/disk-usage.js';
 import type { SyncPodInput, SyncPodResult, TerminatePodInput, TerminatePodResult } from './sync/sync-types.js';
 
 /** Data every worker is started with (piscina workerData). */
@@ -56,6 +57,7 @@ export type TaskRequest =
   | { type: 'gcList' }
   | { type: 'gcRemove'; removal: GcRemoval }
   | { type: 'criStats' }
+  | { type: 'diskUsage'; paths: string[] }
   | { type: 'rotateLogs'; input: RotateLogsInput };
 
 export interface RelistSummary {
@@ -144,6 +146,7 @@ export interface TaskResults {
   gcList: { containers: GcContainer[]; sandboxes: GcSandbox[] };
   gcRemove: GcResult;
   criStats: CriStatsSnapshot;
+  diskUsage: DiskUsage[];
   rotateLogs: RotateLogsResult;
 }
 

@@ -12,6 +12,7 @@ import { removeContainers } from './sync/kill-pod.js';
 import { gcList, gcRemove } from './sync/container-gc.js';
 import { rotateLogs } from './logs/rotate-logs.js';
 import { criStats } from './stats/cri-stats.js';
+import { diskUsage } from './stats/disk-usage.js';
 import { CriClient } from '../cri/client.js';
 import { CriRuntime } from '../runtime/cri-runtime.js';
 import type { Runtime } from '../runtime/runtime.js';
@@ -89,6 +90,8 @@ export async function runTask(ctx: TaskContext, request: TaskRequest): Promise<T
         return { ok: true, value: await gcRemove(syncContext(ctx).cri, request.removal) };
       case 'criStats':
         return { ok: true, value: await criStats(syncContext(ctx).cri) };
+      case 'diskUsage':
+        return { ok: true, value: await diskUsage(request.paths) };
       case 'rotateLogs':
         return { ok: true, value: await rotateLogs(syncContext(ctx).cri, request.input) };
       default:

@@ -1,11 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  conditionsMet,
-  PressureTracker,
-  thresholdAmount,
-  type Observations,
-  type PressureCondition,
-} from '../../src/main/node/pressure.js';
+import { PressureTracker, thresholdAmount, type PressureCondition } from '../../src/main/node/pressure.js';
+import { nodeConditions, thresholdsMet, type Observations, type Signal } from '../../src/main/eviction/thresholds.js';
 import { FakeClock } from '../fakes/fake-clock.js';
 
 const MI = 1024n * 1024n;
@@ -34,7 +29,7 @@ const obs = (available: bigint, capacity = 8n * GI) => ({ available, capacity })
 
 // Upstream signalToNodeCondition and thresholdsMet: met when threshold > available
 // (strictly); hard and soft thresholds both count, whatever the grace period.
-describe('conditionsMet', () => {
+describe('conditions from thresholds met', () => {
   it.each<{ name: string; thresholds: Record<string, string>[]; observations: Observations; expected: PressureCondition[] }>([
     {
       name: 'memory below threshold',
@@ -104,7 +99,8 @@ describe('conditionsMet', () => {
       expected: ['MemoryPressure', 'DiskPressure'],
     },
   ])('$name', ({ thresholds, observations, expected }) => {
-    expect([...conditionsMet(thresholds, observations)].sort()).toEqual([...expected].sort());
+    const ts = thresholds.flatMap((m) => Object.entries(m).map(([signal, value]) => ({ signal: signal as Signal, value, gracePeriodMs: 0 })));
+    expect(nodeConditions(thresholdsMet(ts, observations, false)).sort()).toEqual([...expected].sort());
   });
 });
 

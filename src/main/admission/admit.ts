@@ -5,6 +5,8 @@
  * creation time, with the active pods admitted before.
  *
  * Checks, first failure wins (reason, then what decides):
+ *  0. Evicted: the node has pressure conditions (the eviction manager's
+ *     admit handler, upstream's first);
  *  1. SysctlForbidden: a sysctl off the safe allowlist, or a net/IPC sysctl
  *     with the host's namespace (sysctl allowlist handler);
  *  2. predicate handler: PodOSSelectorNodeLabelDoesNotMatch (the pod's
@@ -46,6 +48,8 @@ export interface AdmitNode {
   sysctlAllowlist?: readonly string[];
   /** True while the node agent shuts down. */
   shuttingDown?: () => boolean;
+  /** The eviction manager's verdict under node pressure; default: no pressure. */
+  pressure?: (pod: Pod) => AdmitResult;
 }
 
 /** Upstream InsufficientResourceError.Error(). */
@@ -137,6 +141,8 @@ function fitsResources(want: ResourceAmounts, others: Pod[], node: AdmitNode): A
  * ignored among them).
  */
 export function canAdmitPod(pod: Pod, activePods: Pod[], node: AdmitNode): AdmitResult {
+  const pressure = node.pressure?.(pod);
+  if (pressure && !pressure.admit) return pressure;
   if (node.sysctlAllowlist) {
     const bad = forbiddenSysctl(pod, node.sysctlAllowlist);
     if (bad) return { admit: false, reason: SYSCTL_FORBIDDEN_REASON, message: bad };

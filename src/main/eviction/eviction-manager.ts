@@ -27,7 +27,7 @@ import { Counter, type Registry } from 'prom-client';
 import type { Pod } from '../../api/pod.js';
 import type { Clock } from '../../common/clock.js';
 import { runPeriodically } from '../../common/periodic.js';
-import { getPodQOS } from '../../workers/sync/qos.js';
+import { getPodQOS } from '../../pod/qos.js';
 import type { AdmitResult } from '../admission/admit.js';
 import { nodeReference, podReference, type EventRecorder } from '../events/event-recorder.js';
 import { PressureTracker, type PressureCondition } from '../node/pressure.js';

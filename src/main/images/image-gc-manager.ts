@@ -148,6 +148,11 @@ export class ImageGcManager {
     }
   }
 
+  /** Upstream DeleteUnusedImages (for the eviction manager): every unused image old enough to go. */
+  async deleteUnusedImages(): Promise<void> {
+    await this.freeSpace(Number.POSITIVE_INFINITY, this.o.clock.now());
+  }
+
   /** Upstream freeSpace: removes in removalOrder until enough is freed, going on past failed removals. */
   private async freeSpace(bytesToFree: number, freeTime: number): Promise<number> {
     const inUse = await this.detectImages(freeTime);

@@ -32,6 +32,8 @@ export interface ContainerGcOptions {
   shouldPodContentBeRemoved(uid: string): boolean;
   /** All pod sources have delivered once (upstream sourcesReady.AllReady). */
   allSourcesReady(): boolean;
+  /** The pod is terminated (its dead containers may go even if it is not deleted: upstream evictNonDeletedPods). */
+  shouldPodRuntimeBeRemoved?(uid: string): boolean;
   policy?: GcPolicy;
   periodMs?: number;
 }
@@ -60,29 +62,41 @@ export class ContainerGc {
     return this.running;
   }
 
+  /**
+   * Upstream DeleteAllUnusedContainers, for the eviction manager: one collection that also takes every dead
+   * container of terminated pods that are not deleted. Waits for a collection in progress; rejects on failure.
+   */
+  async deleteAllUnusedContainers(): Promise<void> {
+    await this.running;
+    const run = this.collect(true);
+    this.running = run.catch(() => undefined).finally(() => (this.running = undefined));
+    return run;
+  }
+
   /** Resolves when no collection is in flight (for shutdown). */
   async idle(): Promise<void> {
     await this.running;
   }
 
-  private input(): GcInput {
+  private input(evictNonDeletedPods: boolean): GcInput {
+    const terminated = evictNonDeletedPods ? (uid: string) => this.o.shouldPodRuntimeBeRemoved?.(uid) ?? false : undefined;
     return {
       policy: this.o.policy ?? DEFAULT_GC_POLICY,
       allSourcesReady: this.o.allSourcesReady(),
-      removable: (uid) => this.o.shouldPodContentBeRemoved(uid),
+      removable: (uid) => this.o.shouldPodContentBeRemoved(uid) || (terminated?.(uid) ?? false),
       now: this.o.clock.now(),
     };
   }
 
-  private async collect(): Promise<void> {
+  private async collect(evictNonDeletedPods = false): Promise<void> {
     const { runner, logger } = this.o;
     const first = await runner.run({ type: 'gcList' });
-    const containers = selectContainers(first.containers, this.input());
+    const containers = selectContainers(first.containers, this.input(evictNonDeletedPods));
     const removed: GcResult[] = [];
     const containerLogsDir = this.o.containerLogsDir || undefined;
     if (containers.length) removed.push(await runner.run({ type: 'gcRemove', removal: { containers, containerLogsDir } }));
     const second = await runner.run({ type: 'gcList' });
-    const input = this.input();
+    const input = this.input(evictNonDeletedPods);
     const sandboxes = selectSandboxes(second.sandboxes, second.containers, input);
     const logDirectories = selectLogDirectories(this.o.podLogsDir, input);
     if (sandboxes.length || logDirectories.length || containerLogsDir)

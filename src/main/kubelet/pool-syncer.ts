@@ -134,12 +134,35 @@ export class PoolSyncer implements PodSyncer {
    */
   refreshStatus(pod: Pod, podIsTerminal = false, runtime?: RuntimePodStatus): ApiPodStatus {
     const uid = pod.metadata.uid ?? '';
+    const previous = this.o.statusManager.getPodStatus(uid);
+    const evict = activeDeadlineEviction(pod, previous, this.o.clock.now());
+    if (evict && previous?.reason !== evict.reason) this.record(pod, [{ type: 'Normal', reason: evict.reason, message: evict.message }]);
+    const status = this.generateStatus(pod, podIsTerminal, runtime, evict);
+    this.o.statusManager.setPodStatus(pod, status);
+    this.o.startMetrics?.statusGenerated(pod, status, this.o.clock.now());
+    return status;
+  }
+
+  /**
+   * The final status of a pod an internal module evicts (the eviction manager's killPodFunc status): generated
+   * from `runtime` (read after the kill) with phase Failed and this reason and message. Not recorded here: the
+   * pod worker hands it to syncTerminatingPod as its podStatusFunc.
+   */
+  evictedStatus(pod: Pod, runtime: RuntimePodStatus | undefined, evict: { reason: string; message: string }): ApiPodStatus {
+    return this.generateStatus(pod, true, runtime, evict);
+  }
+
+  private generateStatus(
+    pod: Pod,
+    podIsTerminal: boolean,
+    runtime: RuntimePodStatus | undefined,
+    evict: { reason: string; message: string } | undefined,
+  ): ApiPodStatus {
+    const uid = pod.metadata.uid ?? '';
     const now = this.o.clock.now();
     const previous = this.o.statusManager.getPodStatus(uid);
-    const evict = activeDeadlineEviction(pod, previous, now);
-    if (evict && previous?.reason !== evict.reason) this.record(pod, [{ type: 'Normal', reason: evict.reason, message: evict.message }]);
     const current = runtime ?? this.cachedStatus(uid);
-    const status = generateAPIPodStatus(pod, current, {
+    return generateAPIPodStatus(pod, current, {
       ...this.o.probes?.statusInputs(pod, current),
       now,
       evict,
@@ -149,9 +172,6 @@ export class PoolSyncer implements PodSyncer {
       podIsTerminal,
       runtimeName: this.o.runtimeName ?? 'containerd',
     });
-    this.o.statusManager.setPodStatus(pod, status);
-    this.o.startMetrics?.statusGenerated(pod, status, this.o.clock.now());
-    return status;
   }
 
   private record(pod: Pod, events: PodEvent[]): void {

@@ -4,7 +4,7 @@
  * version (CRI Version, kept from the last answer while the runtime is down),
  * the image list (the image manager's, refreshed every 30 s, image-list-cache.ts;
  * largest first, capped at nodeStatusMaxImages),
- * pressure from the eviction signals, and the errors that make the node NotReady.
+ * the pressure conditions (the eviction manager's), and the errors that make the node NotReady.
  */
 import type { Logger } from 'pino';
 import type { Clock } from '../../common/clock.js';
@@ -15,7 +15,7 @@ import type { HostProbe, MachineFacts } from './host-probe.js';
 import { hostAddressEnv, resolveNodeAddresses, type AddressEnv, type NodeAddress } from './node-address.js';
 import { nodeAllocatable, nodeCapacity } from './node-resources-calc.js';
 import type { NodeImage, NodeStatusInputs } from './node-status-setters.js';
-import { conditionsMet, PressureTracker, type Observations } from './pressure.js';
+import type { PressureCondition } from './pressure.js';
 import { ImageListCache } from '../images/image-list-cache.js';
 import { errorMessage } from '../../common/error-message.js';
 
@@ -29,8 +29,6 @@ export type StatusConfig = Pick<
   | 'systemReserved'
   | 'kubeReserved'
   | 'evictionHard'
-  | 'evictionSoft'
-  | 'evictionPressureTransitionPeriod'
   | 'nodeStatusMaxImages'
   | 'port'
 >;
@@ -42,6 +40,8 @@ export interface InputDeps {
   host: HostProbe;
   cri: Pick<CriClient, 'version' | 'listImages' | 'imageFsInfo'>;
   readiness: { runtimeErrors(): string[]; networkErrors(): string | undefined };
+  /** The pressure conditions the eviction manager reports now. */
+  underPressure(condition: PressureCondition): boolean;
   kubeletVersion: string;
   clock: Clock;
   logger: Logger;
@@ -52,7 +52,6 @@ export interface InputDeps {
 
 export class NodeStatusInputsCollector {
   readonly machine: MachineFacts;
-  private readonly pressure: PressureTracker;
   private runtimeVersion = '';
   private addresses: NodeAddress[] = [];
   private readonly imageList: ImageListCache;
@@ -60,7 +59,6 @@ export class NodeStatusInputsCollector {
   constructor(private readonly d: InputDeps) {
     this.machine = d.host.machine();
     this.imageList = d.imageList ?? new ImageListCache(d.cri, d.clock, d.logger);
-    this.pressure = new PressureTracker(d.config.evictionPressureTransitionPeriod, d.clock);
   }
 
   /** Capacity and allocatable from the host now (also what admission checks pods against). */
@@ -121,44 +119,13 @@ export class NodeStatusInputsCollector {
     return max > -1 ? sorted.slice(0, max) : sorted;
   }
 
-  private async imagefsPath(): Promise<string> {
-    try {
-      const info = await this.d.cri.imageFsInfo({}, { timeoutMs: 10_000 });
-      return info.imageFilesystems[0]?.fsId?.mountpoint || this.d.config.rootDir;
-    } catch {
-      return this.d.config.rootDir;
-    }
-  }
-
-  private async observe(): Promise<Observations> {
-    const obs: Observations = {};
-    const mem = this.machine.memoryBytes;
-    const ws = this.d.host.memoryWorkingSetBytes();
-    obs['memory.available'] = { available: mem - ws, capacity: mem };
-    const fs = (prefix: 'nodefs' | 'imagefs', path: string) => {
-      try {
-        const s = this.d.host.fsStats(path);
-        obs[`${prefix}.available`] = { available: s.availableBytes, capacity: s.capacityBytes };
-        obs[`${prefix}.inodesFree`] = { available: s.inodesFree, capacity: s.inodes };
-      } catch {
-        // Unknown filesystem: no observation, no pressure from it.
-      }
-    };
-    fs('nodefs', this.d.config.rootDir);
-    fs('imagefs', await this.imagefsPath());
-    const pids = this.d.host.pids();
-    obs['pid.available'] = { available: BigInt(pids.max - pids.running), capacity: BigInt(pids.max) };
-    return obs;
-  }
-
   async collect(): Promise<NodeStatusInputs> {
     try {
       await this.refreshAddresses();
     } catch (err) {
       this.d.logger.error({ err: errorMessage(err) }, 'Failed to resolve the node addresses; keeping the previous ones');
     }
-    const [containerRuntimeVersion, images, obs] = await Promise.all([this.containerRuntimeVersion(), this.images(), this.observe()]);
-    this.pressure.update(conditionsMet([this.d.config.evictionHard, this.d.config.evictionSoft], obs));
+    const [containerRuntimeVersion, images] = await Promise.all([this.containerRuntimeVersion(), this.images()]);
     const network = this.d.readiness.networkErrors();
     return {
       now: rfc3339(this.d.clock.now()),
@@ -169,7 +136,7 @@ export class NodeStatusInputsCollector {
       kubeletVersion: this.d.kubeletVersion,
       kubeletPort: this.d.config.port,
       images,
-      underPressure: (c) => this.pressure.under(c),
+      underPressure: (c) => this.d.underPressure(c),
       readyErrors: [...this.d.readiness.runtimeErrors(), ...(network ? [network] : [])],
     };
   }

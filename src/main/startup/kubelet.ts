@@ -15,6 +15,7 @@ import type { SharedState } from '../../workers/shared-state.js';
 import type { TaskRunner } from '../../workers/task-runner.js';
 import { setupPodCgroups } from '../cgroups/setup-pod-cgroups.js';
 import type { Recorder } from '../events/event-recorder.js';
+import type { EvictionManager } from '../eviction/eviction-manager.js';
 import { ContainerDeletor } from '../kubelet/container-deletor.js';
 import { PodHandlers } from '../kubelet/handlers.js';
 import { kubeletMetrics } from '../kubelet/kubelet-metrics.js';
@@ -68,6 +69,8 @@ export async function buildKubelet(
     sources: AgentSources;
     /** Set here once the syncer is built (the PLEG was built before it). */
     syncerRef: Late<PoolSyncer>;
+    /** Set once the eviction manager runs (the loops phase); admission asks it. */
+    eviction: { manager?: EvictionManager };
   },
 ): Promise<AgentKubelet> {
   const { config, clock, logger, signal, shutdown } = ctx;
@@ -171,6 +174,7 @@ export async function buildKubelet(
       labels: resources.labels,
       sysctlAllowlist: resources.sysctlAllowlist,
       shuttingDown: () => signal.aborted,
+      pressure: (pod) => parts.eviction.manager?.admit(pod) ?? { admit: true },
     },
     runtimeUids: () => shared.cache.uids(),
     cachedStatus: (uid) => syncer.cachedStatus(uid),

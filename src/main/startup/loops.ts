@@ -9,6 +9,8 @@ import type { CriClient } from '../../cri/client.js';
 import type { TaskRunner } from '../../workers/task-runner.js';
 import type { ClusterConnection } from '../cluster-node.js';
 import type { Recorder } from '../events/event-recorder.js';
+import type { EvictionManager } from '../eviction/eviction-manager.js';
+import { startEviction } from '../eviction/setup.js';
 import { createImageGc } from '../images/image-gc-runtime.js';
 import { BootProgress, bootCounts } from '../kubelet/boot-progress.js';
 import { ContainerGc } from '../kubelet/container-gc.js';
@@ -32,6 +34,8 @@ export function startLoops(
     pleg: AgentPleg;
     node: AgentNode;
     kubelet: AgentKubelet;
+    /** Filled in here: the eviction manager, for node status and admission. */
+    eviction: { manager?: EvictionManager };
   },
 ): void {
   const { config, clock, logger, signal, shutdown } = ctx;
@@ -90,6 +94,7 @@ export function startLoops(
     podLogsDir: config.podLogsDir,
     containerLogsDir: config.containerLogsDir,
     shouldPodContentBeRemoved: (uid) => podWorkers.shouldPodContentBeRemoved(uid),
+    shouldPodRuntimeBeRemoved: (uid) => podWorkers.shouldPodRuntimeBeRemoved(uid),
     allSourcesReady: (): boolean => syncLoop.sourcesReady(),
   });
   containerGc.start(signal);
@@ -105,4 +110,24 @@ export function startLoops(
   });
   imageGc.start(signal);
   shutdown.add('image GC', () => imageGc.idle());
+  const evictionLoop = startEviction({
+    config,
+    runner,
+    cri: parts.cri,
+    host: linuxHostProbe,
+    allocatableMemory: () => parts.node.resources.allocatable.memory,
+    podManager,
+    statusManager,
+    podWorkers,
+    syncer: parts.kubelet.syncer,
+    containerGc,
+    imageGc,
+    recorder: parts.recorder,
+    registry: parts.registry,
+    clock,
+    logger: kubeletLogger,
+    signal,
+  });
+  parts.eviction.manager = evictionLoop.manager;
+  shutdown.add('eviction manager', () => evictionLoop.done);
 }

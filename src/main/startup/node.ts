@@ -9,6 +9,7 @@ import os from 'node:os';
 import type { CriClient } from '../../cri/client.js';
 import { clusterNode as makeClusterNode, type ClusterConnection, type ClusterNode } from '../cluster-node.js';
 import type { EventRecorder } from '../events/event-recorder.js';
+import type { EvictionManager } from '../eviction/eviction-manager.js';
 import { ImageListCache } from '../images/image-list-cache.js';
 import { MirrorClient } from '../kubelet/mirror-client.js';
 import { nodeResources, type NodeResources } from '../kubelet/node-resources.js';
@@ -32,7 +33,14 @@ export interface AgentNode {
 
 export async function buildNode(
   ctx: AgentContext,
-  parts: { cri: CriClient; runtimeState: RuntimeState; cluster: ClusterConnection | undefined; recorder: EventRecorder },
+  parts: {
+    cri: CriClient;
+    runtimeState: RuntimeState;
+    cluster: ClusterConnection | undefined;
+    recorder: EventRecorder;
+    /** Set once the eviction manager runs (the loops phase); pressure conditions come from it. */
+    eviction: { manager?: EvictionManager };
+  },
 ): Promise<AgentNode> {
   const { config, clock, logger, signal } = ctx;
   const hostname = (config.hostnameOverride || os.hostname()).trim().toLowerCase();
@@ -44,6 +52,7 @@ export async function buildNode(
     cri: parts.cri,
     imageList,
     readiness: parts.runtimeState,
+    underPressure: (c) => parts.eviction.manager?.underPressure(c) ?? false,
     kubeletVersion: kubeletVersion(),
     clock,
     logger: logger.child({ component: 'node-status' }),

@@ -1,0 +1,160 @@
+/**
+ * The eviction manager's figures on a real node (upstream summary provider
+ * as makeSignalObservations reads it):
+ * - memory.available: machine memory − the root cgroup's working set;
+ *   allocatableMemory.available: node allocatable memory − the pods' working sets;
+ * - nodefs.*: statfs of the root directory; imagefs.* (and containerfs.*):
+ *   statfs of the runtime's ImageFsInfo mountpoint (the root directory when
+ *   the runtime does not say); the image fs is dedicated when the two are on
+ *   different devices;
+ * - pid.available: pid_max − the kernel's task count;
+ * - per pod: the `criStats` task (working sets, writable layers, process
+ *   counts) and the `diskUsage` task over its log directories and local
+ *   volume directories, both in the worker pool: no disk walk on the main thread.
+ */
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Pod } from '../../api/pod.js';
+import { value } from '../../api/quantity.js';
+import type { Clock } from '../../common/clock.js';
+import { escapePluginName, podDir, podVolumesDir } from '../../pod/pod-dirs.js';
+import type { CriApi } from '../../cri/client.js';
+import type { TaskRunner } from '../../workers/task-runner.js';
+import type { DiskUsage } from '../../workers/stats/disk-usage.js';
+import { buildPodLogsDirectory } from '../../pod/log-paths.js';
+import type { HostProbe } from '../node/host-probe.js';
+import type { EvictionStatsProvider, EvictionSummary, PodUsage, VolumeUsage } from './eviction-stats.js';
+import type { Observations } from './thresholds.js';
+
+export interface CriEvictionStatsOptions {
+  runner: Pick<TaskRunner, 'run'>;
+  cri: Pick<CriApi, 'imageFsInfo'>;
+  host: HostProbe;
+  rootDir: string;
+  podLogsDir: string;
+  /** Node allocatable memory ("3Gi"), for allocatableMemory.available. */
+  allocatableMemory: () => string | undefined;
+  clock: Clock;
+}
+
+/** Volume source → the plugin directory its data lives in under the pod's volumes/ dir. */
+const PLUGIN_DIRS: [string, string][] = [
+  ['emptyDir', 'kubernetes.io/empty-dir'],
+  ['configMap', 'kubernetes.io/configmap'],
+  ['secret', 'kubernetes.io/secret'],
+  ['projected', 'kubernetes.io/projected'],
+  ['downwardAPI', 'kubernetes.io/downward-api'],
+];
+
+/** The directories of the pod's volumes whose usage is measured, by volume name. */
+export function podVolumePaths(rootDir: string, pod: Pod): Map<string, string> {
+  const out = new Map<string, string>();
+  const dir = podVolumesDir(podDir(rootDir, pod.metadata.uid ?? ''));
+  for (const v of pod.spec.volumes ?? []) {
+    const src = v as Record<string, unknown>;
+    const plugin = PLUGIN_DIRS.find(([k]) => src[k] !== undefined)?.[1];
+    if (plugin) out.set(v.name, join(dir, escapePluginName(plugin), v.name));
+  }
+  return out;
+}
+
+export class CriEvictionStats implements EvictionStatsProvider {
+  constructor(private readonly o: CriEvictionStatsOptions) {}
+
+  private async imageFsPath(): Promise<string> {
+    try {
+      const info = await this.o.cri.imageFsInfo({}, { timeoutMs: 10_000 });
+      return info.imageFilesystems[0]?.fsId?.mountpoint || this.o.rootDir;
+    } catch {
+      return this.o.rootDir;
+    }
+  }
+
+  private nodeObservations(imageFsPath: string, podsWorkingSet: bigint): Observations {
+    const { host, clock } = this.o;
+    const time = clock.now();
+    const obs: Observations = {};
+    const mem = host.machine().memoryBytes;
+    const ws = host.memoryWorkingSetBytes();
+    obs['memory.available'] = { available: mem > ws ? mem - ws : 0n, capacity: mem, time };
+    const alloc = this.o.allocatableMemory();
+    if (alloc !== undefined) {
+      const cap = value(alloc);
+      obs['allocatableMemory.available'] = { available: cap > podsWorkingSet ? cap - podsWorkingSet : 0n, capacity: cap, time };
+    }
+    const fs = (prefix: 'nodefs' | 'imagefs', path: string) => {
+      try {
+        const s = host.fsStats(path);
+        obs[`${prefix}.available`] = { available: s.availableBytes, capacity: s.capacityBytes, time };
+        obs[`${prefix}.inodesFree`] = { available: s.inodesFree, capacity: s.inodes, time };
+      } catch {
+        // An unreadable file system gives no observation: its thresholds are not met.
+      }
+    };
+    fs('nodefs', this.o.rootDir);
+    fs('imagefs', imageFsPath);
+    if (obs['imagefs.available']) obs['containerfs.available'] = obs['imagefs.available'];
+    if (obs['imagefs.inodesFree']) obs['containerfs.inodesFree'] = obs['imagefs.inodesFree'];
+    const pids = host.pids();
+    obs['pid.available'] = { available: BigInt(pids.max - pids.running), capacity: BigInt(pids.max), time };
+    return obs;
+  }
+
+  private dedicated(imageFsPath: string): boolean {
+    try {
+      return statSync(imageFsPath).dev !== statSync(this.o.rootDir).dev;
+    } catch {
+      return false;
+    }
+  }
+
+  async get(pods: readonly Pod[]): Promise<EvictionSummary> {
+    const imageFsPath = await this.imageFsPath();
+    const wanted = new Map(pods.map((p) => [p.metadata.uid ?? '', p]));
+    const paths: string[] = [];
+    const volumePaths = new Map<string, Map<string, string>>();
+    const logPaths = new Map<string, string>();
+    for (const [uid, pod] of wanted) {
+      const vols = podVolumePaths(this.o.rootDir, pod);
+      volumePaths.set(uid, vols);
+      paths.push(...vols.values());
+      const logs = buildPodLogsDirectory(this.o.podLogsDir, pod);
+      logPaths.set(uid, logs);
+      for (const c of pod.spec.containers ?? []) paths.push(join(logs, c.name));
+    }
+    const [snap, du] = await Promise.all([
+      this.o.runner.run({ type: 'criStats' }),
+      paths.length ? this.o.runner.run({ type: 'diskUsage', paths }) : Promise.resolve([] as DiskUsage[]),
+    ]);
+    const usage = new Map(du.map((d) => [d.path, d]));
+    const out: PodUsage[] = [];
+    let podsWorkingSet = 0n;
+    for (const s of snap.pods) {
+      const pod = wanted.get(s.uid);
+      podsWorkingSet += s.memory?.workingSetBytes ?? 0n;
+      if (!pod) continue;
+      const logs = logPaths.get(s.uid) ?? '';
+      const volumes: VolumeUsage[] = [];
+      for (const [name, path] of volumePaths.get(s.uid) ?? []) {
+        const d = usage.get(path);
+        if (d) volumes.push({ name, usedBytes: d.usedBytes, inodesUsed: d.inodesUsed });
+      }
+      out.push({
+        uid: s.uid,
+        memoryWorkingSetBytes: s.memory?.workingSetBytes,
+        processes: s.processCount !== undefined ? Number(s.processCount) : undefined,
+        containers: s.containers.map((c) => {
+          const l = usage.get(join(logs, c.name));
+          return {
+            name: c.name,
+            memoryWorkingSetBytes: c.memory?.workingSetBytes,
+            rootfs: c.rootfs && { usedBytes: c.rootfs.usedBytes, inodesUsed: c.rootfs.inodesUsed },
+            logs: { usedBytes: l?.usedBytes ?? 0n, inodesUsed: l?.inodesUsed ?? 0n },
+          };
+        }),
+        volumes,
+      });
+    }
+    return { observations: this.nodeObservations(imageFsPath, podsWorkingSet), pods: out, dedicatedImageFs: this.dedicated(imageFsPath) };
+  }
+}
