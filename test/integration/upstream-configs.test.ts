@@ -38,7 +38,7 @@ describe('upstream default configurations start the agent', () => {
     [
       'kind-default.yaml',
       ['--node-ip=127.0.0.1', '--node-labels=ingress-ready=true', '--provider-id=kind://docker/kind/kind-control-plane'],
-      ['evictionHard', 'localStorageCapacityIsolation'],
+      [] as string[],
       'cgroupRoot /kubelet and cgroupDriver systemd have no effect either',
     ],
   ])('%s', async (file, extraFlags, explained, cgroupNote) => {

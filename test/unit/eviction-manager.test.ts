@@ -239,6 +239,15 @@ describe('EvictionManager: disk pressure', () => {
     expect(h.killed).toEqual([{ pod: 'over', grace: 0, message: 'Usage of EmptyDir volume "data" exceeds the limit "8Mi". ' }]);
     expect(h.m.underPressure('DiskPressure')).toBe(false);
   });
+
+  it('leaves pods over their limits alone with localStorageCapacityIsolation false', async () => {
+    const h = harness({}, { localStorageCapacityIsolation: false });
+    const over = pod('over', {}, { spec: { containers: [], volumes: [{ name: 'data', emptyDir: { sizeLimit: '1Mi' } }] } });
+    h.pods.push(over);
+    h.stats.setPod({ uid: over.metadata.uid!, containers: [], volumes: [{ name: 'data', usedBytes: 9n * MI }] });
+    expect(await h.m.synchronize()).toEqual([]);
+    expect(h.killed).toEqual([]);
+  });
 });
 
 describe('EvictionManager: loop', () => {

@@ -70,6 +70,7 @@ describe('defaults', () => {
     resolvConf: '/etc/resolv.conf',
     hairpinMode: 'promiscuous-bridge',
     failSwapOn: true,
+    localStorageCapacityIsolation: true,
     containerLogMaxSize: '10Mi',
     containerLogMaxFiles: 5,
     logging: { format: 'text', verbosity: 0 },
@@ -380,7 +381,7 @@ describe('cli', () => {
     const section = (heading: string) => text.slice(text.indexOf(heading)).split('\n\n')[0];
     expect(section('Flags:')).toContain('--pod-manifest-path <path>');
     expect(section('Flags:')).toContain('--oom-score-adj'); // an honoured upstream flag
-    expect(section('Upstream flags accepted')).toContain('--eviction-max-pod-grace-period');
+    expect(section('Upstream flags accepted')).toContain('--kernel-memcg-notification');
     expect(section('Upstream flags refused')).toContain('--cpu-manager-policy');
     const examples = text.slice(text.indexOf('Examples:'));
     expect(examples.split('\n').filter((l) => l.startsWith('  kubelet-ts '))).toHaveLength(3);

@@ -111,10 +111,10 @@ describe('explained and refused settings', () => {
     ],
     [
       'a modelled flag without a kubelet-ts spec',
-      ['--eviction-max-pod-grace-period=30'],
+      ['--kernel-memcg-notification=true'],
       undefined,
-      'flag --eviction-max-pod-grace-period',
-      30,
+      'flag --kernel-memcg-notification',
+      true,
     ],
     [
       'a changed feature gate',
@@ -232,7 +232,7 @@ describe('kubeadm and kind default configurations', () => {
     [
       'kind-default.yaml',
       ['--node-ip=172.18.0.2', '--node-labels=ingress-ready=true', '--provider-id=kind://docker/kind/kind-control-plane'],
-      ['rotateCertificates', 'evictionHard', 'localStorageCapacityIsolation'],
+      ['rotateCertificates'],
     ],
   ])('%s resolves; its explained settings are named', (file, flags, explained) => {
     const { config, explained: lines } = resolveConfig(['--config', `/fixtures/${file}`, ...flags], env());

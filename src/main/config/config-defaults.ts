@@ -87,6 +87,7 @@ export function defaultKubeletConfig(ctx: DefaultsContext): KubeletConfig {
     cgroupRoot: '',
     cgroupsPerQOS: true,
     failSwapOn: true,
+    localStorageCapacityIsolation: true,
     oomScoreAdj: -999,
     clusterDNS: [],
     clusterDomain: '',

@@ -169,6 +169,7 @@ export const KubeletConfigurationFileSchema = z.strictObject({
   cgroupRoot: str.optional(),
   cgroupsPerQOS: bool.optional(),
   failSwapOn: bool.optional(),
+  localStorageCapacityIsolation: bool.optional(),
   oomScoreAdj: int.optional(),
 
   clusterDNS: z.array(str).optional(),
@@ -279,6 +280,8 @@ export interface KubeletConfig extends ServerConfig {
   cgroupRoot: string;
   cgroupsPerQOS: boolean;
   failSwapOn: boolean;
+  /** emptyDir sizeLimit and ephemeral-storage limits are enforced by eviction. */
+  localStorageCapacityIsolation: boolean;
   oomScoreAdj: number;
   clusterDNS: string[];
   clusterDomain: string;

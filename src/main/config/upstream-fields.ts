@@ -34,7 +34,7 @@ const x = entry('explained');
 const r = entry('refused');
 
 const NO_CGROUPS = 'kubelet-ts creates only the QoS and pod cgroups (cgroupsPerQOS), no node-level or reserved cgroups';
-const NO_EVICTION = 'no pods are evicted (the eviction manager is not built); the thresholds only set the node pressure conditions';
+const NO_MEMCG = 'memory is measured every eviction monitoring period (10 s); no memcg threshold notifications.';
 
 export const UPSTREAM_FIELDS: readonly UpstreamSetting[] = [
   h('enableServer', 'Serves the kubelet HTTPS server.', { flag: 'enable-server' }),
@@ -194,15 +194,26 @@ export const UPSTREAM_FIELDS: readonly UpstreamSetting[] = [
   h('kubeAPIBurst', 'Burst of the apiserver client.', { flag: 'kube-api-burst' }),
   h('serializeImagePulls', 'One pull at a time on the node.', { flag: 'serialize-image-pulls' }),
   h('maxParallelImagePulls', 'Concurrent pulls.'),
-  x('evictionHard', NO_EVICTION, { flag: 'eviction-hard' }),
-  x('evictionSoft', NO_EVICTION, { type: 'thresholds', flag: 'eviction-soft' }),
-  x('evictionSoftGracePeriod', NO_EVICTION, { type: 'gracePeriods', flag: 'eviction-soft-grace-period' }),
+  h('evictionHard', 'Thresholds below which the eviction manager reclaims and evicts at once (grace period 0).', {
+    flag: 'eviction-hard',
+  }),
+  h('evictionSoft', 'Thresholds that evict once met for their evictionSoftGracePeriod.', { type: 'thresholds', flag: 'eviction-soft' }),
+  h('evictionSoftGracePeriod', 'How long a soft threshold must be met before pods are evicted.', {
+    type: 'gracePeriods',
+    flag: 'eviction-soft-grace-period',
+  }),
   h('evictionPressureTransitionPeriod', 'How long a pressure condition stays after the signal clears.', {
     type: 'duration',
     flag: 'eviction-pressure-transition-period',
   }),
-  x('evictionMaxPodGracePeriod', NO_EVICTION, { type: 'int', flag: 'eviction-max-pod-grace-period' }),
-  x('evictionMinimumReclaim', NO_EVICTION, { type: 'thresholds', flag: 'eviction-minimum-reclaim' }),
+  h('evictionMaxPodGracePeriod', 'Grace period of a pod evicted for a soft threshold.', {
+    type: 'int',
+    flag: 'eviction-max-pod-grace-period',
+  }),
+  h('evictionMinimumReclaim', 'How far past a threshold eviction goes before it stops.', {
+    type: 'thresholds',
+    flag: 'eviction-minimum-reclaim',
+  }),
   h('mergeDefaultEvictionSettings', 'Merges evictionHard over the defaults.'),
   h('podsPerCore', 'Caps pods per CPU core.', { type: 'int', flag: 'pods-per-core' }),
   x('enableControllerAttachDetach', 'kubelet-ts attaches no volumes (its volume types need no attach).', {
@@ -262,7 +273,7 @@ export const UPSTREAM_FIELDS: readonly UpstreamSetting[] = [
     neutral: '/usr/libexec/kubernetes/kubelet-plugins/volume/exec/',
   }),
   h('providerID', 'Set in the node spec at registration.', { type: 'string', flag: 'provider-id' }),
-  x('kernelMemcgNotification', 'no pods are evicted, so memory is not watched for eviction.', {
+  x('kernelMemcgNotification', NO_MEMCG, {
     flag: 'kernel-memcg-notification',
     type: 'bool',
     neutral: false,
@@ -302,10 +313,7 @@ export const UPSTREAM_FIELDS: readonly UpstreamSetting[] = [
   h('registerWithTaints', 'Taints of the registered node.', { flag: 'register-with-taints' }),
   h('registerNode', 'Registers the node with the apiserver.', { flag: 'register-node' }),
   r('tracing', 'OpenTelemetry tracing is not built; leave it unset.', { type: 'object', neutral: null }),
-  x('localStorageCapacityIsolation', 'ephemeral-storage limits are not enforced (no eviction manager) either way.', {
-    type: 'bool',
-    neutral: true,
-  }),
+  h('localStorageCapacityIsolation', 'Evicts pods over an emptyDir sizeLimit or ephemeral-storage limit (false: not checked).'),
   h('containerRuntimeEndpoint', 'The CRI runtime endpoint.', { flag: 'container-runtime-endpoint' }),
   h('imageServiceEndpoint', 'The CRI image endpoint.', { flag: 'image-service-endpoint' }),
   x('failCgroupV1', 'kubelet-ts writes pod cgroups on v1 and v2 alike.', { type: 'bool', neutral: true }),

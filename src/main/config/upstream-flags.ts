@@ -142,11 +142,11 @@ export const UPSTREAM_FLAGS: readonly UpstreamSetting[] = [
     type: 'bool',
     neutral: false,
   }),
-  x('experimental-allocatable-ignore-eviction', 'no pods are evicted, so allocatable never includes eviction thresholds.', {
+  x('experimental-allocatable-ignore-eviction', 'allocatable always has the hard eviction thresholds taken off (the default).', {
     type: 'bool',
     neutral: false,
   }),
-  x('experimental-kernel-memcg-notification', 'no pods are evicted, so memory is not watched for eviction.', {
+  x('experimental-kernel-memcg-notification', 'memory is measured every eviction monitoring period (10 s); no memcg notifications.', {
     type: 'bool',
     neutral: false,
   }),

@@ -79,6 +79,8 @@ export interface EvictionManagerOptions {
   nodeName: string;
   pressureTransitionPeriodMs: number;
   maxPodGracePeriodSeconds: number;
+  /** Enforce emptyDir sizeLimit and ephemeral-storage limits (default true). */
+  localStorageCapacityIsolation?: boolean;
   monitoringPeriodMs?: number;
   clock: Clock;
   logger: Logger;
@@ -151,7 +153,8 @@ export class EvictionManager {
     const updated = thresholdsUpdatedStats(due, obs, this.lastObservations);
     this.lastObservations = obs;
 
-    const overLimits = storageLimitViolations(active, stats, summary.dedicatedImageFs);
+    const overLimits =
+      this.o.localStorageCapacityIsolation === false ? [] : storageLimitViolations(active, stats, summary.dedicatedImageFs);
     const evictedForStorage: Pod[] = [];
     for (const v of overLimits) {
       if (this.evictPod(v.pod, 0, v.message)) {

@@ -98,6 +98,7 @@ export function startEviction(d: EvictionDeps): { manager: EvictionManager; done
     nodeName: config.nodeName,
     pressureTransitionPeriodMs: config.evictionPressureTransitionPeriod,
     maxPodGracePeriodSeconds: config.evictionMaxPodGracePeriod,
+    localStorageCapacityIsolation: config.localStorageCapacityIsolation,
     monitoringPeriodMs: d.monitoringPeriodMs,
     clock: d.clock,
     logger,
