@@ -6,11 +6,13 @@
  * reports DiskPressure, that pod is evicted (Failed/Evicted with upstream's
  * message and an Evicted event), its space comes back, and DiskPressure
  * clears after the (shortened) transition period. A Guaranteed pod runs
- * throughout. The mount and the loop device go in afterAll, whatever happened.
+ * throughout. Then, with no pressure, a pod over its emptyDir sizeLimit is
+ * evicted and one within it is not. The mount and the loop device go in
+ * afterAll, whatever happened.
  */
 import { randomUUID } from 'node:crypto';
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, statfsSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, statfsSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -182,4 +184,51 @@ describeCluster('disk pressure eviction on a kubelet-ts node', () => {
     expect(a.logs.some((l) => l.includes('eviction manager') && l.includes('guaranteed') && l.includes('evicted'))).toBe(false);
     console.log(`DiskPressure seen ${pressureAfter.toFixed(1)} s after crossing; cleared ${clearedAfter.toFixed(1)} s after crossing`);
   }, 150_000);
+
+  it('evicts a pod over its emptyDir sizeLimit; one within its limit, measured in the same pass, stays', async () => {
+    const a = agent!;
+    const writer = (name: string, mib: number) =>
+      kubectlApply(ns, {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name },
+        spec: {
+          nodeName,
+          terminationGracePeriodSeconds: 2,
+          automountServiceAccountToken: false,
+          containers: [
+            {
+              name: 'app',
+              image: IMAGE,
+              command: ['sh', '-c', `dd if=/dev/zero of=/data/fill bs=1M count=${mib}; sync; echo written; sleep 3600`],
+              volumeMounts: [{ name: 'data', mountPath: '/data' }],
+            },
+          ],
+          volumes: [{ name: 'data', emptyDir: { sizeLimit: '4Mi' } }],
+        },
+      });
+    const written = async (name: string) => {
+      const p = await pod(name);
+      if (!p) return false;
+      const dir = join(fs, 'pod-logs', `${ns}_${name}_${p.metadata.uid}`, 'app');
+      return existsSync(dir) && readdirSync(dir).some((f) => readFileSync(join(dir, f), 'utf8').includes('written'));
+    };
+    // The pod within its limit has written before the other starts: every pass that sees one sees both.
+    await writer('within', 2);
+    await a.until('the pod within its limit has written', () => written('within'));
+    await writer('over', 8);
+    const evicted = await a.until(
+      'the pod over its sizeLimit evicted',
+      async () => {
+        const p = await pod('over');
+        return p?.status?.phase === 'Failed' && p;
+      },
+      60_000,
+    );
+    expect(evicted.status).toMatchObject({ reason: 'Evicted', message: 'Usage of EmptyDir volume "data" exceeds the limit "4Mi". ' });
+    expect(condition(await node(), 'DiskPressure')?.status).toBe('False');
+    const within = await pod('within');
+    expect(within?.status?.phase).toBe('Running');
+    expect(within?.status?.containerStatuses?.[0]?.restartCount).toBe(0);
+  }, 90_000);
 });
