@@ -31,6 +31,7 @@ const BENCHES: Record<string, string> = {
   'exec-latency': 'exec-latency.bench.ts',
   'heap-soak': 'heap-soak.bench.ts',
   cgroups: 'cgroups-peer.bench.ts',
+  eviction: 'eviction.bench.ts',
 };
 
 const [name, ...rest] = process.argv.slice(2);

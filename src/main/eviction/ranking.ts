@@ -24,7 +24,6 @@ import type { ReclaimResource, Signal } from './thresholds.js';
 export type FsStatsType = 'root' | 'logs' | 'localVolumeSource';
 
 export type StatsFunc = (pod: Pod) => PodUsage | undefined;
-type Cmp = (a: Pod, b: Pod) => number;
 
 /** Upstream SystemCriticalPriority. */
 export const SYSTEM_CRITICAL_PRIORITY = 2_000_000_000;
@@ -39,38 +38,22 @@ export function statsFuncOf(pods: readonly PodUsage[]): StatsFunc {
   return (pod) => byUid.get(pod.metadata.uid ?? '');
 }
 
-const cmpBool = (a: boolean, b: boolean) => (a === b ? 0 : !b ? -1 : 1);
-const cmpBig = (a: bigint, b: bigint) => (a === b ? 0 : a < b ? -1 : 1);
-
-function request(pod: Pod, resource: string): bigint {
-  try {
-    return podResourceRequests(pod)[resource] ?? 0n;
-  } catch {
-    return 0n;
-  }
-}
-
-const priority: Cmp = (a, b) => Math.sign((a.spec.priority ?? 0) - (b.spec.priority ?? 0));
-
 /**
- * Compares two pods by a figure measured from their stats; a pod without stats comes first. Each pod is
- * measured once per ranking (the figures parse quantities), so a sort of n pods measures n times.
+ * A pod's requests, parsed once per pod object: pod specs are replaced, not edited, when a source updates
+ * them (and requests are immutable in the API), so the cache follows the object. Malformed: nothing requested.
  */
-function withStats<T>(stats: StatsFunc, measure: (u: PodUsage, p: Pod) => T, cmp: (a: T, b: T) => number): Cmp {
-  const memo = new Map<Pod, { v: T } | undefined>();
-  const get = (p: Pod) => {
-    if (memo.has(p)) return memo.get(p);
-    const u = stats(p);
-    const r = u && { v: measure(u, p) };
-    memo.set(p, r);
-    return r;
-  };
-  return (pa, pb) => {
-    const sa = get(pa);
-    const sb = get(pb);
-    if (!sa || !sb) return cmpBool(!sa, !sb);
-    return cmp(sa.v, sb.v);
-  };
+const requestsCache = new WeakMap<Pod, Record<string, bigint>>();
+function request(pod: Pod, resource: string): bigint {
+  let r = requestsCache.get(pod);
+  if (!r) {
+    try {
+      r = podResourceRequests(pod);
+    } catch {
+      r = {};
+    }
+    requestsCache.set(pod, r);
+  }
+  return r[resource] ?? 0n;
 }
 
 const memoryOf = (u: PodUsage) => u.memoryWorkingSetBytes ?? 0n;
@@ -125,54 +108,62 @@ export function podDiskUsage(
   return { bytes, inodes };
 }
 
-function orderedBy(pods: Pod[], cmps: Cmp[]): void {
-  // Array.prototype.sort is stable; upstream's sort.Sort is not, so ties may come out in another order there.
+/**
+ * Sorts pods by a key computed once per pod (the figures parse quantities, so a comparator that measured
+ * would cost n log n parses): keys compare element by element, smaller first. Array.prototype.sort is stable;
+ * upstream's sort.Sort is not, so pods that tie may come out in another order there.
+ */
+function sortByKey(pods: Pod[], key: (p: Pod) => (number | bigint)[]): void {
+  const keys = new Map(pods.map((p) => [p, key(p)]));
   pods.sort((a, b) => {
-    for (const c of cmps) {
-      const r = c(a, b);
-      if (r !== 0) return r;
-    }
+    const ka = keys.get(a)!;
+    const kb = keys.get(b)!;
+    for (let i = 0; i < ka.length; i++) if (ka[i] !== kb[i]) return ka[i] < kb[i] ? -1 : 1;
     return 0;
   });
 }
 
-export function rankMemoryPressure(pods: Pod[], stats: StatsFunc): void {
-  const exceeds = withStats(
-    stats,
-    (u, p) => memoryOf(u) > request(p, 'memory'),
-    (a, b) => cmpBool(a, b),
-  );
-  const aboveRequest = withStats(
-    stats,
-    (u, p) => memoryOf(u) - request(p, 'memory'),
-    (a, b) => cmpBig(b, a),
-  );
-  orderedBy(pods, [exceeds, priority, aboveRequest]);
+const priorityOf = (p: Pod) => p.spec.priority ?? 0;
+
+/**
+ * The key of upstream's orderedBy(exceeds, priority, aboveRequest): a pod without stats loses every
+ * comparison that needs stats (it comes first), so two such pods compare by priority alone.
+ */
+function exceedsPriorityAbove(stats: StatsFunc, usageOf: (u: PodUsage, p: Pod) => bigint, requestOf: (p: Pod) => bigint) {
+  return (p: Pod): (number | bigint)[] => {
+    const u = stats(p);
+    if (!u) return [0, 0, priorityOf(p), 0n];
+    const used = usageOf(u, p);
+    const req = requestOf(p);
+    return [1, used > req ? 0 : 1, priorityOf(p), req - used];
+  };
 }
 
-export function rankPidPressure(pods: Pod[], stats: StatsFunc): void {
-  const processes = withStats(
-    stats,
-    (u) => u.processes ?? 0,
-    (a, b) => b - a,
+export function rankMemoryPressure(pods: Pod[], stats: StatsFunc): void {
+  sortByKey(
+    pods,
+    exceedsPriorityAbove(stats, memoryOf, (p) => request(p, 'memory')),
   );
-  orderedBy(pods, [priority, processes]);
+}
+
+/** Upstream orderedBy(priority, process): priority, then (with stats) more processes first. */
+export function rankPidPressure(pods: Pod[], stats: StatsFunc): void {
+  sortByKey(pods, (p) => {
+    const u = stats(p);
+    return u ? [priorityOf(p), 1, -(u.processes ?? 0)] : [priorityOf(p), 0, 0];
+  });
 }
 
 export function rankDiskPressure(pods: Pod[], stats: StatsFunc, measure: readonly FsStatsType[], inodes: boolean): void {
-  const usage = (u: PodUsage, p: Pod) => {
+  // Inodes have no request (0) for "exceeds"; the usage above request subtracts the ephemeral-storage request either way, as upstream.
+  sortByKey(pods, (p) => {
+    const u = stats(p);
+    if (!u) return [0, 0, priorityOf(p), 0n];
     const d = podDiskUsage(u, p, measure);
-    return inodes ? d.inodes : d.bytes;
-  };
-  // Inodes have no request (0); bytes are weighed against the ephemeral-storage request.
-  const req = (p: Pod) => (inodes ? 0n : request(p, 'ephemeral-storage'));
-  const exceeds = withStats(stats, (u, p) => usage(u, p) > req(p), cmpBool);
-  const above = withStats(
-    stats,
-    (u, p) => usage(u, p) - request(p, 'ephemeral-storage'),
-    (a, b) => cmpBig(b, a),
-  );
-  orderedBy(pods, [exceeds, priority, above]);
+    const used = inodes ? d.inodes : d.bytes;
+    const storage = request(p, 'ephemeral-storage');
+    return [1, used > (inodes ? 0n : storage) ? 0 : 1, priorityOf(p), storage - used];
+  });
 }
 
 /** Upstream buildSignalToRankFunc. */
