@@ -8,6 +8,7 @@ import type { HostProbe } from '../../src/main/node/host-probe.js';
 import { configz } from '../../src/main/server/configz.js';
 import { runningPodList } from '../../src/main/server/running-pods.js';
 import { loadServingCert } from '../../src/main/server/serving-cert.js';
+import type { Pod } from '../../src/api/pod.js';
 import { StatsProvider, stringifyWithBigints } from '../../src/main/server/stats-provider.js';
 import type { PodStatus } from '../../src/runtime/types.js';
 import type { CriStatsSnapshot } from '../../src/workers/stats/cri-stats.js';
@@ -176,6 +177,80 @@ describe('StatsProvider', () => {
       nodeCpuNs: () => 1n,
     });
     expect(await p.resourceMetrics()).toContain('resource_scrape_error 1');
+  });
+
+  it('Summary: volumes, container logs and pod ephemeral storage of a known pod (du in the pool)', async () => {
+    const snap = snapshot(10n * S, 1n * S);
+    snap.pods[0].containers[0].rootfs = { time: 10n * S, usedBytes: 4096n, inodesUsed: 3n };
+    const pod = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'web', namespace: 'default', uid: 'u1' },
+      spec: {
+        containers: [{ name: 'app', image: 'x' }],
+        volumes: [
+          { name: 'scratch', emptyDir: {} },
+          { name: 'token', secret: { secretName: 's' } },
+          { name: 'host', hostPath: { path: '/tmp' } },
+        ],
+      },
+    } as Pod;
+    const asked: string[][] = [];
+    const du = (path: string, usedBytes: bigint, inodesUsed: bigint) => ({ path, usedBytes, inodesUsed });
+    const runner = {
+      run: (async (req: { type: string; paths?: string[] }) => {
+        if (req.type === 'criStats') return snap;
+        asked.push(req.paths!);
+        return [
+          du('/root/pods/u1/volumes/kubernetes.io~empty-dir/scratch', 40n * 1024n * 1024n, 2n),
+          du('/root/pods/u1/volumes/kubernetes.io~secret/token', 8192n, 4n),
+          du('/logs/default_web_u1/app', 12288n, 2n),
+        ];
+      }) as never,
+    };
+    const p = new StatsProvider({
+      runner,
+      host,
+      nodeName: 'n1',
+      rootDir: '/root',
+      podLogsDir: '/logs',
+      podOf: (uid) => (uid === 'u1' ? pod : undefined),
+      clock: new FakeClock(1_000_000),
+      startedAt: 0,
+      nodeCpuNs: () => 1n,
+    });
+    const summary = await p.summary();
+    // hostPath is not measured; the walk covers the two volumes and the container's log directory.
+    expect(asked).toEqual([
+      [
+        '/root/pods/u1/volumes/kubernetes.io~empty-dir/scratch',
+        '/root/pods/u1/volumes/kubernetes.io~secret/token',
+        '/logs/default_web_u1/app',
+      ],
+    ]);
+    const pod0 = (summary.pods as Record<string, unknown>[])[0];
+    const fs = { availableBytes: 400n, capacityBytes: 1000n, inodesFree: 90n, inodes: 100n };
+    const anyTime: unknown = expect.any(String);
+    expect(pod0.volume).toEqual([
+      { time: anyTime, ...fs, usedBytes: 40n * 1024n * 1024n, inodesUsed: 2n, name: 'scratch' },
+      { time: anyTime, ...fs, usedBytes: 8192n, inodesUsed: 4n, name: 'token' },
+    ]);
+    expect((pod0.containers as Record<string, unknown>[])[0].logs).toEqual({
+      time: anyTime,
+      ...fs,
+      usedBytes: 12288n,
+      inodesUsed: 2n,
+    });
+    // rootfs + logs + the emptyDir (the secret is not a local ephemeral volume); no /etc/hosts under /root here.
+    expect(pod0['ephemeral-storage']).toEqual({
+      time: anyTime,
+      ...fs,
+      usedBytes: 4096n + 12288n + 40n * 1024n * 1024n,
+      inodesUsed: 3n + 2n + 2n,
+    });
+    // /metrics/resource asks for CPU and memory only: no disk walk.
+    await p.resourceMetrics();
+    expect(asked).toHaveLength(1);
   });
 });
 

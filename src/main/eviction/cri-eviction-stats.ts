@@ -13,16 +13,13 @@
  *   volume directories, both in the worker pool: no disk walk on the main thread.
  */
 import { statSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Pod } from '../../api/pod.js';
 import { value } from '../../api/quantity.js';
 import type { Clock } from '../../common/clock.js';
-import { escapePluginName, podDir, podVolumesDir } from '../../pod/pod-dirs.js';
 import type { CriApi } from '../../cri/client.js';
 import type { TaskRunner } from '../../workers/task-runner.js';
-import type { DiskUsage } from '../../workers/stats/disk-usage.js';
-import { buildPodLogsDirectory } from '../../pod/log-paths.js';
 import type { HostProbe } from '../node/host-probe.js';
+import { measurePodDiskUsage } from '../stats/pod-disk-usage.js';
 import type { EvictionStatsProvider, EvictionSummary, PodUsage, VolumeUsage } from './eviction-stats.js';
 import type { Observations } from './thresholds.js';
 
@@ -35,27 +32,6 @@ export interface CriEvictionStatsOptions {
   /** Node allocatable memory ("3Gi"), for allocatableMemory.available. */
   allocatableMemory: () => string | undefined;
   clock: Clock;
-}
-
-/** Volume source → the plugin directory its data lives in under the pod's volumes/ dir. */
-const PLUGIN_DIRS: [string, string][] = [
-  ['emptyDir', 'kubernetes.io/empty-dir'],
-  ['configMap', 'kubernetes.io/configmap'],
-  ['secret', 'kubernetes.io/secret'],
-  ['projected', 'kubernetes.io/projected'],
-  ['downwardAPI', 'kubernetes.io/downward-api'],
-];
-
-/** The directories of the pod's volumes whose usage is measured, by volume name. */
-export function podVolumePaths(rootDir: string, pod: Pod): Map<string, string> {
-  const out = new Map<string, string>();
-  const dir = podVolumesDir(podDir(rootDir, pod.metadata.uid ?? ''));
-  for (const v of pod.spec.volumes ?? []) {
-    const src = v as Record<string, unknown>;
-    const plugin = PLUGIN_DIRS.find(([k]) => src[k] !== undefined)?.[1];
-    if (plugin) out.set(v.name, join(dir, escapePluginName(plugin), v.name));
-  }
-  return out;
 }
 
 export class CriEvictionStats implements EvictionStatsProvider {
@@ -111,40 +87,27 @@ export class CriEvictionStats implements EvictionStatsProvider {
   async get(pods: readonly Pod[]): Promise<EvictionSummary> {
     const imageFsPath = await this.imageFsPath();
     const wanted = new Map(pods.map((p) => [p.metadata.uid ?? '', p]));
-    const paths: string[] = [];
-    const volumePaths = new Map<string, Map<string, string>>();
-    const logPaths = new Map<string, string>();
-    for (const [uid, pod] of wanted) {
-      const vols = podVolumePaths(this.o.rootDir, pod);
-      volumePaths.set(uid, vols);
-      paths.push(...vols.values());
-      const logs = buildPodLogsDirectory(this.o.podLogsDir, pod);
-      logPaths.set(uid, logs);
-      for (const c of pod.spec.containers ?? []) paths.push(join(logs, c.name));
-    }
-    const [snap, du] = await Promise.all([
+    const [snap, disk] = await Promise.all([
       this.o.runner.run({ type: 'criStats' }),
-      paths.length ? this.o.runner.run({ type: 'diskUsage', paths }) : Promise.resolve([] as DiskUsage[]),
+      measurePodDiskUsage(this.o.runner, { rootDir: this.o.rootDir, podLogsDir: this.o.podLogsDir }, wanted.values()),
     ]);
-    const usage = new Map(du.map((d) => [d.path, d]));
     const out: PodUsage[] = [];
     let podsWorkingSet = 0n;
     for (const s of snap.pods) {
-      const pod = wanted.get(s.uid);
       podsWorkingSet += s.memory?.workingSetBytes ?? 0n;
-      if (!pod) continue;
-      const logs = logPaths.get(s.uid) ?? '';
-      const volumes: VolumeUsage[] = [];
-      for (const [name, path] of volumePaths.get(s.uid) ?? []) {
-        const d = usage.get(path);
-        if (d) volumes.push({ name, usedBytes: d.usedBytes, inodesUsed: d.inodesUsed });
-      }
+      if (!wanted.has(s.uid)) continue;
+      const d = disk.get(s.uid);
+      const volumes: VolumeUsage[] = [...(d?.volumes ?? [])].map(([name, u]) => ({
+        name,
+        usedBytes: u.usedBytes,
+        inodesUsed: u.inodesUsed,
+      }));
       out.push({
         uid: s.uid,
         memoryWorkingSetBytes: s.memory?.workingSetBytes,
         processes: s.processCount !== undefined ? Number(s.processCount) : undefined,
         containers: s.containers.map((c) => {
-          const l = usage.get(join(logs, c.name));
+          const l = d?.logs.get(c.name);
           return {
             name: c.name,
             memoryWorkingSetBytes: c.memory?.workingSetBytes,

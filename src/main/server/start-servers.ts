@@ -81,6 +81,8 @@ export async function startKubeletServers(d: ServerDeps): Promise<KubeletServers
     host: d.host,
     nodeName: config.nodeName,
     rootDir: config.rootDir,
+    podLogsDir: config.podLogsDir,
+    podOf: (uid) => d.podManager.get(uid),
     clock,
     startedAt: clock.now(),
   });

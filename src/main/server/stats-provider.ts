@@ -11,12 +11,16 @@
  * a start has none. uint64 values are written exactly (JSON numbers beyond
  * 2^53 included).
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import type { Clock } from '../../common/clock.js';
 import { rfc3339 } from '../../common/time.js';
 import type { HostProbe } from '../node/host-probe.js';
 import type { CpuSample, CriStatsSnapshot, FsSample, MemorySample } from '../../workers/stats/cri-stats.js';
 import type { TaskRunner } from '../../workers/task-runner.js';
+import type { Pod } from '../../api/pod.js';
+import { etcHostsPath, podDir } from '../../pod/pod-dirs.js';
+import { localVolumeNames } from '../eviction/ranking.js';
+import { measurePodDiskUsage, type PodDiskUsage } from '../stats/pod-disk-usage.js';
 
 export interface StatsProviderOptions {
   runner: Pick<TaskRunner, 'run'>;
@@ -26,6 +30,10 @@ export interface StatsProviderOptions {
   clock: Clock;
   /** When the kubelet started (the node's startTime in the summary). */
   startedAt: number;
+  /** Where pod logs are (container log usage); with `podOf`, volumes, logs and ephemeral storage are reported. */
+  podLogsDir?: string;
+  /** The pod's spec by UID (its volumes and containers), when the kubelet knows the pod. */
+  podOf?: (uid: string) => Pod | undefined;
   /** Node CPU in core-ns (default: cgroup cpuacct.usage or /proc/stat). */
   nodeCpuNs?: () => bigint | undefined;
 }
@@ -142,13 +150,79 @@ export class StatsProvider {
     return defined(node);
   }
 
+  /** statfs of `path` as upstream's FsStats capacity fields, with this usage; undefined when unreadable. */
+  private fsWithUsage(path: string, nowNs: bigint, usedBytes: bigint, inodesUsed: bigint): Json | undefined {
+    try {
+      const f = this.o.host.fsStats(path);
+      return {
+        time: nsTime(nowNs),
+        availableBytes: f.availableBytes,
+        capacityBytes: f.capacityBytes,
+        usedBytes,
+        inodesFree: f.inodesFree,
+        inodes: f.inodes,
+        inodesUsed,
+      };
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** Volumes, container logs and ephemeral storage of the pods the kubelet knows (disk walks in the pool). */
+  private async diskUsage(snap: CriStatsSnapshot): Promise<Map<string, { pod: Pod; disk: PodDiskUsage }>> {
+    const { podOf, podLogsDir } = this.o;
+    if (!podOf || podLogsDir === undefined) return new Map();
+    const pods = snap.pods.flatMap((p) => podOf(p.uid) ?? []);
+    const disk = await measurePodDiskUsage(this.o.runner, { rootDir: this.o.rootDir, podLogsDir }, pods);
+    return new Map(
+      pods.map((pod) => [
+        pod.metadata.uid ?? '',
+        { pod, disk: disk.get(pod.metadata.uid ?? '') ?? { volumes: new Map(), logs: new Map() } },
+      ]),
+    );
+  }
+
+  /** upstream: container rootfs + logs, the local ephemeral volumes and the managed /etc/hosts. */
+  private ephemeralStorage(
+    pod: Pod,
+    disk: PodDiskUsage,
+    containers: CriStatsSnapshot['pods'][number]['containers'],
+    nowNs: bigint,
+  ): Json | undefined {
+    let bytes = 0n;
+    let inodes = 0n;
+    for (const c of containers) {
+      bytes += (c.rootfs?.usedBytes ?? 0n) + (disk.logs.get(c.name)?.usedBytes ?? 0n);
+      inodes += (c.rootfs?.inodesUsed ?? 0n) + (disk.logs.get(c.name)?.inodesUsed ?? 0n);
+    }
+    for (const name of localVolumeNames(pod, true)) {
+      const v = disk.volumes.get(name);
+      bytes += v?.usedBytes ?? 0n;
+      inodes += v?.inodesUsed ?? 0n;
+    }
+    try {
+      bytes += BigInt(statSync(etcHostsPath(podDir(this.o.rootDir, pod.metadata.uid ?? ''))).size);
+      inodes += 1n;
+    } catch {
+      // no managed /etc/hosts (host network, or not written yet)
+    }
+    return this.fsWithUsage(this.o.rootDir, nowNs, bytes, inodes);
+  }
+
   /** The statsapi.Summary object (bigints inside: serialize with stringifyWithBigints). */
   async summary(onlyCpuAndMemory = false): Promise<Json> {
     const snap: CriStatsSnapshot = await this.o.runner.run({ type: 'criStats' });
+    const known = onlyCpuAndMemory ? new Map<string, { pod: Pod; disk: PodDiskUsage }>() : await this.diskUsage(snap);
+    const nowNs = BigInt(this.o.clock.now()) * 1_000_000n;
     const next = new Map<string, { time: bigint; core: bigint }>();
     const node = this.nodeStats(next, onlyCpuAndMemory);
     if (!onlyCpuAndMemory && snap.imageFs) node.runtime = { imageFs: this.fsJson(snap.imageFs) };
     const pods = snap.pods.map((p) => {
+      const k = known.get(p.uid);
+      const logsOf = (name: string) => {
+        const l = k?.disk.logs.get(name);
+        return l && this.o.podLogsDir !== undefined ? this.fsWithUsage(this.o.podLogsDir, nowNs, l.usedBytes, l.inodesUsed) : undefined;
+      };
       const containers = p.containers.map((c) =>
         defined({
           name: c.name,
@@ -156,6 +230,7 @@ export class StatsProvider {
           cpu: this.cpuJson(c.id, c.cpu, next),
           memory: this.memoryJson(c.memory),
           ...(!onlyCpuAndMemory && { rootfs: this.fsJson(c.rootfs) }),
+          ...(logsOf(c.name) && { logs: logsOf(c.name) }),
         }),
       );
       const pod: Json = {
@@ -173,6 +248,14 @@ export class StatsProvider {
           pod.network = defined({ time: nsTime(p.network.time), ...(def && iface(def)), interfaces: p.network.interfaces.map(iface) });
         }
         if (p.processCount !== undefined) pod.process_stats = { process_count: p.processCount };
+        if (k) {
+          const volume = [...k.disk.volumes].flatMap(([name, u]) => {
+            const f = this.fsWithUsage(u.path, nowNs, u.usedBytes, u.inodesUsed);
+            return f ? [{ ...f, name }] : [];
+          });
+          if (volume.length) pod.volume = volume;
+          pod['ephemeral-storage'] = this.ephemeralStorage(k.pod, k.disk, p.containers, nowNs);
+        }
       }
       return defined(pod);
     });
