@@ -34,5 +34,3 @@ export class FakeEvictionStats implements EvictionStatsProvider {
     });
   }
 }
-
-export const fakeEvictionStats = (): FakeEvictionStats => new FakeEvictionStats() satisfies EvictionStatsProvider;

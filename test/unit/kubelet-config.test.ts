@@ -179,6 +179,11 @@ describe('config file', () => {
     ['bad boolean', 'registerNode: "yes"', /registerNode: .*expected boolean/],
     ['bad threshold in a map', 'evictionHard:\n  memory.available: lots', /evictionHard\.memory\.available: invalid threshold "lots"/],
     ['unknown eviction signal', 'evictionHard:\n  disk.available: 1Gi', /evictionHard\.disk\.available: unknown eviction signal/],
+    [
+      'soft threshold without a grace period',
+      'evictionSoft:\n  memory.available: 1Gi',
+      /evictionSoft\.memory\.available: grace period must be specified for the soft eviction threshold memory\.available/,
+    ],
     ['bad quantity', 'systemReserved:\n  memory: 1 GB', /systemReserved\.memory: invalid quantity/],
     ['bad enum', 'logging:\n  format: yaml', /logging\.format: .*"text"\|"json"/],
     ['unknown field', 'bogus: 1', /config\.yaml: bogus: unknown field/],

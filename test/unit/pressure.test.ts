@@ -99,7 +99,9 @@ describe('conditions from thresholds met', () => {
       expected: ['MemoryPressure', 'DiskPressure'],
     },
   ])('$name', ({ thresholds, observations, expected }) => {
-    const ts = thresholds.flatMap((m) => Object.entries(m).map(([signal, value]) => ({ signal: signal as Signal, value, gracePeriodMs: 0 })));
+    const ts = thresholds.flatMap((m) =>
+      Object.entries(m).map(([signal, value]) => ({ signal: signal as Signal, value, gracePeriodMs: 0 })),
+    );
     expect(nodeConditions(thresholdsMet(ts, observations, false)).sort()).toEqual([...expected].sort());
   });
 });

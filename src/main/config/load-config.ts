@@ -319,6 +319,17 @@ export const KubeletConfigConstraints = z
     if (c.enforceNodeAllocatable.includes('none') && c.enforceNodeAllocatable.length > 1) {
       ctx.addIssue({ code: 'custom', path: ['enforceNodeAllocatable'], message: '"none" cannot be combined with other options' });
     }
+    // upstream ParseThresholdConfig: a soft threshold needs its grace period.
+    const grace = (c as { evictionSoftGracePeriod?: Record<string, unknown> }).evictionSoftGracePeriod ?? {};
+    for (const signal of Object.keys(c.evictionSoft)) {
+      if (grace[signal] === undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['evictionSoft', signal],
+          message: `grace period must be specified for the soft eviction threshold ${signal} (set evictionSoftGracePeriod.${signal})`,
+        });
+      }
+    }
   });
 
 /** One problem, with a dotted field path such as `evictionHard.memory.available` or `clusterDNS[0]`. */
