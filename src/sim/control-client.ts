@@ -66,6 +66,10 @@ export class SimControlClient {
     await this.call('POST', '/stop-delay', { ms });
   }
 
+  async setContainerUsage(containerId: string, usage: { workingSetBytes?: number; writableLayerBytes?: number }): Promise<void> {
+    await this.call('POST', '/container-usage', { containerId, ...usage });
+  }
+
   async setImageFsMountpoint(mountpoint: string): Promise<void> {
     await this.call('POST', '/image-fs', { mountpoint });
   }

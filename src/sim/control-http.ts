@@ -25,7 +25,7 @@ import { z } from 'zod';
 import { CriError } from '../common/errors.js';
 import { errorMessage } from '../common/error-message.js';
 import { faultConfigSchema, latencySchema } from './faults.js';
-import { pullLatencyInputSchema, type SimControl } from './control.js';
+import { containerUsageSchema, pullLatencyInputSchema, type SimControl } from './control.js';
 import { listenUnix } from './socket.js';
 
 interface Route<S extends z.ZodType> {
@@ -63,6 +63,9 @@ export const CONTROL_ROUTES: Record<string, Route<z.ZodType>> = {
   'POST /image-fs': route(z.object({ mountpoint: z.string().min(1) }), (c, b) => c.setImageFsMountpoint(b.mountpoint)),
   'POST /images/allow': route(z.object({ patterns: z.array(z.string()) }), (c, b) => c.allowImages(b.patterns)),
   'POST /images/seed': route(z.object({ refs: z.array(z.string()) }), (c, b) => c.seedImages(b.refs)),
+  'POST /container-usage': route(containerUsageSchema.extend({ containerId: z.string() }), (c, { containerId, ...usage }) =>
+    c.setContainerUsage(containerId, usage),
+  ),
   'POST /files': route(z.object({ containerId: z.string(), path: z.string(), content: z.string() }), (c, b) =>
     c.setFile(b.containerId, b.path, b.content),
   ),

@@ -48,6 +48,11 @@ export interface SimStats {
   logWriteFailures: number;
 }
 
+export const containerUsageSchema = z.object({
+  workingSetBytes: z.number().int().min(0).optional(),
+  writableLayerBytes: z.number().int().min(0).optional(),
+});
+
 export const pullLatencyInputSchema = z.union([z.number().min(0), latencySchema]).optional();
 export type PullLatencyInput = number | LatencySpec | undefined;
 
@@ -116,6 +121,14 @@ export class SimControl {
   /** Makes images present (and pullable again after removal). */
   seedImages(refs: readonly string[]): void {
     this.p.images.seed(refs);
+  }
+
+  /**
+   * The container's working set and writable layer as its stats report them from now on (for eviction tests
+   * and benchmarks); an omitted figure goes back to the one derived from the id.
+   */
+  setContainerUsage(containerId: string, usage: { workingSetBytes?: number; writableLayerBytes?: number }): void {
+    this.p.rt.getContainer(containerId).usage = containerUsageSchema.parse(usage);
   }
 
   /** A file that ExecSync `cat PATH` in the container prints. */

@@ -51,7 +51,7 @@ function containerCpuMilli(c: ContainerRecord): number {
 }
 
 function containerWorkingSet(c: ContainerRecord): number {
-  return (4 + (hash(c.id) % 60)) * MiB;
+  return c.usage?.workingSetBytes ?? (4 + (hash(c.id) % 60)) * MiB;
 }
 
 export function containerStats(c: ContainerRecord, nowNs: bigint): ContainerStats {
@@ -70,7 +70,7 @@ export function containerStats(c: ContainerRecord, nowNs: bigint): ContainerStat
     writableLayer: {
       timestamp: nowNs,
       fsId: { mountpoint: SNAPSHOTTER_MOUNT },
-      usedBytes: u64(8192 + (h % MiB)),
+      usedBytes: u64(c.usage?.writableLayerBytes ?? 8192 + (h % MiB)),
       inodesUsed: u64(10 + (h % 100)),
     },
     swap: running ? { timestamp: nowNs, swapAvailableBytes: u64(0), swapUsageBytes: u64(0) } : undefined,

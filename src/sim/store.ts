@@ -55,6 +55,8 @@ export interface ContainerRecord {
   message: string;
   /** Simulated files for ExecSync `cat` (path → content). */
   readonly files: Map<string, string>;
+  /** Usage set through SimControl.setContainerUsage, in place of the figures derived from the id. */
+  usage?: { workingSetBytes?: number; writableLayerBytes?: number };
   /** Cached encoding of this container as a ListContainersResponse item; undefined when stale. */
   listEntry: Uint8Array | undefined;
 }
