@@ -63,10 +63,14 @@ export class PrivateContainerd {
     await run('ctr', ['--address', address, '-n', 'k8s.io', 'images', 'import', '--snapshotter', snapshotter, tar], { timeout: 60_000 });
   }
 
-  /** Stops the daemon only (SIGTERM), leaving its state and running containers, as a runtime crash or restart would. */
-  stop(): void {
+  /**
+   * Stops the daemon only (SIGTERM, or `signal`: SIGKILL for a crash), leaving its state and running
+   * containers, as a runtime crash or restart would. Returns its pid (wait for it to be gone before up()).
+   */
+  stop(signal: NodeJS.Signals = 'SIGTERM'): number {
     const pid = Number(readFileSync(join(this.runDir, 'containerd.pid'), 'utf8').trim());
-    process.kill(pid, 'SIGTERM');
+    process.kill(pid, signal);
+    return pid;
   }
 
   /** Removes every pod, stops it and deletes its state. */

@@ -45,6 +45,7 @@ describe('PodLogOptions query (upstream decode + ValidatePodLogOptions)', () => 
   it.each([
     ['follow=yes', 400],
     ['tailLines=x', 400],
+    ['sinceSeconds=abc', 400],
     ['sinceTime=yesterday', 400],
     ['tailLines=-1', 422],
     ['limitBytes=0', 422],

@@ -8,12 +8,13 @@ import { CriClient } from '../../cri/client.js';
 import type { VersionResponse } from '../../gen/runtime/v1/api.js';
 import { createSharedState, type SharedState } from '../../workers/shared-state.js';
 import { imagePullLimits } from '../../workers/shared/image-pull-gate.js';
-import { createTaskRunner, type TaskRunner } from '../../workers/task-runner.js';
+import { createTaskRunner, PoolRunner, type TaskRunner } from '../../workers/task-runner.js';
 import type { WorkerInit } from '../../workers/protocol.js';
 import { RUNTIME_OPS_DURATION, RUNTIME_OPS_ERRORS, RUNTIME_OPS_TOTAL, sharedRuntimeObserver } from '../../workers/worker-metrics.js';
 import { configSummary } from '../cli.js';
 import type { ConfigSources } from '../config/load-config.js';
 import { startEmbeddedSim } from '../embedded-sim.js';
+import { installFaultHooks } from '../fault-hooks.js';
 import { registerMetricBlock } from '../metrics/shared-collectors.js';
 import { waitForRuntime } from '../runtime-readiness.js';
 import { packageVersion } from '../version.js';
@@ -65,6 +66,13 @@ export async function startRuntime(
   const workerInit = shared.workerInit(runtimeEndpoint, { imageEndpoint, timeoutMs: config.runtimeRequestTimeout });
   const runner = createTaskRunner(workerInit, config.workerThreads);
   shutdown.add('worker pool', () => runner.close());
+  // Test-only (KTS_TEST_FAULT_HOOKS=1, the fault suite): SIGUSR2 terminates the pool's threads.
+  const crashWorkers = async () => {
+    const workers = runner instanceof PoolRunner ? runner.workers() : [];
+    await Promise.all(workers.map((w) => w.terminate()));
+    return workers.length;
+  };
+  shutdown.add('test fault hooks', installFaultHooks({ crashWorkers }, logger));
   logger.info(
     {
       version: packageVersion(),

@@ -1,0 +1,92 @@
+/**
+ * `npm run faults -- [--faults ID,ID] [--runs N] [--pods N] [--seed N] [--shared-machine]`:
+ * runs the fault suite (all faults, or those whose id contains one of the
+ * --faults words), merges the results into bench/results/faults.json and
+ * rewrites the table of docs/reliability.md from that file. Needs the built
+ * agent (npm run build) and, for the containerd faults, root: each gets a
+ * private containerd (pod network 10.180-189.0.0/16), removed after it.
+ */
+import { randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Command } from 'commander';
+import { PrivateContainerd } from '../helpers/private-containerd.js';
+import { containerdControl } from './containerd-control.js';
+import { machineInfo, mergeResults, readResults, renderTable, writeDocTable, type RecordedFault } from './report.js';
+import { runFault } from './runner.js';
+import { fullSuite } from './suite.js';
+
+const ROOT = resolve(fileURLToPath(import.meta.url), '../../..');
+const int = (v: string) => {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`expected a positive integer, got "${v}"`);
+  return n;
+};
+
+const program = new Command('faults')
+  .option('--faults <ids>', 'comma-separated words; runs the faults whose id contains one')
+  .option('--runs <n>', 'injections per fault (default: the full suite’s)', int)
+  .option('--pods <n>', 'pods per node (default: the fault’s)', int)
+  .option('--seed <n>', 'seed of the random injection moments', int, 1)
+  .option('--deadline <s>', 'recovery deadline per injection, seconds', int, 300)
+  .option('--shared-machine', 'other work ran on the machine meanwhile (said in the docs)', false)
+  .option('--out <path>', 'results file', join(ROOT, 'bench/results/faults.json'))
+  .option('--doc <path>', 'document whose fault table is rewritten', join(ROOT, 'docs/reliability.md'))
+  .parse();
+const o = program.opts<{
+  faults?: string;
+  runs?: number;
+  pods?: number;
+  seed: number;
+  deadline: number;
+  sharedMachine: boolean;
+  out: string;
+  doc: string;
+}>();
+
+const words = o.faults?.split(',').filter(Boolean);
+const suite = fullSuite();
+const chosen = suite.filter((e) => !words || words.some((w) => e.fault.id.includes(w)));
+if (chosen.length === 0) {
+  console.error(`no fault matches ${o.faults}; faults: ${suite.map((e) => e.fault.id).join(', ')}`);
+  process.exit(2);
+}
+
+const recorded: RecordedFault[] = [];
+let octet = 180;
+for (const { fault, runs } of chosen) {
+  const log = (line: string) => console.log(`[${new Date().toISOString()}] ${line}`);
+  log(`== ${fault.id}: ${o.runs ?? runs} runs`);
+  const containerd = fault.node.runtime === 'containerd' ? new PrivateContainerd(`flt${randomUUID().slice(0, 4)}`, octet++) : undefined;
+  try {
+    if (containerd) await containerd.up();
+    const result = await runFault(fault, {
+      runs: o.runs ?? runs,
+      seed: o.seed,
+      pods: o.pods,
+      recoveryDeadlineMs: o.deadline * 1000,
+      runtime: containerd ? containerdControl(containerd) : undefined,
+      log,
+    });
+    recorded.push({
+      ...result,
+      date: new Date().toISOString(),
+      command: `npm run faults -- ${process.argv.slice(2).join(' ')}`.trim(),
+      machine: machineInfo(),
+      sharedMachine: o.sharedMachine,
+    });
+  } finally {
+    await containerd?.down();
+  }
+  const merged = mergeResults(readResults(o.out), recorded);
+  writeFileSync(o.out, `${JSON.stringify(merged, null, 2)}\n`);
+  writeDocTable(
+    o.doc,
+    renderTable(
+      merged,
+      suite.map((e) => e.fault.id),
+    ),
+  );
+  log(`wrote ${o.out} and ${o.doc}`);
+}

@@ -1,0 +1,44 @@
+/**
+ * A fault the suite injects. Each names the node it needs and when it hits:
+ * - 'start': every run starts a fresh node and injects at a random moment
+ *   while its pods start (uniform in [0, W] after the agent answers /healthz,
+ *   W the time an unfaulted reference run took to have every pod Running);
+ * - 'steady': one node for all runs; each injection hits with every pod
+ *   running.
+ * inject() does the damage and returns at once; recover() does what the
+ * outside world would do next (a supervisor restarting a killed process),
+ * nothing that helps the agent. The runner checks the invariants after it.
+ */
+import type { NodeUnderTest } from './node-under-test.js';
+
+export interface NodeSpec {
+  runtime: 'sim' | 'containerd';
+  pods: number;
+  /** Environment of the agent process. */
+  agentEnv?: Record<string, string>;
+}
+
+/** The runtime a containerd fault gets (a PrivateContainerd in the suite; never the shared one for runtime faults). */
+export interface RuntimeControl {
+  readonly endpoint: string;
+  /** Kills the daemon with SIGKILL (its containers, shims and state stay) and waits until it is gone. */
+  kill(): Promise<void>;
+  /** Starts it again on its old state. */
+  start(): Promise<void>;
+}
+
+export interface FaultContext {
+  node: NodeUnderTest;
+  runtime?: RuntimeControl;
+}
+
+export interface Fault {
+  /** Short id used by --faults (e.g. agent-kill-start-sim). */
+  readonly id: string;
+  /** One line for docs/reliability.md, for a node of `pods` pods. */
+  title(pods: number): string;
+  readonly moment: 'start' | 'steady';
+  readonly node: NodeSpec;
+  inject(ctx: FaultContext): Promise<void>;
+  recover(ctx: FaultContext): Promise<void>;
+}

@@ -1,0 +1,190 @@
+/**
+ * The invariants every fault is checked against, as pure functions of the
+ * desired pods, the runtime's view (CRI lists) and the agent's /pods:
+ * - every desired pod runs once: one ready sandbox and one running container
+ *   per container name for a long-running pod (a second one is a duplicate,
+ *   none is a lost pod until recovery ends);
+ * - no terminated pod restarted: a run-once pod's container ran at most once
+ *   and does not run again;
+ * - no healthy container restarted: a long-running pod has no exited
+ *   container, and every sandbox and container that ran when the fault hit
+ *   (the baseline) still runs;
+ * - /pods agrees with the runtime: each long pod Running with the running
+ *   container's id for each container, each run-once pod Succeeded.
+ */
+import type { Pod } from '../../src/api/pod.js';
+import type { RuntimeView } from './runtime-view.js';
+import type { Workload } from './workload.js';
+
+export interface Violations {
+  /** Long pods without a ready sandbox or a running container for some name; run-once pods whose container never ran. */
+  lost: string[];
+  duplicateSandboxes: string[];
+  duplicateContainers: string[];
+  healthyRestarted: string[];
+  terminatedRestarted: string[];
+  /** Containers left CREATED beside the one that runs (not an invariant; reported). */
+  leftoverCreated: string[];
+}
+
+/** Ids that ran when the fault hit: they must still run after it. */
+export interface Baseline {
+  /** Ready sandboxes and running containers: id → what it is (`sandbox of POD`, `POD/CONTAINER`) and its pod. */
+  running: Map<string, { pod: string; what: string }>;
+}
+
+export function baselineOf(view: RuntimeView): Baseline {
+  return {
+    running: new Map([
+      ...view.sandboxes
+        .filter((s) => s.ready)
+        .map((s): [string, { pod: string; what: string }] => [s.id, { pod: s.pod, what: `sandbox of ${s.pod}` }]),
+      ...view.containers
+        .filter((c) => c.running)
+        .map((c): [string, { pod: string; what: string }] => [c.id, { pod: c.pod, what: `${c.pod}/${c.name}` }]),
+    ]),
+  };
+}
+
+/** The runtime label of a static pod: its name and the node's. */
+export const runtimePodName = (name: string, node: string) => `${name}-${node}`;
+
+export function checkRuntime(workload: Workload, node: string, view: RuntimeView, baseline?: Baseline): Violations {
+  const v: Violations = {
+    lost: [],
+    duplicateSandboxes: [],
+    duplicateContainers: [],
+    healthyRestarted: [],
+    terminatedRestarted: [],
+    leftoverCreated: [],
+  };
+  const boxesOf = group(view.sandboxes, (s) => s.pod);
+  const containersOf = group(view.containers, (c) => `${c.pod}/${c.name}`);
+  const wanted = new Set<string>();
+  for (const pod of workload.pods) {
+    const full = runtimePodName(pod.name, node);
+    wanted.add(full);
+    const boxes = boxesOf.get(full) ?? [];
+    if (pod.kind === 'long') {
+      const ready = boxes.filter((b) => b.ready).length;
+      if (ready > 1) v.duplicateSandboxes.push(`${full}: ${ready} ready sandboxes`);
+      let lost = ready === 0;
+      for (const name of pod.containers) {
+        const cs = containersOf.get(`${full}/${name}`) ?? [];
+        const running = cs.filter((c) => c.running).length;
+        if (running > 1) v.duplicateContainers.push(`${full}/${name}: ${running} running`);
+        if (running === 0) lost = true;
+        const exited = cs.filter((c) => c.state === 'exited').length;
+        if (exited > 0) v.healthyRestarted.push(`${full}/${name}: ${exited} exited container(s)`);
+        const created = cs.filter((c) => c.state === 'created').length;
+        if (created > 0) v.leftoverCreated.push(`${full}/${name}: ${created} created, not started`);
+      }
+      if (lost) v.lost.push(full);
+    } else {
+      const cs = containersOf.get(`${full}/${pod.containers[0]}`) ?? [];
+      const ran = cs.filter((c) => c.state === 'exited' || c.state === 'running').length;
+      if (ran > 1) v.terminatedRestarted.push(`${full}: its container ran ${ran} times`);
+      if (ran === 0) v.lost.push(full);
+    }
+  }
+  if (baseline) {
+    const live = new Set([
+      ...view.sandboxes.filter((s) => s.ready).map((s) => s.id),
+      ...view.containers.filter((c) => c.running).map((c) => c.id),
+    ]);
+    const once = new Set(workload.pods.filter((p) => p.kind === 'once').map((p) => runtimePodName(p.name, node)));
+    for (const [id, k] of baseline.running) {
+      // A run-once pod's container ends by itself, and its sandbox is stopped after it.
+      if (live.has(id) || once.has(k.pod)) continue;
+      v.healthyRestarted.push(`${k.what} (${id.slice(0, 12)}) ran when the fault hit and does not now`);
+    }
+  }
+  for (const s of view.sandboxes) if (!wanted.has(s.pod)) v.duplicateSandboxes.push(`${s.pod}: a sandbox of no desired pod`);
+  return v;
+}
+
+/** Pods whose /pods status disagrees with the runtime (empty when consistent). */
+export function checkStatuses(workload: Workload, node: string, view: RuntimeView, pods: Pod[]): string[] {
+  const byName = new Map(pods.map((p) => [p.metadata?.name ?? '', p]));
+  const running = new Map(view.containers.filter((c) => c.running).map((c) => [`${c.pod}/${c.name}`, c.id]));
+  const bad: string[] = [];
+  for (const pod of workload.pods) {
+    const full = runtimePodName(pod.name, node);
+    const p = byName.get(full);
+    if (!p) {
+      bad.push(`${full}: not in /pods`);
+      continue;
+    }
+    const phase = p.status?.phase;
+    if (pod.kind === 'once') {
+      if (phase !== 'Succeeded') bad.push(`${full}: phase ${phase}, want Succeeded`);
+      continue;
+    }
+    if (phase !== 'Running') {
+      bad.push(`${full}: phase ${phase}, want Running`);
+      continue;
+    }
+    for (const name of pod.containers) {
+      const cs = p.status?.containerStatuses?.find((c) => c.name === name);
+      const id = running.get(`${full}/${name}`);
+      if (!cs?.state?.running || !id || !cs.containerID?.endsWith(`://${id}`))
+        bad.push(`${full}/${name}: /pods ${cs?.containerID ?? 'none'}, runtime ${id ?? 'none'}`);
+    }
+  }
+  return bad;
+}
+
+/**
+ * Long pods' containers whose /pods restartCount is above 0 with no exited container of that name in
+ * the runtime (an exited one is already a healthy container restarted). One whose only other container
+ * is CREATED, never started (an agent killed between CreateContainer and StartContainer), is not a
+ * restart: upstream counts it too (startContainer takes the latest container's restart count + 1), so
+ * it goes to `bumped`, reported beside the leftover.
+ */
+export function restartsInPods(
+  workload: Workload,
+  node: string,
+  view: RuntimeView,
+  pods: Pod[],
+): { restarted: string[]; bumped: string[] } {
+  const long = new Set(workload.pods.filter((p) => p.kind === 'long').map((p) => runtimePodName(p.name, node)));
+  const states = group(view.containers, (c) => `${c.pod}/${c.name}`);
+  const restarted: string[] = [];
+  const bumped: string[] = [];
+  for (const p of pods) {
+    const name = p.metadata?.name ?? '';
+    if (!long.has(name)) continue;
+    for (const c of p.status?.containerStatuses ?? []) {
+      if (c.restartCount === 0) continue;
+      const st = (states.get(`${name}/${c.name}`) ?? []).map((x) => x.state);
+      if (st.includes('exited')) continue;
+      (st.includes('created') ? bumped : restarted).push(`${name}/${c.name}: restartCount ${c.restartCount}`);
+    }
+  }
+  return { restarted, bumped };
+}
+
+export function countViolations(v: Violations): {
+  lost: number;
+  duplicates: number;
+  healthyRestarted: number;
+  terminatedRestarted: number;
+} {
+  return {
+    lost: v.lost.length,
+    duplicates: v.duplicateSandboxes.length + v.duplicateContainers.length,
+    healthyRestarted: v.healthyRestarted.length,
+    terminatedRestarted: v.terminatedRestarted.length,
+  };
+}
+
+function group<T>(items: T[], key: (t: T) => string): Map<string, T[]> {
+  const m = new Map<string, T[]>();
+  for (const i of items) {
+    const k = key(i);
+    const list = m.get(k);
+    if (list) list.push(i);
+    else m.set(k, [i]);
+  }
+  return m;
+}

@@ -1,0 +1,233 @@
+/**
+ * Runs one fault N times and measures each run: the time from the injection
+ * until every invariant holds again and /pods agrees with the runtime
+ * (polled every 250 ms: the figures' resolution), what was lost or
+ * duplicated on the way and at the end (after 5 more relists), and the
+ * agent's RSS and open descriptors against its level before the fault.
+ */
+import { seededRandom } from '../../src/sim/faults.js';
+import { baselineOf, checkRuntime, checkStatuses, countViolations, restartsInPods, type Baseline, type Violations } from './invariants.js';
+import type { Fault, RuntimeControl } from './fault.js';
+import { NodeUnderTest } from './node-under-test.js';
+import { procUsage, withinBound, type ProcUsage } from './proc-usage.js';
+import { makeWorkload } from './workload.js';
+
+export interface RunRecord {
+  run: number;
+  /** 'start' faults: ms after /healthz at which the fault hit. */
+  injectedAfterMs?: number;
+  /** Running containers of the workload when the fault hit. */
+  runningAtInjection: number;
+  recovered: boolean;
+  /** Injection → all invariants hold and /pods agrees (or the deadline, when not recovered). */
+  recoveryMs: number;
+  lost: number;
+  duplicates: number;
+  /** The most duplicates seen at once while recovering (a transient duplicate is a defect too). */
+  duplicatesSeen: number;
+  healthyRestarted: number;
+  terminatedRestarted: number;
+  leftoverCreated: number;
+  usageBefore?: ProcUsage;
+  usageAfter?: ProcUsage;
+  usageOk: boolean;
+  usageWhy?: string;
+  /** Up to 10 violations, for the reader. */
+  details: string[];
+}
+
+export interface FaultResult {
+  id: string;
+  title: string;
+  runtime: 'sim' | 'containerd';
+  pods: number;
+  moment: 'start' | 'steady';
+  /** 'start' faults: the reference run's time from /healthz to all pods Running (the window the fault is drawn in). */
+  startWindowMs?: number;
+  runs: RunRecord[];
+}
+
+export interface RunnerOptions {
+  runs: number;
+  seed: number;
+  /** Pods per node (overrides the fault's own count, e.g. for the CI subset). */
+  pods?: number;
+  recoveryDeadlineMs: number;
+  runtime?: RuntimeControl;
+  log: (line: string) => void;
+}
+
+const POLL_MS = 250;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export async function runFault(fault: Fault, o: RunnerOptions): Promise<FaultResult> {
+  const pods = o.pods ?? fault.node.pods;
+  const rand = seededRandom(o.seed);
+  const endpoint = fault.node.runtime === 'sim' ? 'sim' : o.runtime?.endpoint;
+  if (!endpoint) throw new Error(`fault ${fault.id} needs a containerd (RuntimeControl)`);
+  let serial = 0;
+  const newNode = () => {
+    const tag = `${fault.id}-${o.seed}-${serial++}`.replace(/[^a-z0-9-]/g, '').slice(0, 40);
+    return new NodeUnderTest({
+      endpoint,
+      nodeName: `n-${tag}`,
+      workload: makeWorkload(`flt-${tag}`.slice(0, 63), pods),
+      agentEnv: fault.node.agentEnv,
+    });
+  };
+  const result: FaultResult = { id: fault.id, title: fault.title(pods), runtime: fault.node.runtime, pods, moment: fault.moment, runs: [] };
+
+  if (fault.moment === 'start') {
+    const ref = newNode();
+    let reference: ProcUsage | undefined;
+    try {
+      await ref.agent.start();
+      const t0 = Date.now();
+      await recover(ref, undefined, o.recoveryDeadlineMs);
+      result.startWindowMs = Date.now() - t0;
+      await ref.settle();
+      reference = procUsage(ref.agent.pid!);
+    } finally {
+      await ref.close();
+    }
+    o.log(`${fault.id}: reference start of ${pods} pods took ${result.startWindowMs} ms`);
+    for (let run = 1; run <= o.runs; run++) {
+      const node = newNode();
+      try {
+        await node.agent.start();
+        const delay = Math.round(rand() * result.startWindowMs);
+        await sleep(delay);
+        const injectedAt = Date.now();
+        await fault.inject({ node, runtime: o.runtime });
+        const baseline = baselineOf(await node.runtimeView());
+        await fault.recover({ node, runtime: o.runtime });
+        const rec = await measure(node, run, injectedAt, baseline, reference, o.recoveryDeadlineMs);
+        rec.injectedAfterMs = delay;
+        result.runs.push(rec);
+        o.log(`${fault.id} run ${run}: ${describe(rec)}`);
+      } finally {
+        await node.close();
+      }
+    }
+    return result;
+  }
+
+  const node = newNode();
+  try {
+    await node.agent.start();
+    await recover(node, undefined, o.recoveryDeadlineMs);
+    await node.settle();
+    for (let run = 1; run <= o.runs; run++) {
+      const before = procUsage(node.agent.pid!);
+      const view = await node.runtimeView();
+      const baseline = baselineOf(view);
+      const injectedAt = Date.now();
+      await fault.inject({ node, runtime: o.runtime });
+      await fault.recover({ node, runtime: o.runtime });
+      const rec = await measure(node, run, injectedAt, baseline, before, o.recoveryDeadlineMs);
+      result.runs.push(rec);
+      o.log(`${fault.id} run ${run}: ${describe(rec)}`);
+    }
+  } finally {
+    await node.close();
+  }
+  return result;
+}
+
+interface Recovery {
+  recovered: boolean;
+  duplicatesSeen: number;
+  last?: Violations;
+}
+
+/** Polls until every invariant holds and /pods agrees with the runtime, or the deadline. */
+async function recover(node: NodeUnderTest, baseline: Baseline | undefined, deadlineMs: number): Promise<Recovery> {
+  const deadline = Date.now() + deadlineMs;
+  let duplicatesSeen = 0;
+  let last: Violations | undefined;
+  for (;;) {
+    try {
+      const view = await node.runtimeView();
+      last = checkRuntime(node.workload, node.nodeName, view, baseline);
+      const n = countViolations(last);
+      duplicatesSeen = Math.max(duplicatesSeen, n.duplicates);
+      if (n.lost + n.duplicates === 0) {
+        const statuses = checkStatuses(node.workload, node.nodeName, view, await node.pods());
+        if (statuses.length === 0) return { recovered: true, duplicatesSeen, last };
+      }
+    } catch {
+      // The runtime or the agent is not answering yet.
+    }
+    if (Date.now() > deadline) return { recovered: false, duplicatesSeen, last };
+    await sleep(POLL_MS);
+  }
+}
+
+async function measure(
+  node: NodeUnderTest,
+  run: number,
+  injectedAt: number,
+  baseline: Baseline,
+  reference: ProcUsage | undefined,
+  deadlineMs: number,
+): Promise<RunRecord> {
+  const runningAtInjection = baseline.running.size;
+  const r = await recover(node, baseline, deadlineMs);
+  const recoveryMs = Date.now() - injectedAt;
+  let final = r.last;
+  const details: string[] = [];
+  if (r.recovered) {
+    await node.settle();
+    const view = await node.runtimeView();
+    final = checkRuntime(node.workload, node.nodeName, view, baseline);
+    const pods = await node.pods();
+    const restarts = restartsInPods(node.workload, node.nodeName, view, pods);
+    final.healthyRestarted.push(...restarts.restarted);
+    details.push(...restarts.bumped.map((b) => `${b} (a never-started container before it; upstream counts it too)`));
+    details.push(...checkStatuses(node.workload, node.nodeName, view, pods).map((s) => `after settling: ${s}`));
+  } else {
+    details.push(`not recovered within ${deadlineMs} ms`);
+  }
+  const v = final ?? {
+    lost: ['no view of the runtime'],
+    duplicateSandboxes: [],
+    duplicateContainers: [],
+    healthyRestarted: [],
+    terminatedRestarted: [],
+    leftoverCreated: [],
+  };
+  const n = countViolations(v);
+  details.push(
+    ...v.lost.map((s) => `lost ${s}`),
+    ...v.duplicateSandboxes,
+    ...v.duplicateContainers,
+    ...v.healthyRestarted,
+    ...v.terminatedRestarted,
+  );
+  const after = node.agent.pid ? procUsage(node.agent.pid) : undefined;
+  const bound = reference && after ? withinBound(reference, after) : { ok: false, why: 'no usage sample' };
+  return {
+    run,
+    runningAtInjection,
+    recovered: r.recovered,
+    recoveryMs,
+    ...n,
+    duplicatesSeen: Math.max(r.duplicatesSeen, n.duplicates),
+    leftoverCreated: v.leftoverCreated.length,
+    usageBefore: reference,
+    usageAfter: after,
+    usageOk: bound.ok,
+    ...(bound.why ? { usageWhy: bound.why } : {}),
+    details: details.slice(0, 10),
+  };
+}
+
+function describe(r: RunRecord): string {
+  return (
+    `${r.recovered ? 'recovered' : 'NOT recovered'} in ${r.recoveryMs} ms (running at injection ${r.runningAtInjection}` +
+    `${r.injectedAfterMs !== undefined ? `, hit ${r.injectedAfterMs} ms after /healthz` : ''}); lost ${r.lost}, duplicates ${r.duplicates} ` +
+    `(seen ${r.duplicatesSeen}), healthy restarted ${r.healthyRestarted}, terminated restarted ${r.terminatedRestarted}, ` +
+    `leftover created ${r.leftoverCreated}; usage ${r.usageOk ? 'ok' : `NOT ok: ${r.usageWhy}`}` +
+    (r.details.length ? `\n  ${r.details.join('\n  ')}` : '')
+  );
+}

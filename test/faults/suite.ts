@@ -1,0 +1,20 @@
+/** The faults of the suite, in the order the full run takes them, with their full-run sizes. */
+import type { Fault } from './fault.js';
+import { agentKillDuringStart } from './scenarios/agent-kill.js';
+import { runtimeKillSteady } from './scenarios/runtime-kill.js';
+import { workerCrashDuringStart } from './scenarios/worker-crash.js';
+
+export interface SuiteEntry {
+  fault: Fault;
+  /** Injections in a full run. */
+  runs: number;
+}
+
+export function fullSuite(): SuiteEntry[] {
+  return [
+    { fault: agentKillDuringStart('sim', 500), runs: 10 },
+    { fault: agentKillDuringStart('containerd', 100), runs: 10 },
+    { fault: runtimeKillSteady(100), runs: 5 },
+    { fault: workerCrashDuringStart(500), runs: 10 },
+  ];
+}

@@ -1,0 +1,143 @@
+/** The fault suite's invariant checker (test/faults/invariants.ts) on hand-built runtime views: each violation is caught. */
+import { describe, expect, it } from 'vitest';
+import type { Pod } from '../../src/api/pod.js';
+import { baselineOf, checkRuntime, checkStatuses, countViolations, restartsInPods } from '../faults/invariants.js';
+import type { ContainerRecord, RuntimeView, SandboxRecord } from '../faults/runtime-view.js';
+import type { Workload } from '../faults/workload.js';
+
+const NODE = 'n1';
+const workload: Workload = {
+  namespace: 'ns',
+  pods: [
+    { name: 'a', kind: 'long', containers: ['main'] },
+    { name: 'b', kind: 'long', containers: ['main', 'side'] },
+    { name: 'o', kind: 'once', containers: ['once'] },
+  ],
+};
+const box = (id: string, pod: string, ready = true): SandboxRecord => ({ id, pod: `${pod}-${NODE}`, ready });
+const ctr = (id: string, pod: string, name: string, state: ContainerRecord['state'] = 'running'): ContainerRecord => ({
+  id,
+  sandboxId: `s-${pod}`,
+  pod: `${pod}-${NODE}`,
+  name,
+  running: state === 'running',
+  state,
+});
+const healthy = (): RuntimeView => ({
+  sandboxes: [box('sa', 'a'), box('sb', 'b'), box('so', 'o', false)],
+  containers: [ctr('ca', 'a', 'main'), ctr('cb1', 'b', 'main'), ctr('cb2', 'b', 'side'), ctr('co', 'o', 'once', 'exited')],
+});
+const zero = { lost: 0, duplicates: 0, healthyRestarted: 0, terminatedRestarted: 0 };
+
+describe('checkRuntime', () => {
+  it('a healthy view has no violation, against its own baseline too', () => {
+    const v = healthy();
+    expect(countViolations(checkRuntime(workload, NODE, v, baselineOf(v)))).toEqual(zero);
+  });
+
+  it('a second ready sandbox or running container of a pod is a duplicate', () => {
+    const v = healthy();
+    v.sandboxes.push(box('sa2', 'a'));
+    v.containers.push(ctr('cb3', 'b', 'side'));
+    const got = checkRuntime(workload, NODE, v);
+    expect(got.duplicateSandboxes).toEqual(['a-n1: 2 ready sandboxes']);
+    expect(got.duplicateContainers).toEqual(['b-n1/side: 2 running']);
+    expect(countViolations(got).duplicates).toBe(2);
+  });
+
+  it('a sandbox of no desired pod is a duplicate', () => {
+    const v = healthy();
+    v.sandboxes.push(box('sx', 'x'));
+    expect(checkRuntime(workload, NODE, v).duplicateSandboxes).toEqual(['x-n1: a sandbox of no desired pod']);
+  });
+
+  it('a long pod without a running container, or a run-once pod that never ran, is lost', () => {
+    const v = healthy();
+    v.containers = v.containers.filter((c) => c.id !== 'cb2' && c.id !== 'co');
+    expect(checkRuntime(workload, NODE, v).lost).toEqual(['b-n1', 'o-n1']);
+  });
+
+  it('an exited container of a long pod, or a baseline container no longer running, is a healthy container restarted', () => {
+    const before = healthy();
+    const after = healthy();
+    after.containers = after.containers.map((c) => (c.id === 'ca' ? { ...c, state: 'exited', running: false } : c));
+    after.containers.push(ctr('ca2', 'a', 'main'));
+    const got = checkRuntime(workload, NODE, after, baselineOf(before));
+    expect(got.healthyRestarted).toEqual(['a-n1/main: 1 exited container(s)', 'a-n1/main (ca) ran when the fault hit and does not now']);
+    expect(got.lost).toEqual([]);
+  });
+
+  it('a run-once container that ran twice is a terminated pod restarted; its exit is not a restart', () => {
+    const before = healthy();
+    before.containers = before.containers.map((c) => (c.id === 'co' ? { ...c, state: 'running', running: true } : c));
+    const after = healthy();
+    after.containers.push(ctr('co2', 'o', 'once', 'exited'));
+    const got = checkRuntime(workload, NODE, after, baselineOf(before));
+    expect(got.terminatedRestarted).toEqual(['o-n1: its container ran 2 times']);
+    expect(got.healthyRestarted).toEqual([]);
+  });
+
+  it('a container left created beside the running one is reported, not a violation', () => {
+    const v = healthy();
+    v.containers.push(ctr('cx', 'a', 'main', 'created'));
+    const got = checkRuntime(workload, NODE, v);
+    expect(got.leftoverCreated).toEqual(['a-n1/main: 1 created, not started']);
+    expect(countViolations(got)).toEqual(zero);
+  });
+});
+
+const pod = (name: string, phase: string, statuses: { name: string; id?: string; restartCount?: number }[] = []): Pod =>
+  ({
+    metadata: { name: `${name}-${NODE}` },
+    status: {
+      phase,
+      containerStatuses: statuses.map((s) => ({
+        name: s.name,
+        containerID: s.id ? `containerd://${s.id}` : undefined,
+        state: s.id ? { running: {} } : { waiting: {} },
+        restartCount: s.restartCount ?? 0,
+      })),
+    },
+  }) as unknown as Pod;
+
+describe('checkStatuses and restartsInPods', () => {
+  const pods = () => [
+    pod('a', 'Running', [{ name: 'main', id: 'ca' }]),
+    pod('b', 'Running', [
+      { name: 'main', id: 'cb1' },
+      { name: 'side', id: 'cb2' },
+    ]),
+    pod('o', 'Succeeded'),
+  ];
+
+  it('agrees when /pods shows what the runtime runs', () => {
+    expect(checkStatuses(workload, NODE, healthy(), pods())).toEqual([]);
+  });
+
+  it('names a missing pod, a wrong phase and a stale container id', () => {
+    const p = pods();
+    p[0] = pod('a', 'Running', [{ name: 'main', id: 'old' }]);
+    p[2] = pod('o', 'Running');
+    expect(checkStatuses(workload, NODE, healthy(), p.slice(0, 1).concat(p[2]))).toEqual([
+      'a-n1/main: /pods containerd://old, runtime ca',
+      'b-n1: not in /pods',
+      'o-n1: phase Running, want Succeeded',
+    ]);
+  });
+
+  it('a restartCount with no exited container is a restart, unless a never-started container explains it', () => {
+    const v = healthy();
+    v.containers.push(ctr('cx', 'b', 'side', 'created'));
+    const p = [
+      pod('a', 'Running', [{ name: 'main', id: 'ca', restartCount: 1 }]),
+      pod('b', 'Running', [
+        { name: 'main', id: 'cb1' },
+        { name: 'side', id: 'cb2', restartCount: 1 },
+      ]),
+    ];
+    expect(restartsInPods(workload, NODE, v, p)).toEqual({
+      restarted: ['a-n1/main: restartCount 1'],
+      bumped: ['b-n1/side: restartCount 1'],
+    });
+  });
+});
