@@ -23,8 +23,12 @@ export interface Violations {
   duplicateContainers: string[];
   healthyRestarted: string[];
   terminatedRestarted: string[];
-  /** Containers left CREATED beside the one that runs (not an invariant; reported). */
-  leftoverCreated: string[];
+  /**
+   * Containers that never started beside the one that runs: left CREATED, or EXITED without a start
+   * (containerd ends a container whose StartContainer was cancelled with StartError, exit 128). A
+   * start cut off by the fault, not a restart of a healthy container: reported, not an invariant.
+   */
+  startsInterrupted: string[];
 }
 
 /** Ids that ran when the fault hit: they must still run after it. */
@@ -56,7 +60,7 @@ export function checkRuntime(workload: Workload, node: string, view: RuntimeView
     duplicateContainers: [],
     healthyRestarted: [],
     terminatedRestarted: [],
-    leftoverCreated: [],
+    startsInterrupted: [],
   };
   const boxesOf = group(view.sandboxes, (s) => s.pod);
   const containersOf = group(view.containers, (c) => `${c.pod}/${c.name}`);
@@ -74,15 +78,16 @@ export function checkRuntime(workload: Workload, node: string, view: RuntimeView
         const running = cs.filter((c) => c.running).length;
         if (running > 1) v.duplicateContainers.push(`${full}/${name}: ${running} running`);
         if (running === 0) lost = true;
-        const exited = cs.filter((c) => c.state === 'exited').length;
+        const exited = cs.filter((c) => c.state === 'exited' && !c.neverStarted).length;
         if (exited > 0) v.healthyRestarted.push(`${full}/${name}: ${exited} exited container(s)`);
-        const created = cs.filter((c) => c.state === 'created').length;
-        if (created > 0) v.leftoverCreated.push(`${full}/${name}: ${created} created, not started`);
+        const never = cs.filter((c) => c.neverStarted);
+        if (never.length > 0)
+          v.startsInterrupted.push(`${full}/${name}: ${never.length} never started (${never.map((c) => c.state).join(', ')})`);
       }
       if (lost) v.lost.push(full);
     } else {
       const cs = containersOf.get(`${full}/${pod.containers[0]}`) ?? [];
-      const ran = cs.filter((c) => c.state === 'exited' || c.state === 'running').length;
+      const ran = cs.filter((c) => (c.state === 'exited' || c.state === 'running') && !c.neverStarted).length;
       if (ran > 1) v.terminatedRestarted.push(`${full}: its container ran ${ran} times`);
       if (ran === 0) v.lost.push(full);
     }
@@ -137,9 +142,9 @@ export function checkStatuses(workload: Workload, node: string, view: RuntimeVie
 /**
  * Long pods' containers whose /pods restartCount is above 0 with no exited container of that name in
  * the runtime (an exited one is already a healthy container restarted). One whose only other container
- * is CREATED, never started (an agent killed between CreateContainer and StartContainer), is not a
- * restart: upstream counts it too (startContainer takes the latest container's restart count + 1), so
- * it goes to `bumped`, reported beside the leftover.
+ * never started (left CREATED, or ended with StartError by a cancelled StartContainer) is not a restart
+ * of a healthy container: upstream counts it too (startContainer takes the latest container's restart
+ * count + 1), so it goes to `bumped`, reported beside it.
  */
 export function restartsInPods(
   workload: Workload,
@@ -156,9 +161,9 @@ export function restartsInPods(
     if (!long.has(name)) continue;
     for (const c of p.status?.containerStatuses ?? []) {
       if (c.restartCount === 0) continue;
-      const st = (states.get(`${name}/${c.name}`) ?? []).map((x) => x.state);
-      if (st.includes('exited')) continue;
-      (st.includes('created') ? bumped : restarted).push(`${name}/${c.name}: restartCount ${c.restartCount}`);
+      const others = states.get(`${name}/${c.name}`) ?? [];
+      if (others.some((x) => x.state === 'exited' && !x.neverStarted)) continue;
+      (others.some((x) => x.neverStarted) ? bumped : restarted).push(`${name}/${c.name}: restartCount ${c.restartCount}`);
     }
   }
   return { restarted, bumped };

@@ -58,6 +58,12 @@ export class NodeUnderTest {
     return this.view.read();
   }
 
+  /** The end of an exited container, in one line. */
+  async describeContainer(id: string): Promise<string> {
+    this.view ??= new CriRuntimeView(this.criEndpoint, this.workload.namespace);
+    return this.view.describe(id).catch((err: Error) => `${id.slice(0, 12)}: ${err.message}`);
+  }
+
   pods(): Promise<Pod[]> {
     return this.agent.pods();
   }

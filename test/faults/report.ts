@@ -60,7 +60,7 @@ export function summaryRow(f: RecordedFault): string {
     `${sum(f.runs, 'duplicates')} / ${Math.max(0, ...f.runs.map((r) => r.duplicatesSeen))}`,
     sum(f.runs, 'healthyRestarted'),
     sum(f.runs, 'terminatedRestarted'),
-    sum(f.runs, 'leftoverCreated'),
+    sum(f.runs, 'startsInterrupted'),
     times.length ? `${s(percentile(times, 50))} / ${s(Math.max(...times))}` : 'n/a',
     `${usageOk}/${f.runs.length}`,
     `${f.date.slice(0, 16).replace('T', ' ')}${f.sharedMachine ? ' (shared)' : ''}`,
@@ -78,7 +78,7 @@ function runRows(f: RecordedFault): string[] {
       `${r.duplicates} / ${r.duplicatesSeen}`,
       r.healthyRestarted,
       r.terminatedRestarted,
-      r.leftoverCreated,
+      r.startsInterrupted,
       r.usageBefore && r.usageAfter
         ? `${mib(r.usageBefore.rssBytes)} → ${mib(r.usageAfter.rssBytes)} MiB, ${r.usageBefore.fds} → ${r.usageAfter.fds} fds${r.usageOk ? '' : ' **over**'}`
         : 'no sample',
@@ -92,7 +92,7 @@ export function renderTable(file: ResultsFile, order: string[]): string {
   const out = [
     BEGIN,
     '',
-    '| fault | injected | recovered | pods lost | duplicates (end / most seen) | healthy containers restarted | terminated pods restarted | containers left created | recovery p50 / max (s) | RSS and fds within bound | run (UTC) |',
+    '| fault | injected | recovered | pods lost | duplicates (end / most seen) | healthy containers restarted | terminated pods restarted | starts cut off (container never started) | recovery p50 / max (s) | RSS and fds within bound | run (UTC) |',
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|',
     ...faults.map((f) => `| ${summaryRow(f)} |`),
     '',
@@ -106,7 +106,7 @@ export function renderTable(file: ResultsFile, order: string[]): string {
       `${f.title}. ${f.runs.length} runs, \`${f.command}\`, ${f.date}; ${f.machine.cpus} CPUs, load ${f.machine.loadavg.join(' ')} at the end${f.sharedMachine ? ', machine shared with other work' : ''}.` +
         (f.startWindowMs !== undefined ? ` Start window (reference run, /healthz → all pods Running): ${s(f.startWindowMs)} s.` : ''),
       '',
-      '| run | hit at (ms after /healthz) | sandboxes + containers running when hit | recovery (s) | lost | duplicates (end / seen) | healthy restarted | terminated restarted | left created | RSS, fds (before → after) | details |',
+      '| run | hit at (ms after /healthz) | sandboxes + containers running when hit | recovery (s) | lost | duplicates (end / seen) | healthy restarted | terminated restarted | starts cut off | RSS, fds (before → after) | details |',
       '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|',
       ...runRows(f).map((r) => `| ${r} |`),
     );

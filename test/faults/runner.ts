@@ -5,8 +5,19 @@
  * duplicated on the way and at the end (after 5 more relists), and the
  * agent's RSS and open descriptors against its level before the fault.
  */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { seededRandom } from '../../src/sim/faults.js';
-import { baselineOf, checkRuntime, checkStatuses, countViolations, restartsInPods, type Baseline, type Violations } from './invariants.js';
+import {
+  baselineOf,
+  checkRuntime,
+  checkStatuses,
+  countViolations,
+  restartsInPods,
+  runtimePodName,
+  type Baseline,
+  type Violations,
+} from './invariants.js';
 import type { Fault, RuntimeControl } from './fault.js';
 import { NodeUnderTest } from './node-under-test.js';
 import { procUsage, withinBound, type ProcUsage } from './proc-usage.js';
@@ -27,7 +38,7 @@ export interface RunRecord {
   duplicatesSeen: number;
   healthyRestarted: number;
   terminatedRestarted: number;
-  leftoverCreated: number;
+  startsInterrupted: number;
   usageBefore?: ProcUsage;
   usageAfter?: ProcUsage;
   usageOk: boolean;
@@ -58,6 +69,15 @@ export interface RunnerOptions {
 }
 
 const POLL_MS = 250;
+const LOG_DIR = join(import.meta.dirname, '../../.run/faults');
+
+/** Keeps the agent's log of a run that broke an invariant (every agent of the run, in order): its path from the repository. */
+function saveAgentLog(node: NodeUnderTest, run: number): string {
+  mkdirSync(LOG_DIR, { recursive: true });
+  const path = join(LOG_DIR, `${node.nodeName}-run${run}.log`);
+  writeFileSync(path, node.agent.logs.join('\n') + '\n');
+  return relative(join(import.meta.dirname, '../..'), path);
+}
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export async function runFault(fault: Fault, o: RunnerOptions): Promise<FaultResult> {
@@ -183,8 +203,11 @@ async function measure(
     const pods = await node.pods();
     const restarts = restartsInPods(node.workload, node.nodeName, view, pods);
     final.healthyRestarted.push(...restarts.restarted);
-    details.push(...restarts.bumped.map((b) => `${b} (a never-started container before it; upstream counts it too)`));
+    details.push(...restarts.bumped.map((b) => `${b} (after a container that never started; upstream counts it too)`));
     details.push(...checkStatuses(node.workload, node.nodeName, view, pods).map((s) => `after settling: ${s}`));
+    const long = new Set(node.workload.pods.filter((p) => p.kind === 'long').map((p) => runtimePodName(p.name, node.nodeName)));
+    for (const c of view.containers.filter((x) => x.state === 'exited' && long.has(x.pod) && !x.neverStarted))
+      details.push(`exited ${c.pod}/${c.name} ${await node.describeContainer(c.id)}`);
   } else {
     details.push(`not recovered within ${deadlineMs} ms`);
   }
@@ -194,7 +217,7 @@ async function measure(
     duplicateContainers: [],
     healthyRestarted: [],
     terminatedRestarted: [],
-    leftoverCreated: [],
+    startsInterrupted: [],
   };
   const n = countViolations(v);
   details.push(
@@ -204,6 +227,7 @@ async function measure(
     ...v.healthyRestarted,
     ...v.terminatedRestarted,
   );
+  if (details.length) details.push(`agent log: ${saveAgentLog(node, run)}`);
   const after = node.agent.pid ? procUsage(node.agent.pid) : undefined;
   const bound = reference && after ? withinBound(reference, after) : { ok: false, why: 'no usage sample' };
   return {
@@ -213,12 +237,12 @@ async function measure(
     recoveryMs,
     ...n,
     duplicatesSeen: Math.max(r.duplicatesSeen, n.duplicates),
-    leftoverCreated: v.leftoverCreated.length,
+    startsInterrupted: v.startsInterrupted.length,
     usageBefore: reference,
     usageAfter: after,
     usageOk: bound.ok,
     ...(bound.why ? { usageWhy: bound.why } : {}),
-    details: details.slice(0, 10),
+    details: details.slice(0, 12),
   };
 }
 
@@ -227,7 +251,7 @@ function describe(r: RunRecord): string {
     `${r.recovered ? 'recovered' : 'NOT recovered'} in ${r.recoveryMs} ms (running at injection ${r.runningAtInjection}` +
     `${r.injectedAfterMs !== undefined ? `, hit ${r.injectedAfterMs} ms after /healthz` : ''}); lost ${r.lost}, duplicates ${r.duplicates} ` +
     `(seen ${r.duplicatesSeen}), healthy restarted ${r.healthyRestarted}, terminated restarted ${r.terminatedRestarted}, ` +
-    `leftover created ${r.leftoverCreated}; usage ${r.usageOk ? 'ok' : `NOT ok: ${r.usageWhy}`}` +
+    `starts cut off ${r.startsInterrupted}; usage ${r.usageOk ? 'ok' : `NOT ok: ${r.usageWhy}`}` +
     (r.details.length ? `\n  ${r.details.join('\n  ')}` : '')
   );
 }

@@ -21,6 +21,8 @@ export interface ContainerRecord {
   name: string;
   running: boolean;
   state: 'created' | 'running' | 'exited' | 'unknown';
+  /** Created and never started, or exited without having started (containerd's StartError after a cancelled StartContainer). */
+  neverStarted: boolean;
 }
 
 export interface RuntimeView {
@@ -31,6 +33,8 @@ export interface RuntimeView {
 /** Reads a RuntimeView (the seam the invariant checker is tested through: a fake returns fixed views). */
 export interface RuntimeViewSource {
   read(): Promise<RuntimeView>;
+  /** One line on a container's end (exit code, reason, times), for the report of a violation. */
+  describe(id: string): Promise<string>;
   close(): void;
 }
 
@@ -42,6 +46,8 @@ const STATE: Record<number, ContainerRecord['state']> = {
 
 export class CriRuntimeView implements RuntimeViewSource {
   private readonly cri: CriClient;
+  /** Whether an exited container ever started (ContainerStatus's started_at; it cannot change once exited). */
+  private readonly exitedStarted = new Map<string, boolean>();
 
   constructor(
     endpoint: string,
@@ -59,15 +65,37 @@ export class CriRuntimeView implements RuntimeViewSource {
         pod: b.labels[LABEL_POD_NAME] ?? b.metadata?.name ?? '',
         ready: b.state === PodSandboxState.SANDBOX_READY,
       })),
-      containers: list.containers.map((c) => ({
-        id: c.id,
-        sandboxId: c.podSandboxId,
-        pod: c.labels[LABEL_POD_NAME] ?? '',
-        name: c.labels[LABEL_CONTAINER_NAME] ?? c.metadata?.name ?? '',
-        running: c.state === ContainerState.CONTAINER_RUNNING,
-        state: STATE[c.state] ?? 'unknown',
-      })),
+      containers: await Promise.all(
+        list.containers.map(async (c) => {
+          const state = STATE[c.state] ?? 'unknown';
+          return {
+            id: c.id,
+            sandboxId: c.podSandboxId,
+            pod: c.labels[LABEL_POD_NAME] ?? '',
+            name: c.labels[LABEL_CONTAINER_NAME] ?? c.metadata?.name ?? '',
+            running: c.state === ContainerState.CONTAINER_RUNNING,
+            state,
+            neverStarted: state === 'created' || (state === 'exited' && !(await this.started(c.id))),
+          };
+        }),
+      ),
     };
+  }
+
+  private async started(id: string): Promise<boolean> {
+    let started = this.exitedStarted.get(id);
+    if (started === undefined) {
+      started = ((await this.cri.containerStatus({ containerId: id })).status?.startedAt ?? 0n) > 0n;
+      this.exitedStarted.set(id, started);
+    }
+    return started;
+  }
+
+  async describe(id: string): Promise<string> {
+    const s = (await this.cri.containerStatus({ containerId: id })).status;
+    if (!s) return `${id.slice(0, 12)}: no status`;
+    const t = (ns: bigint) => (ns > 0n ? new Date(Number(ns / 1_000_000n)).toISOString().slice(11, 23) : '-');
+    return `${id.slice(0, 12)}: exit ${s.exitCode} reason ${JSON.stringify(s.reason)} message ${JSON.stringify(s.message.slice(0, 120))} created ${t(s.createdAt)} started ${t(s.startedAt)} finished ${t(s.finishedAt)}`;
   }
 
   close(): void {

@@ -22,6 +22,7 @@ const ctr = (id: string, pod: string, name: string, state: ContainerRecord['stat
   name,
   running: state === 'running',
   state,
+  neverStarted: state === 'created',
 });
 const healthy = (): RuntimeView => ({
   sandboxes: [box('sa', 'a'), box('sb', 'b'), box('so', 'o', false)],
@@ -77,11 +78,12 @@ describe('checkRuntime', () => {
     expect(got.healthyRestarted).toEqual([]);
   });
 
-  it('a container left created beside the running one is reported, not a violation', () => {
+  it('a container that never started (left created, or exited with StartError) is reported, not a violation', () => {
     const v = healthy();
-    v.containers.push(ctr('cx', 'a', 'main', 'created'));
+    v.containers.push(ctr('cx', 'a', 'main', 'created'), { ...ctr('cy', 'b', 'main', 'exited'), neverStarted: true });
+    v.containers.push({ ...ctr('cz', 'o', 'once', 'exited'), neverStarted: true });
     const got = checkRuntime(workload, NODE, v);
-    expect(got.leftoverCreated).toEqual(['a-n1/main: 1 created, not started']);
+    expect(got.startsInterrupted).toEqual(['a-n1/main: 1 never started (created)', 'b-n1/main: 1 never started (exited)']);
     expect(countViolations(got)).toEqual(zero);
   });
 });

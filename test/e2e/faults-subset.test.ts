@@ -1,0 +1,87 @@
+/**
+ * The fault suite's CI subset (the full suite is `npm run faults`, its figures
+ * in docs/reliability.md): each fault injected twice at random moments, with
+ * small nodes, and every invariant asserted — no pod lost, no duplicate
+ * sandbox or running container (at the end or seen while recovering), no
+ * healthy container restarted, no terminated pod run again, /pods consistent
+ * with the runtime within a generous deadline, the agent's RSS and fds back
+ * within the suite's bound. Figures are not asserted. The containerd faults
+ * use a private containerd (pod network 10.188.0.0/16). KTS_FAULT_SEED fixes
+ * the injection moments (the seed is in every failure message).
+ */
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { PrivateContainerd } from '../helpers/private-containerd.js';
+import { containerdControl } from '../faults/containerd-control.js';
+import type { Fault, RuntimeControl } from '../faults/fault.js';
+import { runFault } from '../faults/runner.js';
+import { agentKillDuringStart } from '../faults/scenarios/agent-kill.js';
+import { runtimeKillSteady } from '../faults/scenarios/runtime-kill.js';
+import { workerCrashDuringStart } from '../faults/scenarios/worker-crash.js';
+import { describeE2E } from './e2e-env.js';
+
+const SEED = Number(process.env.KTS_FAULT_SEED ?? Math.floor(Math.random() * 1e6));
+
+describeE2E('fault suite, CI subset', () => {
+  const containerd = new PrivateContainerd(`fci${randomUUID().slice(0, 4)}`, 188);
+  let runtime: RuntimeControl;
+
+  beforeAll(async () => {
+    await containerd.up();
+    runtime = containerdControl(containerd);
+  });
+
+  afterAll(async () => {
+    await containerd.down();
+  });
+
+  const check = async (fault: Fault, pods: number, withRuntime = false) => {
+    const lines: string[] = [];
+    const result = await runFault(fault, {
+      runs: 2,
+      seed: SEED,
+      pods,
+      recoveryDeadlineMs: 120_000,
+      runtime: withRuntime ? runtime : undefined,
+      log: (l) => lines.push(l),
+    });
+    const clean = {
+      recovered: true,
+      lost: 0,
+      duplicates: 0,
+      duplicatesSeen: 0,
+      healthyRestarted: 0,
+      terminatedRestarted: 0,
+      usageOk: true,
+    };
+    expect(result.runs).toHaveLength(2);
+    for (const r of result.runs) {
+      const got = {
+        recovered: r.recovered,
+        lost: r.lost,
+        duplicates: r.duplicates,
+        duplicatesSeen: r.duplicatesSeen,
+        healthyRestarted: r.healthyRestarted,
+        terminatedRestarted: r.terminatedRestarted,
+        usageOk: r.usageOk,
+      };
+      expect(got, `seed ${SEED}, run ${r.run}:\n${lines.join('\n')}`).toEqual(clean);
+    }
+  };
+
+  it('agent SIGKILL during the start of 100 pods on the embedded sim: the next agent adopts them', async () => {
+    await check(agentKillDuringStart('sim', 100), 100);
+  });
+
+  it('every worker thread terminated during the start of 100 pods: the agent recovers on its own', async () => {
+    await check(workerCrashDuringStart(100), 100);
+  });
+
+  it('agent SIGKILL during the start of 20 pods on containerd', async () => {
+    await check(agentKillDuringStart('containerd', 20), 20, true);
+  });
+
+  it('containerd SIGKILL and restart with 20 pods running', async () => {
+    await check(runtimeKillSteady(20), 20, true);
+  });
+});
