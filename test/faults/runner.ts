@@ -64,6 +64,8 @@ export interface RunnerOptions {
   /** Pods per node (overrides the fault's own count, e.g. for the CI subset). */
   pods?: number;
   recoveryDeadlineMs: number;
+  /** Relists to wait for after recovery before the final check and the usage sample (default 5). */
+  settleRelists?: number;
   runtime?: RuntimeControl;
   log: (line: string) => void;
 }
@@ -105,7 +107,7 @@ export async function runFault(fault: Fault, o: RunnerOptions): Promise<FaultRes
       const t0 = Date.now();
       await recover(ref, undefined, o.recoveryDeadlineMs);
       result.startWindowMs = Date.now() - t0;
-      await ref.settle();
+      await ref.settle(o.settleRelists);
       reference = procUsage(ref.agent.pid!);
     } finally {
       await ref.close();
@@ -121,7 +123,7 @@ export async function runFault(fault: Fault, o: RunnerOptions): Promise<FaultRes
         await fault.inject({ node, runtime: o.runtime });
         const baseline = baselineOf(await node.runtimeView());
         await fault.recover({ node, runtime: o.runtime });
-        const rec = await measure(node, run, injectedAt, baseline, reference, o.recoveryDeadlineMs);
+        const rec = await measure(node, run, injectedAt, baseline, reference, o);
         rec.injectedAfterMs = delay;
         result.runs.push(rec);
         o.log(`${fault.id} run ${run}: ${describe(rec)}`);
@@ -136,7 +138,7 @@ export async function runFault(fault: Fault, o: RunnerOptions): Promise<FaultRes
   try {
     await node.agent.start();
     await recover(node, undefined, o.recoveryDeadlineMs);
-    await node.settle();
+    await node.settle(o.settleRelists);
     for (let run = 1; run <= o.runs; run++) {
       const before = procUsage(node.agent.pid!);
       const view = await node.runtimeView();
@@ -144,7 +146,7 @@ export async function runFault(fault: Fault, o: RunnerOptions): Promise<FaultRes
       const injectedAt = Date.now();
       await fault.inject({ node, runtime: o.runtime });
       await fault.recover({ node, runtime: o.runtime });
-      const rec = await measure(node, run, injectedAt, baseline, before, o.recoveryDeadlineMs);
+      const rec = await measure(node, run, injectedAt, baseline, before, o);
       result.runs.push(rec);
       o.log(`${fault.id} run ${run}: ${describe(rec)}`);
     }
@@ -189,15 +191,16 @@ async function measure(
   injectedAt: number,
   baseline: Baseline,
   reference: ProcUsage | undefined,
-  deadlineMs: number,
+  o: RunnerOptions,
 ): Promise<RunRecord> {
+  const deadlineMs = o.recoveryDeadlineMs;
   const runningAtInjection = baseline.running.size;
   const r = await recover(node, baseline, deadlineMs);
   const recoveryMs = Date.now() - injectedAt;
   let final = r.last;
   const details: string[] = [];
   if (r.recovered) {
-    await node.settle();
+    await node.settle(o.settleRelists);
     const view = await node.runtimeView();
     final = checkRuntime(node.workload, node.nodeName, view, baseline);
     const pods = await node.pods();
