@@ -17,8 +17,14 @@ import type { RuntimeView } from './runtime-view.js';
 import type { Workload } from './workload.js';
 
 export interface Violations {
-  /** Long pods without a ready sandbox or a running container for some name; run-once pods whose container never ran. */
+  /** Long pods without a ready sandbox or a running container for some name; run-once pods whose container never ran (yet). */
   lost: string[];
+  /**
+   * Run-once pods lost for good: their one start was cut off (the container exited without starting,
+   * StartError) and restartPolicy Never does not retry it, so the pod ends Failed without having run,
+   * as upstream's would. Counted as lost pods; final, so recovery does not wait for them.
+   */
+  onceStartCutOff: string[];
   duplicateSandboxes: string[];
   duplicateContainers: string[];
   healthyRestarted: string[];
@@ -56,6 +62,7 @@ export const runtimePodName = (name: string, node: string) => `${name}-${node}`;
 export function checkRuntime(workload: Workload, node: string, view: RuntimeView, baseline?: Baseline): Violations {
   const v: Violations = {
     lost: [],
+    onceStartCutOff: [],
     duplicateSandboxes: [],
     duplicateContainers: [],
     healthyRestarted: [],
@@ -89,7 +96,7 @@ export function checkRuntime(workload: Workload, node: string, view: RuntimeView
       const cs = containersOf.get(`${full}/${pod.containers[0]}`) ?? [];
       const ran = cs.filter((c) => (c.state === 'exited' || c.state === 'running') && !c.neverStarted).length;
       if (ran > 1) v.terminatedRestarted.push(`${full}: its container ran ${ran} times`);
-      if (ran === 0) v.lost.push(full);
+      if (ran === 0) (cs.some((c) => c.state === 'exited' && c.neverStarted) ? v.onceStartCutOff : v.lost).push(full);
     }
   }
   if (baseline) {
@@ -122,7 +129,9 @@ export function checkStatuses(workload: Workload, node: string, view: RuntimeVie
     }
     const phase = p.status?.phase;
     if (pod.kind === 'once') {
-      if (phase !== 'Succeeded') bad.push(`${full}: phase ${phase}, want Succeeded`);
+      const cutOff = view.containers.some((c) => c.pod === full && c.state === 'exited' && c.neverStarted);
+      const want = cutOff && !view.containers.some((c) => c.pod === full && !c.neverStarted) ? 'Failed' : 'Succeeded';
+      if (phase !== want) bad.push(`${full}: phase ${phase}, want ${want}`);
       continue;
     }
     if (phase !== 'Running') {
@@ -176,7 +185,7 @@ export function countViolations(v: Violations): {
   terminatedRestarted: number;
 } {
   return {
-    lost: v.lost.length,
+    lost: v.lost.length + v.onceStartCutOff.length,
     duplicates: v.duplicateSandboxes.length + v.duplicateContainers.length,
     healthyRestarted: v.healthyRestarted.length,
     terminatedRestarted: v.terminatedRestarted.length,

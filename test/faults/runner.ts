@@ -173,7 +173,8 @@ async function recover(node: NodeUnderTest, baseline: Baseline | undefined, dead
       last = checkRuntime(node.workload, node.nodeName, view, baseline);
       const n = countViolations(last);
       duplicatesSeen = Math.max(duplicatesSeen, n.duplicates);
-      if (n.lost + n.duplicates === 0) {
+      // A run-once pod whose start was cut off is lost for good (counted at the end), not pending.
+      if (last.lost.length + n.duplicates === 0) {
         const statuses = checkStatuses(node.workload, node.nodeName, view, await node.pods());
         if (statuses.length === 0) return { recovered: true, duplicatesSeen, last };
       }
@@ -216,6 +217,7 @@ async function measure(
   }
   const v = final ?? {
     lost: ['no view of the runtime'],
+    onceStartCutOff: [],
     duplicateSandboxes: [],
     duplicateContainers: [],
     healthyRestarted: [],
@@ -225,6 +227,7 @@ async function measure(
   const n = countViolations(v);
   details.push(
     ...v.lost.map((s) => `lost ${s}`),
+    ...v.onceStartCutOff.map((s) => `lost ${s}: its one start was cut off (StartError), restartPolicy Never, Failed without running`),
     ...v.duplicateSandboxes,
     ...v.duplicateContainers,
     ...v.healthyRestarted,

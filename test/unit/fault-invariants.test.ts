@@ -31,6 +31,23 @@ const healthy = (): RuntimeView => ({
 const zero = { lost: 0, duplicates: 0, healthyRestarted: 0, terminatedRestarted: 0 };
 
 describe('checkRuntime', () => {
+  it('a run-once pod whose only start was cut off is lost for good, and /pods must show it Failed', () => {
+    const v = healthy();
+    v.containers = v.containers.map((c) => (c.id === 'co' ? { ...c, neverStarted: true } : c));
+    const got = checkRuntime(workload, NODE, v);
+    expect([got.lost, got.onceStartCutOff]).toEqual([[], ['o-n1']]);
+    expect(countViolations(got).lost).toBe(1);
+    const p = [
+      pod('a', 'Running', [{ name: 'main', id: 'ca' }]),
+      pod('b', 'Running', [
+        { name: 'main', id: 'cb1' },
+        { name: 'side', id: 'cb2' },
+      ]),
+    ];
+    expect(checkStatuses(workload, NODE, v, [...p, pod('o', 'Succeeded')])).toEqual(['o-n1: phase Succeeded, want Failed']);
+    expect(checkStatuses(workload, NODE, v, [...p, pod('o', 'Failed')])).toEqual([]);
+  });
+
   it('a healthy view has no violation, against its own baseline too', () => {
     const v = healthy();
     expect(countViolations(checkRuntime(workload, NODE, v, baselineOf(v)))).toEqual(zero);
