@@ -1,5 +1,5 @@
 /**
- * `npm run faults -- [--faults ID,ID] [--runs N] [--pods N] [--seed N] [--shared-machine]`:
+ * `npm run faults -- [--faults ID,ID] [--runs N] [--pods N] [--seed N] [--shared-machine] [--report-only]`:
  * runs the fault suite (all faults, or those whose id contains one of the
  * --faults words), merges the results into bench/results/faults.json and
  * rewrites the table of docs/reliability.md from that file. Needs the built
@@ -30,6 +30,7 @@ const program = new Command('faults')
   .option('--pods <n>', 'pods per node (default: the fault’s)', int)
   .option('--seed <n>', 'seed of the random injection moments', int, 1)
   .option('--deadline <s>', 'recovery deadline per injection, seconds', int, 300)
+  .option('--report-only', 'only rewrite the table of --doc from --out (no fault is run)', false)
   .option('--shared-machine', 'other work ran on the machine meanwhile (said in the docs)', false)
   .option('--out <path>', 'results file', join(ROOT, 'bench/results/faults.json'))
   .option('--doc <path>', 'document whose fault table is rewritten', join(ROOT, 'docs/reliability.md'))
@@ -41,12 +42,19 @@ const o = program.opts<{
   seed: number;
   deadline: number;
   sharedMachine: boolean;
+  reportOnly: boolean;
   out: string;
   doc: string;
 }>();
 
-const words = o.faults?.split(',').filter(Boolean);
 const suite = fullSuite();
+const order = suite.map((e) => e.fault.id);
+if (o.reportOnly) {
+  writeDocTable(o.doc, renderTable(readResults(o.out), order));
+  console.log(`wrote ${o.doc} from ${o.out}`);
+  process.exit(0);
+}
+const words = o.faults?.split(',').filter(Boolean);
 const chosen = suite.filter((e) => !words || words.some((w) => e.fault.id.includes(w)));
 if (chosen.length === 0) {
   console.error(`no fault matches ${o.faults}; faults: ${suite.map((e) => e.fault.id).join(', ')}`);
@@ -81,12 +89,6 @@ for (const { fault, runs } of chosen) {
   }
   const merged = mergeResults(readResults(o.out), recorded);
   writeFileSync(o.out, `${JSON.stringify(merged, null, 2)}\n`);
-  writeDocTable(
-    o.doc,
-    renderTable(
-      merged,
-      suite.map((e) => e.fault.id),
-    ),
-  );
+  writeDocTable(o.doc, renderTable(merged, order));
   log(`wrote ${o.out} and ${o.doc}`);
 }

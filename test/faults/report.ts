@@ -82,9 +82,15 @@ function runRows(f: RecordedFault): string[] {
       r.usageBefore && r.usageAfter
         ? `${mib(r.usageBefore.rssBytes)} → ${mib(r.usageAfter.rssBytes)} MiB, ${r.usageBefore.fds} → ${r.usageAfter.fds} fds${r.usageOk ? '' : ' **over**'}`
         : 'no sample',
-      r.details.length ? r.details.join('; ').replaceAll('|', '\\|').slice(0, 300) : '',
+      r.details.length ? orderDetails(r.details).join('; ').replaceAll('|', '\\|').slice(0, 400) : '',
     ].join(' | '),
   );
+}
+
+/** Broken invariants first, then where the agent's log is, then notes (restart counts after a cut-off start). */
+function orderDetails(details: string[]): string[] {
+  const rank = (d: string) => (d.includes('restartCount') ? 2 : d.startsWith('agent log') ? 1 : 0);
+  return [...details].sort((a, b) => rank(a) - rank(b));
 }
 
 export function renderTable(file: ResultsFile, order: string[]): string {
