@@ -16,14 +16,8 @@ import { startThread } from '../../workers/start-thread.js';
 import type { ProbePod, ProbeType } from '../../workers/prober/probe-types.js';
 import { runProbe } from '../../workers/prober/run-probe.js';
 
-export interface ProberChannel {
-  addPod(pod: ProbePod): void;
-  stopLivenessAndStartup(uid: string): void;
-  removePod(uid: string): void;
-  cleanupPods(uids: string[]): void;
-  trigger(uid: string, container: string, probeType: ProbeType): void;
-  /** prober_probe_total and prober_probe_duration_seconds in the text exposition format. */
-  metricsText(): Promise<string>;
+/** The prober thread's API (results go to the callback given at construction), and close(). */
+export interface ProberChannel extends Omit<ProberThreadApi, 'attach'> {
   close(): Promise<void>;
 }
 
