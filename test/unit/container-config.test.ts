@@ -3,14 +3,9 @@ import { PodSchema, type Container, type Pod } from '../../src/api/pod.js';
 import { KubeletTsError } from '../../src/common/errors.js';
 import { NamespaceMode, SecurityProfile_ProfileType } from '../../src/gen/runtime/v1/api.js';
 import { hashContainer } from '../../src/pod/container-hash.js';
-import {
-  DEFAULT_MASKED_PATHS,
-  expand,
-  generateContainerConfig,
-  milliCPUToQuota,
-  milliCPUToShares,
-  type ContainerConfigOptions,
-} from '../../src/workers/sync/container-config.js';
+import { DEFAULT_MASKED_PATHS, generateContainerConfig, type ContainerConfigOptions } from '../../src/workers/sync/container-config.js';
+import { milliCPUToQuota, milliCPUToShares } from '../../src/pod/cpu-shares.js';
+import { expand } from '../../src/pod/env-values.js';
 
 const basePod = (): Pod =>
   PodSchema.parse({

@@ -10,7 +10,7 @@
  */
 import type { Pod } from '../../api/pod.js';
 import { milliValue, value } from '../../api/quantity.js';
-import { milliCPUToShares, MIN_SHARES } from '../../workers/sync/container-config.js';
+import { milliCPUToShares, MIN_SHARES } from '../../pod/cpu-shares.js';
 import type { QOSClass } from '../../pod/qos.js';
 import { childCgroupName, type CgroupName } from './cgroup-name.js';
 import type { CgroupManager } from './cgroup-manager.js';

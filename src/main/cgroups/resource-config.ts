@@ -17,7 +17,7 @@
  */
 import type { Pod, ResourceList } from '../../api/pod.js';
 import { milliValue, value } from '../../api/quantity.js';
-import { milliCPUToQuota, milliCPUToShares, MIN_SHARES } from '../../workers/sync/container-config.js';
+import { milliCPUToQuota, milliCPUToShares, MIN_SHARES } from '../../pod/cpu-shares.js';
 import { getPodQOS } from '../../pod/qos.js';
 import type { ResourceConfig } from './cgroup-manager.js';
 

@@ -13,7 +13,7 @@ import { realClock, type Clock } from '../../common/clock.js';
 import { KubeletTsError } from '../../common/errors.js';
 import { errorMessage } from '../../common/error-message.js';
 import type { KubeletConfig } from '../config/kubelet-config.js';
-import { QUOTA_PERIOD_US } from '../../workers/sync/container-config.js';
+import { QUOTA_PERIOD_US } from '../../pod/cpu-shares.js';
 import { checkRequiredControllers, DEFAULT_CGROUP_FS_ROOT, readCgroupLayout } from './cgroup-controllers.js';
 import { parseCgroupfsName, toCgroupfs } from './cgroup-name.js';
 import { FsCgroupManager } from './fs-cgroup-manager.js';

@@ -17,7 +17,7 @@ import { isNotFound } from '../apiserver/rest-client.js';
 import { DockerKeyring, dockerConfigOf } from '../images/docker-keyring.js';
 import { podReference, type EventRecorder } from '../events/event-recorder.js';
 import type { ObjectRef, ObjectSource } from '../volumes/volume-plugin.js';
-import { isEnvVarName } from '../../workers/sync/container-config.js';
+import { isEnvVarName } from '../../pod/env-values.js';
 import type { PodObjects } from '../../workers/sync/sync-types.js';
 
 interface Refs {

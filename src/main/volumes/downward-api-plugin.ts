@@ -9,7 +9,7 @@ import type { Volume } from '../../api/core-v1.js';
 import type { Container, Pod } from '../../api/pod.js';
 import { VolumeError } from '../../common/errors.js';
 import { errorMessage } from '../../common/error-message.js';
-import { fieldRefValue, resourceFieldValue } from '../../workers/sync/container-config.js';
+import { fieldRefValue, resourceFieldValue } from '../../pod/env-values.js';
 import type { Payload } from './atomic-writer.js';
 import type { VolumeHost, VolumePlugin } from './volume-plugin.js';
 import { DEFAULT_VOLUME_MODE, setUpWrappedVolume, tearDownWrappedVolume, throwIfErrors } from './wrapped-volume.js';

@@ -12,7 +12,7 @@
 import type { Container, Probe } from '../../api/pod.js';
 import type { Clock } from '../../common/clock.js';
 import type { CriApi } from '../../cri/client.js';
-import { expand } from '../sync/container-config.js';
+import { expand } from '../../pod/env-values.js';
 import { resolveContainerPort } from '../handlers/container-port.js';
 import { execInContainer, ExecTimeoutError } from '../handlers/exec-in-container.js';
 import { HttpGetError, httpGet, newRequestForHttpGetAction, type HttpGetRequest, type HttpGetResponse } from '../handlers/http-get.js';

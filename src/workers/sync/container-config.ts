@@ -13,9 +13,10 @@
  * (make-mounts.ts); devices are left empty.
  */
 import { containerLogPath } from '../../pod/log-paths.js';
-import type { Container, EnvVar, Pod } from '../../api/pod.js';
+import { QUOTA_PERIOD_US, milliCPUToQuota, milliCPUToShares } from '../../pod/cpu-shares.js';
+import { envError, expand, fieldRefValue, isEnvVarName, resourceFieldValue } from '../../pod/env-values.js';
+import type { Container, Pod } from '../../api/pod.js';
 import { milliValue, parseQuantity, value } from '../../api/quantity.js';
-import { KubeletTsError } from '../../common/errors.js';
 import {
   ANNOTATION_CONTAINER_HASH,
   ANNOTATION_RESTART_COUNT,
@@ -43,12 +44,6 @@ export const ANNOTATION_DELETION_GRACE = 'io.kubernetes.pod.deletionGracePeriod'
 export const ANNOTATION_PRESTOP_HANDLER = 'io.kubernetes.container.preStopHandler';
 export const ANNOTATION_CONTAINER_PORTS = 'io.kubernetes.container.ports';
 export const ANNOTATION_CONTAINER_TYPE = 'io.kubernetes.container.type';
-
-export const MIN_SHARES = 2;
-export const MAX_SHARES = 262_144;
-export const SHARES_PER_CPU = 1024;
-export const QUOTA_PERIOD_US = 100_000;
-export const MIN_QUOTA_PERIOD_US = 1000;
 
 /** Upstream securitycontext defaultMaskedPaths / defaultReadonlyPaths (procMount Default). */
 export const DEFAULT_MASKED_PATHS: readonly string[] = [
@@ -117,115 +112,7 @@ export function extraSupplementalGroups(pod: Pod, volumes: Record<string, PodVol
   return out;
 }
 
-// --- $(VAR) expansion ----------------------------------------------------------
-
-/**
- * Upstream expansion.Expand: `$(NAME)` becomes lookup(NAME) (an unknown name
- * stays literally `$(NAME)`), `$$` becomes `$`, and any other `$` is kept.
- */
-export function expand(input: string, lookup: (name: string) => string | undefined): string {
-  let out = '';
-  let checkpoint = 0;
-  for (let i = 0; i < input.length; i++) {
-    if (input[i] !== '$' || i + 1 >= input.length) continue;
-    out += input.slice(checkpoint, i);
-    const next = input[i + 1];
-    let advance = 1;
-    if (next === '$') out += '$';
-    else if (next === '(') {
-      const close = input.indexOf(')', i + 2);
-      if (close === -1) out += '$(';
-      else {
-        const name = input.slice(i + 2, close);
-        out += lookup(name) ?? `$(${name})`;
-        advance = close - i;
-      }
-    } else out += `$${next}`;
-    i += advance;
-    checkpoint = i + 1;
-  }
-  return out + input.slice(checkpoint);
-}
-
 // --- env -----------------------------------------------------------------------
-
-function envError(pod: Pod, container: Container, what: string): KubeletTsError {
-  return new KubeletTsError(`pod ${pod.metadata.namespace}/${pod.metadata.name} container ${container.name}: ${what}`);
-}
-
-/** fieldRef paths as upstream podFieldSelectorRuntimeValue + fieldpath.ExtractFieldPathAsString (env and downwardAPI volumes). */
-export function fieldRefValue(
-  pod: Pod,
-  fieldPath: string,
-  opts: Pick<ContainerConfigOptions, 'nodeName' | 'hostIP' | 'hostIPs' | 'podIP' | 'podIPs'>,
-): string | undefined {
-  const m = pod.metadata;
-  switch (fieldPath) {
-    case 'metadata.name':
-      return m.name ?? '';
-    case 'metadata.namespace':
-      return m.namespace ?? '';
-    case 'metadata.uid':
-      return m.uid ?? '';
-    case 'spec.nodeName':
-      return pod.spec.nodeName || opts.nodeName;
-    case 'spec.serviceAccountName':
-      return pod.spec.serviceAccountName ?? '';
-    case 'status.hostIP':
-      return opts.hostIP ?? opts.hostIPs?.[0] ?? '';
-    case 'status.hostIPs':
-      return (opts.hostIPs ?? (opts.hostIP ? [opts.hostIP] : [])).join(',');
-    case 'status.podIP':
-      return opts.podIP;
-    case 'status.podIPs':
-      return opts.podIPs.join(',');
-    case 'metadata.labels':
-      return formatMap(m.labels ?? {});
-    case 'metadata.annotations':
-      return formatMap(m.annotations ?? {});
-  }
-  const sub = /^metadata\.(labels|annotations)\['(.*)'\]$/.exec(fieldPath);
-  if (sub) return (sub[1] === 'labels' ? m.labels : m.annotations)?.[sub[2]] ?? '';
-  return undefined;
-}
-
-/** Upstream fieldpath.FormatMap: sorted `key="value"` lines. */
-function formatMap(map: Record<string, string>): string {
-  return Object.keys(map)
-    .sort()
-    .map((k) => `${k}=${JSON.stringify(map[k])}`)
-    .join('\n');
-}
-
-/** Upstream ExtractContainerResourceValue for cpu/memory/ephemeral-storage with divisor (rounded up) (env and downwardAPI volumes). */
-export function resourceFieldValue(
-  pod: Pod,
-  container: Container,
-  ref: NonNullable<NonNullable<EnvVar['valueFrom']>['resourceFieldRef']>,
-  opts: Pick<ContainerConfigOptions, 'nodeAllocatable'>,
-): string {
-  const target = ref.containerName
-    ? [...(pod.spec.containers ?? []), ...(pod.spec.initContainers ?? [])].find((c) => c.name === ref.containerName)
-    : container;
-  if (!target) throw envError(pod, container, `resourceFieldRef names unknown container ${JSON.stringify(ref.containerName)}`);
-  const [kind, res] = ref.resource.split('.') as [string, string | undefined];
-  if ((kind !== 'limits' && kind !== 'requests') || !res)
-    throw envError(pod, container, `unsupported resourceFieldRef resource ${JSON.stringify(ref.resource)}`);
-  let q = target.resources?.[kind]?.[res];
-  if (q === undefined && kind === 'limits') q = (opts.nodeAllocatable as Record<string, string> | undefined)?.[res];
-  if (q === undefined && kind === 'limits')
-    throw envError(pod, container, `resourceFieldRef ${ref.resource}: no limit set and node allocatable ${res} not supplied`);
-  // A missing or zero divisor (the apiserver defaults it to "0") means 1, as upstream.
-  const divisor = ref.divisor === undefined || value(ref.divisor) === 0n ? '1' : ref.divisor;
-  if (res === 'cpu') {
-    const d = milliValue(divisor);
-    const v = milliValue(q ?? '0');
-    return String((v + d - 1n) / d);
-  }
-  const d = value(divisor);
-  const v = value(q ?? '0');
-  return String((v + d - 1n) / d);
-}
 
 /**
  * The container's environment in spec order (a repeated name keeps its first
@@ -294,11 +181,6 @@ export function makeEnvironmentVariables(pod: Pod, container: Container, opts: C
   return out;
 }
 
-/** Upstream validation.IsEnvVarName: envFrom keys that fail it are skipped. */
-export function isEnvVarName(name: string): boolean {
-  return /^[-._a-zA-Z][-._a-zA-Z0-9]*$/.test(name);
-}
-
 // --- labels and annotations ----------------------------------------------------
 
 /** Upstream newContainerLabels. */
@@ -351,19 +233,6 @@ export function containerAnnotations(
 }
 
 // --- linux: resources and security --------------------------------------------
-
-/** Upstream MilliCPUToShares: 0 → 2 (kernel minimum), else milli*1024/1000 clamped to [2, 262144]. */
-export function milliCPUToShares(milliCPU: number): number {
-  if (milliCPU === 0) return MIN_SHARES;
-  const shares = Math.trunc((milliCPU * SHARES_PER_CPU) / 1000);
-  return Math.min(MAX_SHARES, Math.max(MIN_SHARES, shares));
-}
-
-/** Upstream milliCPUToQuota: 0 → 0 (unlimited), else milli*period/1000, at least 1000 µs. */
-export function milliCPUToQuota(milliCPU: number, periodUs: number): number {
-  if (milliCPU === 0) return 0;
-  return Math.max(MIN_QUOTA_PERIOD_US, Math.trunc((milliCPU * periodUs) / 1000));
-}
 
 function qty(raw: string | undefined, milli: boolean): number {
   if (raw === undefined) return 0;

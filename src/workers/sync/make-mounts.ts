@@ -15,7 +15,7 @@ import type { Mounter } from '../../common/mounter.js';
 import { etcHostsPath, podContainerDir } from '../../pod/pod-dirs.js';
 import { prepareSafeSubpath } from '../../pod/subpath.js';
 import { MountPropagation, type DeepPartial, type Mount } from '../../gen/runtime/v1/api.js';
-import { expand } from './container-config.js';
+import { expand } from '../../pod/env-values.js';
 import { ensureHostsFile, ETC_HOSTS_PATH } from './etc-hosts.js';
 import type { PodVolume } from './sync-types.js';
 
