@@ -43,6 +43,7 @@ import { errorMessage } from '../../common/error-message.js';
 import type { Pod } from '../../api/pod.js';
 import { decodePodManifest, manifestErrorsCounter, MAX_MANIFEST_BYTES } from './manifest.js';
 import { FILE_SOURCE, type PodSource, type SourceChannel } from './types.js';
+import { Nudge, runPeriodically } from '../../common/periodic.js';
 
 /** Manifests read and decoded between two turns of the event loop when listing the directory. */
 const READ_SLICE = 64;
@@ -119,7 +120,8 @@ export class FileSource implements PodSource {
   private out: SourceChannel | undefined;
   private signal: AbortSignal | undefined;
   private watcher: FSWatcher | undefined;
-  private cancelTick: (() => void) | undefined;
+  /** Ends the wait for the next periodic re-list: a watch event or a re-list asked for during one. */
+  private readonly nudge = new Nudge();
   private cancelDebounce: (() => void) | undefined;
   private running = false;
   private again = false;
@@ -142,7 +144,15 @@ export class FileSource implements PodSource {
     signal.addEventListener('abort', () => this.shutdown(), { once: true });
     if (signal.aborted) return this.shutdown();
     this.log.info({ checkFrequencyMs: this.period, watch: this.opts.watch !== false }, 'Watching static pod path');
-    this.requestRelist();
+    const onError = (err: unknown) => this.log.error({ err }, 'Static pod path re-list loop failed');
+    runPeriodically(() => this.relistOnce(), {
+      periodMs: this.period,
+      immediate: true,
+      nudge: this.nudge,
+      signal,
+      clock: this.opts.clock,
+      onError,
+    }).catch(onError);
   }
 
   /** True when no re-list is running or requested. */
@@ -151,31 +161,29 @@ export class FileSource implements PodSource {
   }
 
   private shutdown(): void {
-    this.cancelTick?.();
     this.cancelDebounce?.();
     this.watcher?.close();
     this.watcher = undefined;
   }
 
+  /** One re-list; the loop waits a period after it, or runs again at once if one was asked for meanwhile. */
+  private async relistOnce(): Promise<void> {
+    this.running = true;
+    this.again = false;
+    try {
+      await this.relist();
+    } catch (err) {
+      this.log.error({ err }, 'Unable to read config path');
+    } finally {
+      this.running = false;
+    }
+  }
+
+  /** A re-list now, or right after the one running. */
   private requestRelist(): void {
     if (this.signal?.aborted) return;
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    this.running = true;
-    this.cancelTick?.();
-    void this.relist()
-      .catch((err: unknown) => this.log.error({ err }, 'Unable to read config path'))
-      .finally(() => {
-        this.running = false;
-        if (this.signal?.aborted) return;
-        this.cancelTick = this.opts.clock.setTimer(this.period, () => this.requestRelist());
-        if (this.again) {
-          this.again = false;
-          this.requestRelist();
-        }
-      });
+    if (this.running) this.again = true;
+    this.nudge.fire();
   }
 
   private onWatchEvent(filename: string | null): void {
