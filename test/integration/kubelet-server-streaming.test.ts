@@ -17,6 +17,7 @@ import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Pod } from '../../src/api/pod.js';
 import { realClock } from '../../src/common/clock.js';
+import { CriError } from '../../src/common/errors.js';
 import { RequestAuthenticator, type TokenReviewResult } from '../../src/main/server/authenticator.js';
 import { WebhookAuthorizer } from '../../src/main/server/authorizer.js';
 import { httpMetrics } from '../../src/main/server/http-metrics.js';
@@ -61,6 +62,14 @@ describe('kubelet server streaming (exec, attach, port-forward, run) through to 
   const backendSockets = new Set<Socket>();
   const calls: { op: string; id: string; cmd?: string[]; o?: StreamOptions; ports?: number[] }[] = [];
   const port = (s: Server) => (s.address() as AddressInfo).port;
+  /** What the fake pod status cache says runs as container "app" (none by default), and the runtime's live lists. */
+  let cachedId: string | undefined;
+  let liveLists = 0;
+  /** Containers the fake runtime refuses to exec in or attach to (no longer running). */
+  const stopped = new Set(['cid-old']);
+  const refuse = (id: string) => {
+    if (stopped.has(id)) throw new CriError(`Exec: rpc error: code = NotFound desc = container ${id} is not running`, 'Exec', 5);
+  };
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'kts-stream-'));
@@ -81,10 +90,12 @@ describe('kubelet server streaming (exec, attach, port-forward, run) through to 
     const url = (op: string) => `http://127.0.0.1:${port(runtime)}/token/${op}`;
     const streaming: StreamingHost = {
       podByName: (ns, name) => (ns === 'default' && name === 'web' ? pod : undefined),
-      runningContainerId: async (_p, name) => (name === 'app' ? 'cid-app' : undefined),
+      runningContainerId: async (_p, name) => (liveLists++, name === 'app' ? 'cid-app' : undefined),
+      // "nope" stands for a container that runs but is not in the pod's spec.
+      cachedRunningContainerId: (_p, name) => (name === 'app' || name === 'nope' ? cachedId : undefined),
       readySandboxId: async () => 'sb-1',
-      exec: async (id, cmd, o) => (calls.push({ op: 'exec', id, cmd, o }), url('exec')),
-      attach: async (id, o) => (calls.push({ op: 'attach', id, o }), url('attach')),
+      exec: async (id, cmd, o) => (refuse(id), calls.push({ op: 'exec', id, cmd, o }), url('exec')),
+      attach: async (id, o) => (refuse(id), calls.push({ op: 'attach', id, o }), url('attach')),
       portForward: async (id, ports) => (calls.push({ op: 'portForward', id, ports }), url('pf')),
       runInContainer: async (id, cmd) => (calls.push({ op: 'run', id, cmd }), Buffer.from(`ran ${cmd.join('+')}`)),
       idleTimeoutMs: 0,
@@ -167,6 +178,39 @@ describe('kubelet server streaming (exec, attach, port-forward, run) through to 
     r.socket.end(); // half-close: the runtime still answers
     await ended;
     expect(got).toBe('PINGbye');
+  });
+
+  it('exec and attach ask for the container the cache saw running, and take the live list when the runtime refuses it', async () => {
+    const session = async (path: string) => {
+      const r = await upgradeRequest(port(kubelet), path, { ...UPGRADE, ...auth });
+      r.socket.destroy();
+      return r.head;
+    };
+    try {
+      cachedId = 'cid-app';
+      let lists = liveLists;
+      expect(await session('/exec/default/web/app?command=true&output=1')).toMatch(/^HTTP\/1.1 101/);
+      expect(await session('/attach/default/web/app?output=1')).toMatch(/^HTTP\/1.1 101/);
+      expect(liveLists).toBe(lists); // no runtime list
+      expect(calls.slice(-2).map((c) => [c.op, c.id])).toEqual([
+        ['exec', 'cid-app'],
+        ['attach', 'cid-app'],
+      ]);
+      // The cache is a relist behind: its container has stopped (or restarted as cid-app). The runtime refuses the
+      // cached id, and the request goes on as upstream's: a live list, then Exec with what it found.
+      cachedId = 'cid-old';
+      lists = liveLists;
+      expect(await session('/exec/default/web/app?command=true&output=1')).toMatch(/^HTTP\/1.1 101/);
+      expect(liveLists).toBe(lists + 1);
+      expect(calls.at(-1)).toMatchObject({ op: 'exec', id: 'cid-app' });
+      // Attach needs the container in the pod's spec (for its TTY): one the cache saw running but the spec lacks is refused.
+      cachedId = 'cid-app';
+      const r = await upgradeRequest(port(kubelet), '/attach/default/web/nope?output=1', { ...UPGRADE, ...auth });
+      expect(r.head).toMatch(/^HTTP\/1.1 500/);
+      r.socket.destroy();
+    } finally {
+      cachedId = undefined;
+    }
   });
 
   it('attach takes the TTY from the container spec; port-forward asks for the pod sandbox', async () => {

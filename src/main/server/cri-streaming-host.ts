@@ -8,12 +8,14 @@ import type { Logger } from 'pino';
 import type { Pod } from '../../api/pod.js';
 import type { CriApi } from '../../cri/client.js';
 import { ContainerState, PodSandboxState } from '../../gen/runtime/v1/api.js';
-import { LABEL_CONTAINER_NAME, LABEL_POD_UID } from '../../runtime/types.js';
+import { LABEL_CONTAINER_NAME, LABEL_POD_UID, type PodStatus } from '../../runtime/types.js';
 import type { StreamingHost } from './streaming.js';
 
 export interface CriStreamingDeps {
   cri: Pick<CriApi, 'listContainers' | 'listPodSandbox' | 'exec' | 'attach' | 'portForward' | 'execSync'>;
   podByName(namespace: string, name: string): Pod | undefined;
+  /** The pod's runtime status as the last relist saw it (the pod status cache), or undefined. */
+  cachedStatus?(uid: string): Pick<PodStatus, 'containerStatuses'> | undefined;
   logger: Logger;
 }
 
@@ -40,6 +42,14 @@ export function criStreamingHost(d: CriStreamingDeps): StreamingHost {
       });
       return newest(containers);
     },
+    ...(d.cachedStatus && {
+      cachedRunningContainerId: (pod: Pod, name: string) =>
+        newest(
+          (d.cachedStatus?.(pod.metadata.uid ?? '')?.containerStatuses ?? []).filter(
+            (c) => c.name === name && c.state === 'running',
+          ),
+        ),
+    }),
     readySandboxId: async (pod) => {
       const { items } = await cri.listPodSandbox({
         filter: { state: { state: PodSandboxState.SANDBOX_READY }, labelSelector: { [LABEL_POD_UID]: pod.metadata.uid ?? '' } },

@@ -45,6 +45,8 @@ export interface ServerDeps {
   pods(): unknown;
   /** Runtime statuses of every pod the runtime has (the shared cache). */
   runtimeStatuses(): Iterable<RuntimePodStatus>;
+  /** One pod's runtime status as the last relist saw it (the pod status cache). */
+  runtimeStatus?(uid: string): RuntimePodStatus | undefined;
   probeMetrics(): Promise<string>;
   runner: Pick<TaskRunner, 'run'>;
   host: HostProbe;
@@ -108,6 +110,7 @@ export async function startKubeletServers(d: ServerDeps): Promise<KubeletServers
     streaming: criStreamingHost({
       cri: d.cri,
       podByName: (namespace, name) => d.podManager.getByFullName(`${name}_${namespace}`),
+      ...(d.runtimeStatus && { cachedStatus: d.runtimeStatus }),
       logger,
     }),
   };

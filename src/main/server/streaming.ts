@@ -14,6 +14,12 @@
  * upgrade gets upstream's 500 "Upgrade request required". The container is
  * looked up among the pod's running containers in the runtime, as upstream's
  * findContainer; errors carry upstream's status and text.
+ *
+ * For exec and attach, a container the last relist saw running is asked for
+ * first (`cachedRunningContainerId`), saving the runtime list: the runtime's
+ * Exec or Attach itself refuses a container that no longer runs, and then the
+ * request takes upstream's path (a live list, then Exec or Attach), so every
+ * answer is the one upstream would give.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -37,6 +43,8 @@ export interface StreamingHost {
   podByName(namespace: string, name: string): Pod | undefined;
   /** The id of the pod's running container `name` in the runtime, or undefined. */
   runningContainerId(pod: Pod, name: string): Promise<string | undefined>;
+  /** The id of the pod's container `name` that the last relist saw running, or undefined (no runtime call). */
+  cachedRunningContainerId?(pod: Pod, name: string): string | undefined;
   /** The id of the pod's newest ready sandbox in the runtime, or undefined. */
   readySandboxId(pod: Pod): Promise<string | undefined>;
   exec(containerId: string, cmd: string[], o: StreamOptions): Promise<string>;
@@ -135,15 +143,21 @@ async function streamUrl(
     return host.portForward(sandbox, ports);
   }
   const opts = streamOptions(query);
-  const id = uidMatches ? await host.runningContainerId(pod, p.container) : undefined;
-  if (kind === 'exec') {
-    if (!id) throw new StreamError(500, `container not found ("${p.container}")`);
-    return host.exec(id, query.getAll('command'), opts);
-  }
   const spec = [...(pod.spec.containers ?? []), ...(pod.spec.initContainers ?? [])].find((c) => c.name === p.container);
-  if (!id || !spec) throw new StreamError(500, `container ${p.container} not found in pod ${podFullName}`);
   // Attach's TTY is the container's own: whether its process has a terminal cannot change after it started.
-  return host.attach(id, { ...opts, tty: spec.tty === true });
+  const ask =
+    kind === 'exec'
+      ? (id: string) => host.exec(id, query.getAll('command'), opts)
+      : (id: string) => host.attach(id, { ...opts, tty: spec?.tty === true });
+  const cached = uidMatches && (kind === 'exec' || spec) ? host.cachedRunningContainerId?.(pod, p.container) : undefined;
+  if (cached) {
+    const url = await ask(cached).catch(() => undefined);
+    if (url !== undefined) return url;
+  }
+  const id = uidMatches ? await host.runningContainerId(pod, p.container) : undefined;
+  if (kind === 'exec' && !id) throw new StreamError(500, `container not found ("${p.container}")`);
+  if (!id || !spec) throw new StreamError(500, `container ${p.container} not found in pod ${podFullName}`);
+  return ask(id);
 }
 
 function reply(res: ServerResponse, status: number, body: string | Buffer, type = 'text/plain; charset=utf-8'): void {

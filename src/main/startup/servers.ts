@@ -69,6 +69,7 @@ export function startServers(
     onHealthFailure,
     pods: () => syncLoop.podList(),
     runtimeStatuses: () => shared.cache.uids().flatMap((uid) => syncer.cachedStatus(uid) ?? []),
+    runtimeStatus: (uid) => syncer.cachedStatus(uid),
     probeMetrics: () => prober.metricsText(),
     runner,
     host: linuxHostProbe,
