@@ -206,10 +206,10 @@ async function main(): Promise<void> {
     '',
     ...table((s) => s.ms),
     '',
-    '## The kubelet\'s part: the same exec straight to its port',
+    "## The kubelet's part: the same exec straight to its port",
     '',
-    'After each kubectl exec, one exec of `true` sent straight to the kubelet\'s port as the apiserver sends it (TLS with the',
-    'apiserver\'s kubelet client certificate, WebSocket `v4.channel.k8s.io`, bench/lib/ws-exec.ts): connect to the runtime\'s close.',
+    "After each kubectl exec, one exec of `true` sent straight to the kubelet's port as the apiserver sends it (TLS with the",
+    "apiserver's kubelet client certificate, WebSocket `v4.channel.k8s.io`, bench/lib/ws-exec.ts): connect to the runtime's close.",
     '',
     ...table((s) => s.directMs),
   ].join('\n');

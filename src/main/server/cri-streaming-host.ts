@@ -44,11 +44,7 @@ export function criStreamingHost(d: CriStreamingDeps): StreamingHost {
     },
     ...(d.cachedStatus && {
       cachedRunningContainerId: (pod: Pod, name: string) =>
-        newest(
-          (d.cachedStatus?.(pod.metadata.uid ?? '')?.containerStatuses ?? []).filter(
-            (c) => c.name === name && c.state === 'running',
-          ),
-        ),
+        newest((d.cachedStatus?.(pod.metadata.uid ?? '')?.containerStatuses ?? []).filter((c) => c.name === name && c.state === 'running')),
     }),
     readySandboxId: async (pod) => {
       const { items } = await cri.listPodSandbox({

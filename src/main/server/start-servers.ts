@@ -46,7 +46,7 @@ export interface ServerDeps {
   /** Runtime statuses of every pod the runtime has (the shared cache). */
   runtimeStatuses(): Iterable<RuntimePodStatus>;
   /** One pod's runtime status as the last relist saw it (the pod status cache). */
-  runtimeStatus?(uid: string): RuntimePodStatus | undefined;
+  runtimeStatus?: (uid: string) => RuntimePodStatus | undefined;
   probeMetrics(): Promise<string>;
   runner: Pick<TaskRunner, 'run'>;
   host: HostProbe;
