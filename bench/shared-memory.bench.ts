@@ -10,9 +10,9 @@ import { fileURLToPath } from 'node:url';
 import { Bench } from 'tinybench';
 import { taskRows } from './lib/report.js';
 import type { PodStatus } from '../src/runtime/types.js';
-import { MetricBlock } from '../src/workers/shared/metric-block.js';
-import { PodStatusCache } from '../src/workers/shared/pod-status-cache.js';
-import { decodePodStatus, encodePodStatus } from '../src/workers/shared/pod-status-codec.js';
+import { MetricBlock } from '../src/shared/metric-block.js';
+import { PodStatusCache } from '../src/shared/pod-status-cache.js';
+import { decodePodStatus, encodePodStatus } from '../src/shared/pod-status-codec.js';
 
 const NS = 1_700_000_000_000_000_123n;
 const uid = '6f1c2a3e-8a55-4e3e-9f4c-1c7b0f3d2e11';

@@ -4,10 +4,10 @@
  */
 import { DEFAULT_RUNTIME_REQUEST_TIMEOUT_MS } from '../cri/client.js';
 import type { WorkerInit } from './protocol.js';
-import { ImagePullGate, type ImagePullLimits } from './shared/image-pull-gate.js';
-import { MetricBlock } from './shared/metric-block.js';
-import { capacityForMaxPods, PodStatusCache } from './shared/pod-status-cache.js';
-import { RelistRecordTable } from './shared/relist-records.js';
+import { ImagePullGate, type ImagePullLimits } from '../shared/image-pull-gate.js';
+import { MetricBlock } from '../shared/metric-block.js';
+import { capacityForMaxPods, PodStatusCache } from '../shared/pod-status-cache.js';
+import { RelistRecordTable } from '../shared/relist-records.js';
 import { workerMetricSpec } from './worker-metrics.js';
 
 export interface SharedStateOptions {

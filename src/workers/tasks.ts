@@ -21,11 +21,11 @@ import { serveRelistLoop } from './relist/relist-loop.js';
 import { writeInspection } from './relist/write-inspection.js';
 import { assertNever, type InspectOutcome, type PodRef, type TaskRequest, type TaskResult, type WorkerInit } from './protocol.js';
 import { hasRuntimeState } from '../runtime/types.js';
-import { ImagePullGate } from './shared/image-pull-gate.js';
-import { MetricBlock } from './shared/metric-block.js';
-import { PodStatusCache } from './shared/pod-status-cache.js';
-import { RelistRecordTable } from './shared/relist-records.js';
-import { idKey } from './shared/id-key.js';
+import { ImagePullGate } from '../shared/image-pull-gate.js';
+import { MetricBlock } from '../shared/metric-block.js';
+import { PodStatusCache } from '../shared/pod-status-cache.js';
+import { RelistRecordTable } from '../shared/relist-records.js';
+import { idKey } from '../shared/id-key.js';
 import { threadId } from 'node:worker_threads';
 import { sharedRuntimeObserver } from './worker-metrics.js';
 

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll } from 'vitest';
 import { PodSchema, type Pod } from '../../src/api/pod.js';
 import type { ContainerStatus, PodStatus, SandboxStatus } from '../../src/runtime/types.js';
-import { PodStatusCache } from '../../src/workers/shared/pod-status-cache.js';
+import { PodStatusCache } from '../../src/shared/pod-status-cache.js';
 import { hashContainer } from '../../src/pod/container-hash.js';
 import type { SyncContext } from '../../src/workers/sync/sync-pod.js';
 import type { NodeInfo, SyncPodInput } from '../../src/workers/sync/sync-types.js';

@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import { afterAll, describe, expect, it } from 'vitest';
-import { PodStatusCache } from '../../src/workers/shared/pod-status-cache.js';
+import { PodStatusCache } from '../../src/shared/pod-status-cache.js';
 import { checkStatus, CONTROL_START, CONTROL_STOP, makeStatus } from './fixtures/torn-read-status.js';
 
 const SLOTS = 8;

@@ -7,7 +7,7 @@ import {
   type ContainerStatus,
 } from '../../src/gen/runtime/v1/api.js';
 import { ContainerEventWatcher, type ContainerEventBatch } from '../../src/workers/container-events/event-watcher.js';
-import { PodStatusCache } from '../../src/workers/shared/pod-status-cache.js';
+import { PodStatusCache } from '../../src/shared/pod-status-cache.js';
 
 const MS = 1_000_000n;
 const SB = 'sb'.repeat(32);

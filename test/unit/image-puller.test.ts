@@ -3,7 +3,7 @@ import { PodSchema, type Pod } from '../../src/api/pod.js';
 import { getBackoff, type BackoffState } from '../../src/workers/sync/backoff.js';
 import { ensureImage } from '../../src/workers/sync/image-puller.js';
 import { CriError } from '../../src/common/errors.js';
-import { ImagePullGate, imagePullLimits } from '../../src/workers/shared/image-pull-gate.js';
+import { ImagePullGate, imagePullLimits } from '../../src/shared/image-pull-gate.js';
 import { FakeCri } from '../fakes/fake-cri.js';
 
 const T0 = 1_700_000_000_000;

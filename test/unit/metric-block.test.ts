@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { KubeletTsError } from '../../src/common/errors.js';
-import { bytesFor, MetricBlock, type MetricBlockSpec } from '../../src/workers/shared/metric-block.js';
+import { bytesFor, MetricBlock, type MetricBlockSpec } from '../../src/shared/metric-block.js';
 
 const spec: MetricBlockSpec = {
   counters: [

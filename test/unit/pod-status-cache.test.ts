@@ -9,7 +9,7 @@ import {
   HEADER_BYTES,
   PodStatusCache,
   S_SEQ,
-} from '../../src/workers/shared/pod-status-cache.js';
+} from '../../src/shared/pod-status-cache.js';
 
 function status(uid: string, timestamp = 1000, message = ''): PodStatus {
   return {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { CapacityError } from '../../src/common/errors.js';
 import type { ContainerStatus, PodStatus } from '../../src/runtime/types.js';
-import { decodePodStatus, encodedPodStatusSize, encodePodStatus } from '../../src/workers/shared/pod-status-codec.js';
+import { decodePodStatus, encodedPodStatusSize, encodePodStatus } from '../../src/shared/pod-status-codec.js';
 
 const NS = 1_700_000_000_000_000_123n;
 

@@ -5,7 +5,7 @@ import type { EventRecorder } from '../../src/main/events/event-recorder.js';
 import { PodManager } from '../../src/main/kubelet/pod-manager.js';
 import { PoolSyncer } from '../../src/main/kubelet/pool-syncer.js';
 import { StatusManager } from '../../src/main/status/status-manager.js';
-import { PodStatusCache } from '../../src/workers/shared/pod-status-cache.js';
+import { PodStatusCache } from '../../src/shared/pod-status-cache.js';
 import type { SyncPodInput } from '../../src/workers/sync/sync-types.js';
 import type { TaskRunner } from '../../src/workers/task-runner.js';
 import { FakeClock } from '../fakes/fake-clock.js';

@@ -8,7 +8,7 @@ import { PodWorkers } from '../../src/main/pod-workers/pod-workers.js';
 import { StatusManager } from '../../src/main/status/status-manager.js';
 import type { PodStatus } from '../../src/runtime/types.js';
 import type { RequestOf, TaskResults, TaskType } from '../../src/workers/protocol.js';
-import { PodStatusCache } from '../../src/workers/shared/pod-status-cache.js';
+import { PodStatusCache } from '../../src/shared/pod-status-cache.js';
 import type { TaskRunner } from '../../src/workers/task-runner.js';
 import { FakeClock } from '../fakes/fake-clock.js';
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { CapacityError, KubeletTsError } from '../../src/common/errors.js';
-import { idKey } from '../../src/workers/shared/id-key.js';
-import { bytesFor, RECORD_WORDS, REC_STATE, RelistRecordTable } from '../../src/workers/shared/relist-records.js';
+import { idKey } from '../../src/shared/id-key.js';
+import { bytesFor, RECORD_WORDS, REC_STATE, RelistRecordTable } from '../../src/shared/relist-records.js';
 
 const hex = (c: string) => c.repeat(64);
 const S1 = hex('a');

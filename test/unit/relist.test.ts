@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { RuntimePod } from '../../src/runtime/types.js';
 import { relist } from '../../src/workers/relist/relist.js';
-import { RelistRecordTable } from '../../src/workers/shared/relist-records.js';
+import { RelistRecordTable } from '../../src/shared/relist-records.js';
 import { FakeRuntime } from '../fakes/fake-runtime.js';
 
 const id = (n: number) => n.toString(16).padStart(64, '0');

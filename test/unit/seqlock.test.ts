@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { KubeletTsError } from '../../src/common/errors.js';
-import { SeqLockArray, seqReadConsistent } from '../../src/workers/shared/seqlock.js';
+import { SeqLockArray, seqReadConsistent } from '../../src/shared/seqlock.js';
 
 function locks(count = 4, stride = 2, base = 1): { words: Int32Array; locks: SeqLockArray } {
   const words = new Int32Array(new SharedArrayBuffer(4 * (base + count * stride)));

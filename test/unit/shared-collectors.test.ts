@@ -1,7 +1,7 @@
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { registerMetricBlock } from '../../src/main/metrics/shared-collectors.js';
-import { MetricBlock } from '../../src/workers/shared/metric-block.js';
+import { MetricBlock } from '../../src/shared/metric-block.js';
 
 describe('registerMetricBlock', () => {
   it('renders shared counters and cumulative histograms in the Prometheus text format', async () => {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Runtime } from '../../src/runtime/runtime.js';
 import type { PodStatus } from '../../src/runtime/types.js';
 import { runTask, type TaskContext } from '../../src/workers/tasks.js';
-import { PodStatusCache } from '../../src/workers/shared/pod-status-cache.js';
+import { PodStatusCache } from '../../src/shared/pod-status-cache.js';
 import { writeInspection } from '../../src/workers/relist/write-inspection.js';
 import { c, container, makePod, podStatus, sandbox } from '../helpers/sync-fixtures.js';
 

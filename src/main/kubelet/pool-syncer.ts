@@ -11,7 +11,7 @@ import type { Clock } from '../../common/clock.js';
 import { SyncBackoffError } from '../../common/errors.js';
 import { errorMessage } from '../../common/error-message.js';
 import type { PodStatus as RuntimePodStatus, RuntimePod } from '../../runtime/types.js';
-import type { PodStatusCache } from '../../workers/shared/pod-status-cache.js';
+import type { PodStatusCache } from '../../shared/pod-status-cache.js';
 import type { BackoffState } from '../../workers/sync/backoff.js';
 import type { NodeInfo, PodEvent, SyncReason } from '../../workers/sync/sync-types.js';
 import type { TaskRunner } from '../../workers/task-runner.js';

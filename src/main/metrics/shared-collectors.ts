@@ -5,7 +5,7 @@
  * cumulative _bucket/_sum/_count), so no worker round trip is needed.
  */
 import type { Registry } from 'prom-client';
-import type { MetricBlock, MetricSnapshot } from '../../workers/shared/metric-block.js';
+import type { MetricBlock, MetricSnapshot } from '../../shared/metric-block.js';
 
 interface Value {
   metricName?: string;

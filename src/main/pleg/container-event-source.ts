@@ -11,7 +11,7 @@ import { CriClient } from '../../cri/client.js';
 import { serializeError } from '../../workers/error-wire.js';
 import { startThread } from '../../workers/start-thread.js';
 import type { WorkerInit } from '../../workers/protocol.js';
-import { PodStatusCache } from '../../workers/shared/pod-status-cache.js';
+import { PodStatusCache } from '../../shared/pod-status-cache.js';
 import { nodeEndpoint } from '../../workers/container-events/comlink-node.js';
 import { ContainerEventWatcher, type ContainerEventBatch, type WatchOutcome } from '../../workers/container-events/event-watcher.js';
 import type { ContainerEventsApi } from '../../workers/container-events/events-worker.js';

@@ -8,7 +8,7 @@ import * as Comlink from 'comlink';
 import type { Worker } from 'node:worker_threads';
 import type { Clock } from '../../common/clock.js';
 import { CriClient } from '../../cri/client.js';
-import type { PodStatusCache } from '../../workers/shared/pod-status-cache.js';
+import type { PodStatusCache } from '../../shared/pod-status-cache.js';
 import { ProberHost, type ProberBatch } from '../../workers/prober/prober-host.js';
 import type { ProberInit, ProberThreadApi } from '../../workers/prober/prober-protocol.js';
 import { nodeEndpoint } from '../../workers/container-events/comlink-node.js';

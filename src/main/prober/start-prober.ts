@@ -5,7 +5,7 @@
 import type { Logger } from 'pino';
 import type { Pod } from '../../api/pod.js';
 import type { Clock } from '../../common/clock.js';
-import type { PodStatusCache } from '../../workers/shared/pod-status-cache.js';
+import type { PodStatusCache } from '../../shared/pod-status-cache.js';
 import type { EventRecorder } from '../events/event-recorder.js';
 import type { ProbeResult } from '../sync-loop/sync-loop-queue.js';
 import { InlineProber, ThreadProber } from './prober-channel.js';

@@ -7,7 +7,7 @@ import type { Registry } from 'prom-client';
 import { CriClient } from '../../cri/client.js';
 import type { VersionResponse } from '../../gen/runtime/v1/api.js';
 import { createSharedState, type SharedState } from '../../workers/shared-state.js';
-import { imagePullLimits } from '../../workers/shared/image-pull-gate.js';
+import { imagePullLimits } from '../../shared/image-pull-gate.js';
 import { createTaskRunner, PoolRunner, type TaskRunner } from '../../workers/task-runner.js';
 import type { WorkerInit } from '../../workers/protocol.js';
 import { RUNTIME_OPS_DURATION, RUNTIME_OPS_ERRORS, RUNTIME_OPS_TOTAL, sharedRuntimeObserver } from '../../workers/worker-metrics.js';

@@ -20,7 +20,7 @@ import type { PlegEvent } from '../../runtime/pleg-event.js';
 import type { PodStatus } from '../../runtime/types.js';
 import { serializeError } from '../error-wire.js';
 import type { SerializedError } from '../protocol.js';
-import type { PodStatusCache } from '../shared/pod-status-cache.js';
+import type { PodStatusCache } from '../../shared/pod-status-cache.js';
 
 /** An open GetContainerEvents stream (CriClient.getContainerEvents). */
 export interface ContainerEventStream {

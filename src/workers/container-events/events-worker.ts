@@ -9,7 +9,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { realClock } from '../../common/clock.js';
 import { CriClient } from '../../cri/client.js';
 import type { WorkerInit } from '../protocol.js';
-import { PodStatusCache } from '../shared/pod-status-cache.js';
+import { PodStatusCache } from '../../shared/pod-status-cache.js';
 import { nodeEndpoint } from './comlink-node.js';
 import { ContainerEventWatcher, type ContainerEventBatch, type WatchOutcome } from './event-watcher.js';
 

@@ -7,7 +7,7 @@
  */
 import type { Clock } from '../../common/clock.js';
 import type { PodStatus } from '../../runtime/types.js';
-import type { PodStatusCache } from '../shared/pod-status-cache.js';
+import type { PodStatusCache } from '../../shared/pod-status-cache.js';
 
 export class CacheStatusSource {
   private slots = new Map<string, number>();

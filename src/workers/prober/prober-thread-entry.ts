@@ -8,7 +8,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { realClock } from '../../common/clock.js';
 import { CriClient } from '../../cri/client.js';
 import { nodeEndpoint } from '../container-events/comlink-node.js';
-import { PodStatusCache } from '../shared/pod-status-cache.js';
+import { PodStatusCache } from '../../shared/pod-status-cache.js';
 import { CacheStatusSource } from './cache-status-source.js';
 import { ProberHost, type ProberBatch } from './prober-host.js';
 import type { ProberInit, ProberThreadApi } from './prober-protocol.js';

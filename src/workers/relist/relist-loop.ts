@@ -23,8 +23,8 @@ import type { Runtime } from '../../runtime/runtime.js';
 import { nodeEndpoint } from '../container-events/comlink-node.js';
 import { serializeError } from '../error-wire.js';
 import type { RelistAck, RelistHandler, RelistLoopApi, RelistReport } from '../protocol.js';
-import type { PodStatusCache } from '../shared/pod-status-cache.js';
-import type { RelistRecordTable } from '../shared/relist-records.js';
+import type { PodStatusCache } from '../../shared/pod-status-cache.js';
+import type { RelistRecordTable } from '../../shared/relist-records.js';
 import { relist } from './relist.js';
 
 /** Milliseconds since the epoch with sub-millisecond precision, comparable across threads. */

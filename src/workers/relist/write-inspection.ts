@@ -19,7 +19,7 @@
  */
 import { withLaterStates } from '../../runtime/convert.js';
 import { CONTAINER_STATE_RANK, type PodStatus } from '../../runtime/types.js';
-import type { PodStatusCache } from '../shared/pod-status-cache.js';
+import type { PodStatusCache } from '../../shared/pod-status-cache.js';
 
 /** Compare-and-write attempts before the inspection is written over whatever won. */
 const ATTEMPTS = 3;

@@ -15,7 +15,7 @@ import type { Clock } from '../../common/clock.js';
 import type { CriApi } from '../../cri/client.js';
 import { containerState, toContainerStatus, withLaterStates } from '../../runtime/convert.js';
 import { CONTAINER_STATE_RANK, type ContainerStatus, type PodStatus, type SandboxStatus } from '../../runtime/types.js';
-import type { PodStatusCache } from '../shared/pod-status-cache.js';
+import type { PodStatusCache } from '../../shared/pod-status-cache.js';
 
 export interface PublishContext {
   cri: CriApi;

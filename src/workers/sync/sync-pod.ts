@@ -19,8 +19,8 @@ import { criStatusMessage, type CriApi } from '../../cri/client.js';
 import type { Runtime } from '../../runtime/runtime.js';
 import { toSandboxStatus } from '../../runtime/convert.js';
 import { hasRuntimeState, type KnownPodIds, type PodStatus } from '../../runtime/types.js';
-import type { ImagePullGate } from '../shared/image-pull-gate.js';
-import type { PodStatusCache } from '../shared/pod-status-cache.js';
+import type { ImagePullGate } from '../../shared/image-pull-gate.js';
+import type { PodStatusCache } from '../../shared/pod-status-cache.js';
 import { doBackOff, type BackoffState } from './backoff.js';
 import { computePodActions, describePodActions } from './compute-pod-actions.js';
 import {

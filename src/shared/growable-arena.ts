@@ -13,7 +13,7 @@
  * - The buffer reserves `fixed + maxExtentBytes` of address space up front;
  *   only what was grown to is memory.
  */
-import { CapacityError } from '../../common/errors.js';
+import { CapacityError } from '../common/errors.js';
 
 /** Default room for extents: address space reserved, not memory. */
 export const DEFAULT_EXTENT_BYTES = 256 * 1024 * 1024;

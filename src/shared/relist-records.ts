@@ -32,11 +32,11 @@
  * which its slot keeps for the next pods; so any pod can be recorded, and
  * memory grows only for the pods that need it.
  */
-import { CapacityError, KubeletTsError } from '../../common/errors.js';
+import { CapacityError, KubeletTsError } from '../common/errors.js';
 import { allocateExtent, createGrowableBuffer, DEFAULT_EXTENT_BYTES, initExtents, roomFor } from './growable-arena.js';
 import { diffRecords, RECORD_WORDS, REC_HI, REC_LO, REC_STATE, sameRecordsAt, type RecordDiff } from './record-compare.js';
 import { rebuildSlotIndex } from './slot-index.js';
-import type { ContainerState, SandboxState } from '../../runtime/types.js';
+import type { ContainerState, SandboxState } from '../runtime/types.js';
 import { idKeyInto } from './id-key.js';
 
 export const RELIST_RECORDS_MAGIC = 0x4b52454c; // 'KREL'

@@ -18,8 +18,8 @@
  * Limits (CapacityError when exceeded): a string is at most 65535 UTF-8
  * bytes; a list at most 65535 entries; the whole record must fit the region.
  */
-import { CapacityError, KubeletTsError } from '../../common/errors.js';
-import type { ContainerState, ContainerStatus, PodStatus, SandboxState, SandboxStatus } from '../../runtime/types.js';
+import { CapacityError, KubeletTsError } from '../common/errors.js';
+import type { ContainerState, ContainerStatus, PodStatus, SandboxState, SandboxStatus } from '../runtime/types.js';
 
 /** Bumped on any change to the wire layout above. */
 export const CODEC_VERSION = 1;

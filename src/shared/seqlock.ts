@@ -19,7 +19,7 @@
  * or DataView accesses. ECMAScript defines racy plain reads as yielding some
  * value (never undefined behaviour), and the sequence re-check discards them.
  */
-import { KubeletTsError } from '../../common/errors.js';
+import { KubeletTsError } from '../common/errors.js';
 
 /** Default bound on consistent-read attempts before `readConsistent` gives up. */
 export const DEFAULT_MAX_READ_RETRIES = 1_000_000;

@@ -15,7 +15,7 @@
  *   sub-microsecond durations are lost; bucket counts are non-cumulative,
  *   the last one being +Inf.
  */
-import { KubeletTsError } from '../../common/errors.js';
+import { KubeletTsError } from '../common/errors.js';
 
 export const METRIC_BLOCK_MAGIC = 0x4b4d4554; // 'KMET'
 /** Bumped on any change to the layout below. */

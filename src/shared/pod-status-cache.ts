@@ -41,9 +41,9 @@
  * same seqlock as the status.
  */
 import { rebuildSlotIndex } from './slot-index.js';
-import { CapacityError, KubeletTsError } from '../../common/errors.js';
+import { CapacityError, KubeletTsError } from '../common/errors.js';
 import { allocateExtent, createGrowableBuffer, DEFAULT_EXTENT_BYTES, initExtents, roomFor } from './growable-arena.js';
-import type { PodStatus } from '../../runtime/types.js';
+import type { PodStatus } from '../runtime/types.js';
 import { decodePodStatus, encodePodStatus } from './pod-status-codec.js';
 import { SeqLockArray, seqReadConsistent, seqWriteAcquire, seqWriteEnd } from './seqlock.js';
 
