@@ -22,7 +22,7 @@ import { generateAPIPodStatus } from '../src/main/status/generate-pod-status.js'
 import { applyV1Defaults } from '../src/main/podconfig/defaults.js';
 import { PodStorage } from '../src/main/podconfig/pod-storage.js';
 import type { ContainerStatus, PodStatus } from '../src/runtime/types.js';
-import { diffSlots } from '../src/workers/pleg-diff.js';
+import { diffSlots } from '../src/workers/relist/pleg-diff.js';
 import { capacityForMaxPods, PodStatusCache } from '../src/shared/pod-status-cache.js';
 import { RelistRecordTable } from '../src/shared/relist-records.js';
 import { computePodActions } from '../src/workers/sync/compute-pod-actions.js';

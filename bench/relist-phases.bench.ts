@@ -22,7 +22,7 @@ import { plegMetrics } from '../src/main/pleg/pleg-metrics.js';
 import { populate } from '../src/sim/populate.js';
 import { createSharedState } from '../src/workers/shared-state.js';
 import { PoolRunner, type RelistLoopConnection, type TaskRunner } from '../src/workers/task-runner.js';
-import type { TaskResults, TaskType, RequestOf } from '../src/workers/protocol.js';
+import type { TaskResults, TaskType, RequestOf } from '../src/workers/protocol/protocol.js';
 import { histograms, parseProm } from './lib/prom.js';
 import { arg, machine, percentile, round, writeResults } from './lib/report.js';
 import { startSimProcess } from './lib/sim-process.js';

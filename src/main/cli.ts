@@ -7,48 +7,19 @@
 import { ConfigError } from '../common/errors.js';
 import { createLogger, type Logger } from '../common/logger.js';
 import type { DestinationStream } from 'pino';
-import { formatDuration } from '../common/duration.js';
 import { parseFlags } from './config/flag-parser.js';
-import type { KubeletConfig } from './config/kubelet-config.js';
-import { resolveFromFlags, type ConfigSources, type ResolveEnv, type ResolvedConfig } from './config/load-config.js';
-import { packageVersion } from './version.js';
+import { resolveFromFlags, type ResolveEnv, type ResolvedConfig } from './config/load-config.js';
+import { packageVersion } from '../common/version.js';
 
 export type CommandLine = ({ kind: 'run' } & ResolvedConfig) | { kind: 'help'; text: string } | { kind: 'version'; text: string };
 
-export { packageVersion } from './version.js';
+export { packageVersion } from '../common/version.js';
 
 /** Parses argv and resolves the configuration. Throws ConfigError for bad flags or config. No side effects. */
 export function parseCommandLine(argv: readonly string[], env: ResolveEnv = {}): CommandLine {
   const parsed = parseFlags(argv, `kubelet-ts v${packageVersion()}`);
   if (parsed.kind !== 'flags') return parsed;
   return { kind: 'run', ...resolveFromFlags(parsed.flags, env) };
-}
-
-/** The pod sources of a config, as the start line names them. */
-export function podSources(config: KubeletConfig): string[] {
-  return [
-    ...(config.staticPodPath ? [`file:${config.staticPodPath}`] : []),
-    ...(config.staticPodURL ? [`http:${config.staticPodURL}`] : []),
-    ...(config.kubeconfig ? ['api'] : []),
-  ];
-}
-
-/** The settings an operator checks first, for the agent's start line. */
-export function configSummary(config: KubeletConfig, sources: ConfigSources): Record<string, unknown> {
-  const from = (source: string) =>
-    Object.entries(sources)
-      .filter(([, s]) => s === source)
-      .map(([k]) => k);
-  return {
-    nodeName: config.nodeName,
-    configFile: config.configFile || undefined,
-    sources: podSources(config),
-    maxPods: config.maxPods,
-    syncFrequency: formatDuration(config.syncFrequency),
-    relistMode: config.relistMode,
-    fromFile: from('file'),
-    fromFlags: from('flag'),
-  };
 }
 
 interface Writer {

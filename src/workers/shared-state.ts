@@ -3,7 +3,7 @@
  * WorkerInit that hands them to workers. Capacity derives from maxPods.
  */
 import { DEFAULT_RUNTIME_REQUEST_TIMEOUT_MS } from '../cri/client.js';
-import type { WorkerInit } from './protocol.js';
+import type { WorkerInit } from './protocol/protocol.js';
 import { ImagePullGate, type ImagePullLimits } from '../shared/image-pull-gate.js';
 import { MetricBlock } from '../shared/metric-block.js';
 import { capacityForMaxPods, PodStatusCache } from '../shared/pod-status-cache.js';

@@ -18,7 +18,7 @@ import { createLogger } from '../../src/common/logger.js';
 import { pidAlive, writePidFile } from '../../src/common/pid-file.js';
 import { CriClient } from '../../src/cri/client.js';
 import { ContainerState } from '../../src/gen/runtime/v1/api.js';
-import { startEmbeddedSim, type EmbeddedSim } from '../../src/main/embedded-sim.js';
+import { startEmbeddedSim, type EmbeddedSim } from '../../src/main/startup/embedded-sim.js';
 import { freePort } from '../helpers/ports.js';
 import { waitFor } from '../helpers/wait-for.js';
 

@@ -15,7 +15,7 @@ import { CriClient } from '../../src/cri/client.js';
 import { CriEvictionStats } from '../../src/main/eviction/cri-eviction-stats.js';
 import { EvictionManager } from '../../src/main/eviction/eviction-manager.js';
 import { parseThresholds } from '../../src/main/eviction/thresholds.js';
-import type { HostProbe } from '../../src/main/node/host-probe.js';
+import type { HostProbe } from '../../src/main/host/host-probe.js';
 import { startSimRuntime, type SimRuntimeHandle } from '../../src/sim/server.js';
 import { createSharedState } from '../../src/workers/shared-state.js';
 import { createTaskRunner, type TaskRunner } from '../../src/workers/task-runner.js';

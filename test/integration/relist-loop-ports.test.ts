@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimRuntime, type SimRuntimeHandle } from '../../src/sim/server.js';
 import { createSharedState } from '../../src/workers/shared-state.js';
 import { PoolRunner } from '../../src/workers/task-runner.js';
-import type { RelistReport } from '../../src/workers/protocol.js';
+import type { RelistReport } from '../../src/workers/protocol/protocol.js';
 import { pollUntil } from '../helpers/poll.js';
 
 /** Main-thread MessagePorts that keep the event loop alive (a port with a message listener does). */

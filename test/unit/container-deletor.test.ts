@@ -1,7 +1,7 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { ContainerDeletor, containersToDeleteInPod } from '../../src/main/kubelet/container-deletor.js';
-import type { TaskRequest } from '../../src/workers/protocol.js';
+import type { TaskRequest } from '../../src/workers/protocol/protocol.js';
 import type { ContainerStatus, PodStatus } from '../../src/runtime/types.js';
 
 function c(id: string, name: string, state: ContainerStatus['state'], createdAt: number): ContainerStatus {

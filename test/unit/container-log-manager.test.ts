@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { ContainerLogManager } from '../../src/main/logs/container-log-manager.js';
-import type { TaskRequest } from '../../src/workers/protocol.js';
+import type { TaskRequest } from '../../src/workers/protocol/protocol.js';
 import type { TaskRunner } from '../../src/workers/task-runner.js';
 import { FakeClock } from '../fakes/fake-clock.js';
 

@@ -5,7 +5,7 @@
  * pid is stale, and a live process that cannot be identified is refused.
  */
 import { describe, expect, it } from 'vitest';
-import { findLeftSim, isSimFor, type LeftSimProbe } from '../../src/main/embedded-sim.js';
+import { findLeftSim, isSimFor, type LeftSimProbe } from '../../src/main/startup/embedded-sim.js';
 
 const ENDPOINT = 'unix:///var/lib/kubelet-ts/sim/cri.sock';
 const PID_FILE = '/var/lib/kubelet-ts/sim/sim.pid';

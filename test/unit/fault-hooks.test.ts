@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { expect, it } from 'vitest';
-import { FAULT_HOOKS_ENV, installFaultHooks } from '../../src/main/fault-hooks.js';
+import { FAULT_HOOKS_ENV, installFaultHooks } from '../../src/main/startup/fault-hooks.js';
 import { captureLogger } from '../helpers/capture-logger.js';
 import { pollUntil } from '../helpers/poll.js';
 

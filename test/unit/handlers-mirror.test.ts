@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Pod } from '../../src/api/pod.js';
 import { silentLogger } from '../../src/common/logger.js';
 import { PodHandlers, type HandlerDeps } from '../../src/main/kubelet/handlers.js';
-import { PodManager } from '../../src/main/kubelet/pod-manager.js';
+import { PodManager } from '../../src/main/podconfig/pod-manager.js';
 import type { PodWorkers, PodWorkerSync, UpdatePodOptions } from '../../src/main/pod-workers/pod-workers.js';
 import { CONFIG_HASH_ANNOTATION, CONFIG_MIRROR_ANNOTATION, CONFIG_SOURCE_ANNOTATION } from '../../src/main/podconfig/types.js';
 import type { StatusManager } from '../../src/main/status/status-manager.js';

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { PodSchema, type Pod } from '../../src/api/pod.js';
 import type { ContainerDeletor } from '../../src/main/kubelet/container-deletor.js';
 import { PodHandlers } from '../../src/main/kubelet/handlers.js';
-import { PodManager } from '../../src/main/kubelet/pod-manager.js';
+import { PodManager } from '../../src/main/podconfig/pod-manager.js';
 import type { PodWorkers, UpdatePodOptions } from '../../src/main/pod-workers/pod-workers.js';
 import { StatusManager } from '../../src/main/status/status-manager.js';
 import { FakeClock } from '../fakes/fake-clock.js';

@@ -5,7 +5,7 @@ import { ApiStatusError } from '../../src/common/errors.js';
 import { silentLogger } from '../../src/common/logger.js';
 import type { RestClient } from '../../src/main/apiserver/rest-client.js';
 import { MirrorClient } from '../../src/main/kubelet/mirror-client.js';
-import { PodManager } from '../../src/main/kubelet/pod-manager.js';
+import { PodManager } from '../../src/main/podconfig/pod-manager.js';
 import { CONFIG_HASH_ANNOTATION, CONFIG_MIRROR_ANNOTATION, CONFIG_SOURCE_ANNOTATION } from '../../src/main/podconfig/types.js';
 
 const NODE: Node = { metadata: { name: 'node1', uid: 'node-uid' } };

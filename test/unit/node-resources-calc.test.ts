@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { MachineFacts } from '../../src/main/node/host-probe.js';
+import type { MachineFacts } from '../../src/main/host/host-probe.js';
 import { nodeAllocatable, nodeCapacity, type CapacityInputs, type Reservations } from '../../src/main/node/node-resources-calc.js';
 
 const GI = 1024n ** 3n;

@@ -4,10 +4,10 @@ import {
   aggregateMessage,
   nodeStatusChanged,
   setNodeStatus,
-  type NodeImage,
   type NodeStatusInputs,
   type NodeStatusMemory,
 } from '../../src/main/node/node-status-setters.js';
+import type { NodeImage } from '../../src/main/images/image-list-cache.js';
 import type { PressureCondition } from '../../src/main/node/pressure.js';
 import { nodeStatusPatch } from '../../src/main/node/node-status-patch.js';
 

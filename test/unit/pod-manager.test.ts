@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Pod } from '../../src/api/pod.js';
-import { PodManager } from '../../src/main/kubelet/pod-manager.js';
+import { PodManager } from '../../src/main/podconfig/pod-manager.js';
 import { CONFIG_HASH_ANNOTATION, CONFIG_MIRROR_ANNOTATION, CONFIG_SOURCE_ANNOTATION } from '../../src/main/podconfig/types.js';
 
 const pod = (name: string, uid: string, annotations: Record<string, string> = {}, namespace = 'default'): Pod =>

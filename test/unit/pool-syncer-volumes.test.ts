@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Pod } from '../../src/api/pod.js';
 import { silentLogger } from '../../src/common/logger.js';
 import type { EventRecorder } from '../../src/main/events/event-recorder.js';
-import { PodManager } from '../../src/main/kubelet/pod-manager.js';
+import { PodManager } from '../../src/main/podconfig/pod-manager.js';
 import { PoolSyncer } from '../../src/main/kubelet/pool-syncer.js';
 import { StatusManager } from '../../src/main/status/status-manager.js';
 import { PodStatusCache } from '../../src/shared/pod-status-cache.js';

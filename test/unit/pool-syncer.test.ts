@@ -1,13 +1,13 @@
 import { pino } from 'pino';
 import { describe, expect, it, vi } from 'vitest';
 import { PodSchema, type Pod } from '../../src/api/pod.js';
-import { PodManager } from '../../src/main/kubelet/pod-manager.js';
+import { PodManager } from '../../src/main/podconfig/pod-manager.js';
 import { pastActiveDeadline } from '../../src/main/kubelet/active-deadline.js';
 import { PoolSyncer, type PoolSyncerOptions } from '../../src/main/kubelet/pool-syncer.js';
 import { PodWorkers } from '../../src/main/pod-workers/pod-workers.js';
 import { StatusManager } from '../../src/main/status/status-manager.js';
 import type { PodStatus } from '../../src/runtime/types.js';
-import type { RequestOf, TaskResults, TaskType } from '../../src/workers/protocol.js';
+import type { RequestOf, TaskResults, TaskType } from '../../src/workers/protocol/protocol.js';
 import { PodStatusCache } from '../../src/shared/pod-status-cache.js';
 import type { TaskRunner } from '../../src/workers/task-runner.js';
 import { FakeClock } from '../fakes/fake-clock.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { RelistAck, RelistReport } from '../../src/workers/protocol.js';
+import type { RelistAck, RelistReport } from '../../src/workers/protocol/protocol.js';
 import { RelistLoop } from '../../src/workers/relist/relist-loop.js';
 import { createSharedState } from '../../src/workers/shared-state.js';
 import type { RuntimePod } from '../../src/runtime/types.js';

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { resolveConfig } from '../../src/main/config/load-config.js';
-import type { HostProbe } from '../../src/main/node/host-probe.js';
+import type { HostProbe } from '../../src/main/host/host-probe.js';
 import { configz } from '../../src/main/server/configz.js';
 import { runningPodList } from '../../src/main/server/running-pods.js';
 import { loadServingCert } from '../../src/main/server/serving-cert.js';

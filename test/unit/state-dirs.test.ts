@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { FileSystemError } from '../../src/common/errors.js';
-import { prepareStateDirs, type StateDirFs } from '../../src/main/state-dirs.js';
+import { prepareStateDirs, type StateDirFs } from '../../src/main/startup/state-dirs.js';
 
 const errno = (code: string, syscall: string, path: string, n: number) =>
   Object.assign(new Error(`${code}: ${syscall} '${path}'`), { code, syscall, path, errno: n });

@@ -4,7 +4,7 @@ import type { Pod } from '../../src/api/pod.js';
 import type { PodStatus } from '../../src/api/pod-status.js';
 import { ApiStatusError } from '../../src/common/errors.js';
 import { silentLogger } from '../../src/common/logger.js';
-import { PodManager } from '../../src/main/kubelet/pod-manager.js';
+import { PodManager } from '../../src/main/podconfig/pod-manager.js';
 import { CONFIG_HASH_ANNOTATION, CONFIG_MIRROR_ANNOTATION, CONFIG_SOURCE_ANNOTATION } from '../../src/main/podconfig/types.js';
 import { StatusManager } from '../../src/main/status/status-manager.js';
 import { mergePodStatus, STATUS_BATCH_PERIOD_MS, StatusSync } from '../../src/main/status/status-sync.js';

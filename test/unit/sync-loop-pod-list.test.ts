@@ -2,12 +2,12 @@ import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import type { Pod } from '../../src/api/pod.js';
 import type { PodHandlers } from '../../src/main/kubelet/handlers.js';
-import { PodManager } from '../../src/main/kubelet/pod-manager.js';
+import { PodManager } from '../../src/main/podconfig/pod-manager.js';
 import type { RuntimeState } from '../../src/main/kubelet/runtime-state.js';
 import type { PodWorkers } from '../../src/main/pod-workers/pod-workers.js';
 import type { PodConfig } from '../../src/main/podconfig/pod-config.js';
 import { StatusManager } from '../../src/main/status/status-manager.js';
-import { SyncLoop } from '../../src/main/sync-loop/sync-loop.js';
+import { SyncLoop } from '../../src/main/kubelet/sync-loop.js';
 import { FakeClock } from '../fakes/fake-clock.js';
 
 const pod = (uid: string, phase?: string): Pod => ({

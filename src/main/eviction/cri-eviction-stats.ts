@@ -18,7 +18,7 @@ import { value } from '../../api/quantity.js';
 import type { Clock } from '../../common/clock.js';
 import type { CriApi } from '../../cri/client.js';
 import type { TaskRunner } from '../../workers/task-runner.js';
-import type { HostProbe } from '../node/host-probe.js';
+import type { HostProbe } from '../host/host-probe.js';
 import { measurePodDiskUsage } from '../stats/pod-disk-usage.js';
 import type { EvictionStatsProvider, EvictionSummary, PodUsage, VolumeUsage } from './eviction-stats.js';
 import type { Observations } from './thresholds.js';

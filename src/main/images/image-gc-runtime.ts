@@ -15,7 +15,7 @@
  */
 import type { Logger } from 'pino';
 import type { CriApi } from '../../cri/client.js';
-import type { HostProbe } from '../node/host-probe.js';
+import type { HostProbe } from '../host/host-probe.js';
 import type { Clock } from '../../common/clock.js';
 import type { KubeletConfig } from '../config/kubelet-config.js';
 import { nodeReference, type EventRecorder } from '../events/event-recorder.js';

@@ -16,9 +16,15 @@ import type { Logger } from 'pino';
 import type { Clock } from '../../common/clock.js';
 import { runPeriodically } from '../../common/periodic.js';
 import type { CriClient } from '../../cri/client.js';
-import type { NodeImage } from '../node/node-status-setters.js';
 import type { RuntimeImage } from './image-gc-policy.js';
 import { errorMessage } from '../../common/error-message.js';
+
+/** One image as the node's status lists it. */
+export interface NodeImage {
+  repoDigests: string[];
+  repoTags: string[];
+  sizeBytes: number;
+}
 
 /** Upstream's refresh period of the image cache. */
 export const IMAGE_CACHE_REFRESH_MS = 30_000;

@@ -13,7 +13,7 @@ import type { PodStatus as RuntimePodStatus, RuntimePod } from '../../runtime/ty
 import { canAdmitPod, filterOutInactivePods, rejectedPodStatus, type AdmitNode } from '../admission/admit.js';
 import { isRuntimeStatusTerminal, type PodWorkers } from '../pod-workers/pod-workers.js';
 import type { StatusManager } from '../status/status-manager.js';
-import type { PodManager } from './pod-manager.js';
+import type { PodManager } from '../podconfig/pod-manager.js';
 import type { ContainerDeletor } from './container-deletor.js';
 import { pastActiveDeadline } from './active-deadline.js';
 import type { MirrorClient } from './mirror-client.js';

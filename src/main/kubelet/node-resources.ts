@@ -15,7 +15,7 @@ import { cpuCFSQuotaOf } from '../cgroups/setup-pod-cgroups.js';
 import type { NodeResources as AdmitResources } from '../admission/resources.js';
 import { parseKernelVersion, safeSysctlAllowlist } from '../admission/sysctls.js';
 import type { NodeAddress } from '../node/node-address.js';
-import type { MachineFacts } from '../node/host-probe.js';
+import type { MachineFacts } from '../host/host-probe.js';
 import { initialNode } from '../node/node-registration.js';
 import type { NodeInfo } from '../../workers/sync/sync-types.js';
 

@@ -19,7 +19,7 @@ import type { PodStatusFunc, PodSyncer, SyncContext, SyncPodType } from '../pod-
 import { generateAPIPodStatus } from '../status/generate-pod-status.js';
 import { activeDeadlineEviction } from './active-deadline.js';
 import type { StatusManager } from '../status/status-manager.js';
-import type { PodManager } from './pod-manager.js';
+import type { PodManager } from '../podconfig/pod-manager.js';
 import type { KubeletMetrics } from './kubelet-metrics.js';
 import { Semaphore } from '../../common/semaphore.js';
 import { podReference, type EventRecorder } from '../events/event-recorder.js';

@@ -7,7 +7,7 @@
  * pages for memory, never below zero. Values are canonical Quantity strings.
  */
 import { formatBytes, formatDecimalInteger, formatMilli, milliValue, parseQuantity, value } from '../../api/quantity.js';
-import type { MachineFacts } from './host-probe.js';
+import type { MachineFacts } from '../host/host-probe.js';
 import { thresholdAmount } from './pressure.js';
 
 export type ResourceStrings = Record<string, string>;

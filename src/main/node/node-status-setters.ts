@@ -17,10 +17,11 @@
  * capacity leaves allocatable too.
  */
 import { isDeepStrictEqual } from 'node:util';
+import type { NodeImage } from '../images/image-list-cache.js';
 import type { Node, NodeCondition } from '../../api/cluster.js';
 import { parseQuantity } from '../../api/quantity.js';
 import { isExtendedResourceName } from '../../api/resource-names.js';
-import type { MachineFacts } from './host-probe.js';
+import type { MachineFacts } from '../host/host-probe.js';
 import type { NodeAddress } from './node-address.js';
 import type { PressureCondition } from './pressure.js';
 
@@ -36,12 +37,6 @@ function exactValue(q: string): string {
 
 /** Upstream MaxNamesPerImageInNodeStatus. */
 export const MAX_NAMES_PER_IMAGE = 5;
-
-export interface NodeImage {
-  repoDigests: string[];
-  repoTags: string[];
-  sizeBytes: number;
-}
 
 export interface NodeStatusInputs {
   /** RFC3339 time of this update (heartbeat and transition times). */

@@ -8,11 +8,11 @@ import type { Worker } from 'node:worker_threads';
 import * as Comlink from 'comlink';
 import { realClock } from '../../common/clock.js';
 import { CriClient } from '../../cri/client.js';
-import { serializeError } from '../../workers/error-wire.js';
+import { serializeError } from '../../workers/protocol/error-wire.js';
 import { startThread } from '../../workers/start-thread.js';
-import type { WorkerInit } from '../../workers/protocol.js';
+import type { WorkerInit } from '../../workers/protocol/protocol.js';
 import { PodStatusCache } from '../../shared/pod-status-cache.js';
-import { nodeEndpoint } from '../../workers/container-events/comlink-node.js';
+import { nodeEndpoint } from '../../common/comlink-node.js';
 import { ContainerEventWatcher, type ContainerEventBatch, type WatchOutcome } from '../../workers/container-events/event-watcher.js';
 import type { ContainerEventsApi } from '../../workers/container-events/events-worker.js';
 

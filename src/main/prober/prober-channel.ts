@@ -11,7 +11,7 @@ import { CriClient } from '../../cri/client.js';
 import type { PodStatusCache } from '../../shared/pod-status-cache.js';
 import { ProberHost, type ProberBatch } from '../../workers/prober/prober-host.js';
 import type { ProberInit, ProberThreadApi } from '../../workers/prober/prober-protocol.js';
-import { nodeEndpoint } from '../../workers/container-events/comlink-node.js';
+import { nodeEndpoint } from '../../common/comlink-node.js';
 import { startThread } from '../../workers/start-thread.js';
 import type { ProbePod, ProbeType } from '../../workers/prober/probe-types.js';
 import { runProbe } from '../../workers/prober/run-probe.js';

@@ -14,7 +14,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import type { Clock } from '../../common/clock.js';
 import { rfc3339 } from '../../common/time.js';
-import type { HostProbe } from '../node/host-probe.js';
+import type { HostProbe } from '../host/host-probe.js';
 import type { CpuSample, CriStatsSnapshot, FsSample, MemorySample } from '../../workers/stats/cri-stats.js';
 import type { TaskRunner } from '../../workers/task-runner.js';
 import type { Pod } from '../../api/pod.js';

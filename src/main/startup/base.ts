@@ -6,11 +6,11 @@
  */
 import { resolve } from 'node:path';
 import { collectDefaultMetrics, Registry } from 'prom-client';
-import { connectCluster, type ClusterConnection } from '../cluster-node.js';
+import { connectCluster, type ClusterConnection } from './cluster-node.js';
 import { nodeReference, Recorder } from '../events/event-recorder.js';
 import { nodeNameMetric } from '../node/node-metrics.js';
-import { prepareStateDirs } from '../state-dirs.js';
-import { packageVersion } from '../version.js';
+import { prepareStateDirs } from './state-dirs.js';
+import { packageVersion } from '../../common/version.js';
 import type { AgentContext } from './context.js';
 
 export interface AgentBase {

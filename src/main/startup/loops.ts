@@ -7,7 +7,7 @@
 import type { Registry } from 'prom-client';
 import type { CriClient } from '../../cri/client.js';
 import type { TaskRunner } from '../../workers/task-runner.js';
-import type { ClusterConnection } from '../cluster-node.js';
+import type { ClusterConnection } from './cluster-node.js';
 import type { Recorder } from '../events/event-recorder.js';
 import type { EvictionManager } from '../eviction/eviction-manager.js';
 import { startEviction } from '../eviction/setup.js';
@@ -15,7 +15,7 @@ import { createImageGc } from '../images/image-gc-runtime.js';
 import { BootProgress, bootCounts } from '../kubelet/boot-progress.js';
 import { ContainerGc } from '../kubelet/container-gc.js';
 import { ContainerLogManager } from '../logs/container-log-manager.js';
-import { linuxHostProbe } from '../node/host-probe.js';
+import { linuxHostProbe } from '../host/host-probe.js';
 import { podStatusSyncDuration } from '../status/status-metrics.js';
 import { StatusSync } from '../status/status-sync.js';
 import type { AgentContext } from './context.js';

@@ -7,17 +7,17 @@
  */
 import os from 'node:os';
 import type { CriClient } from '../../cri/client.js';
-import { clusterNode as makeClusterNode, type ClusterConnection, type ClusterNode } from '../cluster-node.js';
+import { clusterNode as makeClusterNode, type ClusterConnection, type ClusterNode } from './cluster-node.js';
 import type { EventRecorder } from '../events/event-recorder.js';
 import type { EvictionManager } from '../eviction/eviction-manager.js';
 import { ImageListCache } from '../images/image-list-cache.js';
 import { MirrorClient } from '../kubelet/mirror-client.js';
 import { nodeResources, type NodeResources } from '../kubelet/node-resources.js';
 import type { RuntimeState } from '../kubelet/runtime-state.js';
-import { linuxHostProbe } from '../node/host-probe.js';
+import { linuxHostProbe } from '../host/host-probe.js';
 import { NodeStatusInputsCollector } from '../node/node-status-inputs.js';
 import { startPodCidr } from '../node/pod-cidr.js';
-import { kubeletVersion } from '../version.js';
+import { kubeletVersion } from '../../common/version.js';
 import type { AgentContext } from './context.js';
 import { errorMessage } from '../../common/error-message.js';
 

@@ -9,7 +9,7 @@ import type { CriClient } from '../../cri/client.js';
 import type { PlegEvent } from '../../runtime/pleg-event.js';
 import type { SharedState } from '../../workers/shared-state.js';
 import type { TaskRunner } from '../../workers/task-runner.js';
-import type { WorkerInit } from '../../workers/protocol.js';
+import type { WorkerInit } from '../../workers/protocol/protocol.js';
 import { RuntimeState } from '../kubelet/runtime-state.js';
 import { InlineContainerEventSource, WorkerContainerEventSource } from '../pleg/container-event-source.js';
 import { EventedPleg } from '../pleg/evented-pleg.js';

@@ -9,15 +9,15 @@ import type { VersionResponse } from '../../gen/runtime/v1/api.js';
 import { createSharedState, type SharedState } from '../../workers/shared-state.js';
 import { imagePullLimits } from '../../shared/image-pull-gate.js';
 import { createTaskRunner, PoolRunner, type TaskRunner } from '../../workers/task-runner.js';
-import type { WorkerInit } from '../../workers/protocol.js';
+import type { WorkerInit } from '../../workers/protocol/protocol.js';
 import { RUNTIME_OPS_DURATION, RUNTIME_OPS_ERRORS, RUNTIME_OPS_TOTAL, sharedRuntimeObserver } from '../../workers/worker-metrics.js';
-import { configSummary } from '../cli.js';
+import { configSummary } from '../config/config-summary.js';
 import type { ConfigSources } from '../config/load-config.js';
-import { startEmbeddedSim } from '../embedded-sim.js';
-import { installFaultHooks } from '../fault-hooks.js';
+import { startEmbeddedSim } from './embedded-sim.js';
+import { installFaultHooks } from './fault-hooks.js';
 import { registerMetricBlock } from '../metrics/shared-collectors.js';
-import { waitForRuntime } from '../runtime-readiness.js';
-import { packageVersion } from '../version.js';
+import { waitForRuntime } from './runtime-readiness.js';
+import { packageVersion } from '../../common/version.js';
 import type { AgentContext } from './context.js';
 
 const HELP = {

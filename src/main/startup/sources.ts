@@ -5,7 +5,7 @@
  * lister pods' service environment variables come from.
  */
 import type { Registry } from 'prom-client';
-import type { ClusterConnection, ClusterNode } from '../cluster-node.js';
+import type { ClusterConnection, ClusterNode } from './cluster-node.js';
 import { ServiceLister } from '../kubelet/service-env.js';
 import { ApiSource } from '../podconfig/api-source.js';
 import { PodConfig } from '../podconfig/pod-config.js';

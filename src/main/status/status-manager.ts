@@ -20,7 +20,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from 'pino';
 import type { Pod, PodStatus as ApiPodStatus } from '../../api/pod.js';
-import type { PodManager } from '../kubelet/pod-manager.js';
+import type { PodManager } from '../podconfig/pod-manager.js';
 import { checkContainerStateTransition } from './container-state-transition.js';
 import { terminatedPodStatus } from './terminated-pod-status.js';
 

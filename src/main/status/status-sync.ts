@@ -34,7 +34,7 @@ import { v as klogV } from '../../common/logger.js';
 import { runPeriodically } from '../../common/periodic.js';
 import { isConflict, isNotFound, type RestClient } from '../apiserver/rest-client.js';
 import { twoWayMergePatch } from '../apiserver/strategic-patch.js';
-import type { PodManager } from '../kubelet/pod-manager.js';
+import type { PodManager } from '../podconfig/pod-manager.js';
 import { API_SOURCE, CONFIG_SOURCE_ANNOTATION, isStaticPod } from '../podconfig/types.js';
 import { KUBELET_OWNED_CONDITIONS } from './pod-conditions.js';
 import type { StatusManager } from './status-manager.js';

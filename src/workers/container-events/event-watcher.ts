@@ -18,8 +18,8 @@ import { ContainerEventType, type ContainerEventResponse } from '../../gen/runti
 import { isSandboxDeleted, plegEventsOf, podStatusFromEvent } from '../../runtime/event-status.js';
 import type { PlegEvent } from '../../runtime/pleg-event.js';
 import type { PodStatus } from '../../runtime/types.js';
-import { serializeError } from '../error-wire.js';
-import type { SerializedError } from '../protocol.js';
+import { serializeError } from '../protocol/error-wire.js';
+import type { SerializedError } from '../protocol/protocol.js';
 import type { PodStatusCache } from '../../shared/pod-status-cache.js';
 
 /** An open GetContainerEvents stream (CriClient.getContainerEvents). */

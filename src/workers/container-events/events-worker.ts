@@ -8,9 +8,9 @@ import * as Comlink from 'comlink';
 import { parentPort, workerData } from 'node:worker_threads';
 import { realClock } from '../../common/clock.js';
 import { CriClient } from '../../cri/client.js';
-import type { WorkerInit } from '../protocol.js';
+import type { WorkerInit } from '../protocol/protocol.js';
 import { PodStatusCache } from '../../shared/pod-status-cache.js';
-import { nodeEndpoint } from './comlink-node.js';
+import { nodeEndpoint } from '../../common/comlink-node.js';
 import { ContainerEventWatcher, type ContainerEventBatch, type WatchOutcome } from './event-watcher.js';
 
 const init = workerData as WorkerInit;

@@ -7,7 +7,7 @@ import * as Comlink from 'comlink';
 import { parentPort, workerData } from 'node:worker_threads';
 import { realClock } from '../../common/clock.js';
 import { CriClient } from '../../cri/client.js';
-import { nodeEndpoint } from '../container-events/comlink-node.js';
+import { nodeEndpoint } from '../../common/comlink-node.js';
 import { PodStatusCache } from '../../shared/pod-status-cache.js';
 import { CacheStatusSource } from './cache-status-source.js';
 import { ProberHost, type ProberBatch } from './prober-host.js';

@@ -8,8 +8,8 @@
  */
 import { CapacityError } from '../../common/errors.js';
 import type { Runtime } from '../../runtime/runtime.js';
-import { diffSlots } from '../pleg-diff.js';
-import type { RelistSummary } from '../protocol.js';
+import { diffSlots } from './pleg-diff.js';
+import type { RelistSummary } from '../protocol/protocol.js';
 import type { RelistRecordTable } from '../../shared/relist-records.js';
 
 export async function relist(ctx: { runtime: Runtime; records: RelistRecordTable }): Promise<RelistSummary> {

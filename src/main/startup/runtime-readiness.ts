@@ -3,9 +3,9 @@
  * with capped exponential backoff and logging each failure (what, where, why).
  */
 import type { Logger } from 'pino';
-import type { Clock } from '../common/clock.js';
-import type { CriClient } from '../cri/client.js';
-import type { VersionResponse } from '../gen/runtime/v1/api.js';
+import type { Clock } from '../../common/clock.js';
+import type { CriClient } from '../../cri/client.js';
+import type { VersionResponse } from '../../gen/runtime/v1/api.js';
 
 export async function waitForRuntime(cri: CriClient, clock: Clock, logger: Logger, signal: AbortSignal): Promise<VersionResponse> {
   let delay = 100;

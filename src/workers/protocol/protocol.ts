@@ -6,13 +6,13 @@
  * termination) and never a task error.
  */
 import type { MessagePort } from 'node:worker_threads';
-import type { PlegEvent } from '../runtime/pleg-event.js';
-import type { KnownPodIds } from '../runtime/types.js';
-import type { GcContainer, GcRemoval, GcResult, GcSandbox } from './sync/container-gc.js';
-import type { RotateLogsInput, RotateLogsResult } from './logs/rotate-logs.js';
-import type { CriStatsSnapshot } from './stats/cri-stats.js';
-import type { DiskUsage } from './stats/disk-usage.js';
-import type { SyncPodInput, SyncPodResult, TerminatePodInput, TerminatePodResult } from './sync/sync-types.js';
+import type { PlegEvent } from '../../runtime/pleg-event.js';
+import type { KnownPodIds } from '../../runtime/types.js';
+import type { GcContainer, GcRemoval, GcResult, GcSandbox } from '../sync/container-gc.js';
+import type { RotateLogsInput, RotateLogsResult } from '../logs/rotate-logs.js';
+import type { CriStatsSnapshot } from '../stats/cri-stats.js';
+import type { DiskUsage } from '../stats/disk-usage.js';
+import type { SyncPodInput, SyncPodResult, TerminatePodInput, TerminatePodResult } from '../sync/sync-types.js';
 
 /** Data every worker is started with (piscina workerData). */
 export interface WorkerInit {

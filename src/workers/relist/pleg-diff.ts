@@ -8,8 +8,8 @@
  * Assumption (upstream's too): a container is not created, run, died and
  * removed within one relist period; such a container produces no events.
  */
-import type { PlegEvent } from '../runtime/pleg-event.js';
-import type { RelistRecordTable } from '../shared/relist-records.js';
+import type { PlegEvent } from '../../runtime/pleg-event.js';
+import type { RelistRecordTable } from '../../shared/relist-records.js';
 
 type PlegState = 'running' | 'exited' | 'unknown' | 'non-existent';
 

@@ -5,7 +5,7 @@
  * they are never run, they only mirror a static pod. Main thread only.
  */
 import { podFullName, type Pod } from '../../api/pod.js';
-import { CONFIG_HASH_ANNOTATION, CONFIG_MIRROR_ANNOTATION, isMirrorPod } from '../podconfig/types.js';
+import { CONFIG_HASH_ANNOTATION, CONFIG_MIRROR_ANNOTATION, isMirrorPod } from './types.js';
 
 class PodIndex {
   readonly byUid = new Map<string, Pod>();

@@ -8,7 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { UPSTREAM_COMPAT_VERSION } from '../common/upstream-version.js';
+import { UPSTREAM_COMPAT_VERSION } from './upstream-version.js';
 
 export { UPSTREAM_COMPAT_VERSION };
 

@@ -6,15 +6,15 @@
  */
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
-import type { Clock } from '../common/clock.js';
-import type { ApiClients } from './apiserver/clients.js';
-import type { KubeletConfig } from './config/kubelet-config.js';
-import { ApiEventSink } from './events/event-sink.js';
-import type { EventRecorder } from './events/event-recorder.js';
-import { NodeLeaseController } from './node/node-lease.js';
-import type { NodeStatusInputsCollector } from './node/node-status-inputs.js';
-import { NodeStatusManager } from './node/node-status-manager.js';
-import type { PodCidr } from './node/pod-cidr.js';
+import type { Clock } from '../../common/clock.js';
+import type { ApiClients } from '../apiserver/clients.js';
+import type { KubeletConfig } from '../config/kubelet-config.js';
+import { ApiEventSink } from '../events/event-sink.js';
+import type { EventRecorder } from '../events/event-recorder.js';
+import { NodeLeaseController } from '../node/node-lease.js';
+import type { NodeStatusInputsCollector } from '../node/node-status-inputs.js';
+import { NodeStatusManager } from '../node/node-status-manager.js';
+import type { PodCidr } from '../node/pod-cidr.js';
 
 export interface ClusterConnection {
   clients: ApiClients;
@@ -33,7 +33,7 @@ export interface ConnectDeps {
 export async function connectCluster(config: KubeletConfig, d: ConnectDeps): Promise<ClusterConnection> {
   // Loaded here, not at start-up: the clients pull in @kubernetes/client-node (its whole generated
   // API, ~40 MB of heap and code), which a standalone node never uses.
-  const { connectApiserver } = await import('./apiserver/clients.js');
+  const { connectApiserver } = await import('../apiserver/clients.js');
   const clients = await connectApiserver(config, d);
   // No request has been made yet: node registration says when the apiserver first answers.
   d.logger.info({ server: clients.main.server.href, kubeconfig: config.kubeconfig }, 'Using the apiserver');

@@ -8,8 +8,8 @@
  */
 import * as nodeFs from 'node:fs';
 import { getSystemErrorMap } from 'node:util';
-import { FileSystemError } from '../common/errors.js';
-import { makeDirectory, type DirFs } from '../common/make-dir.js';
+import { FileSystemError } from '../../common/errors.js';
+import { makeDirectory, type DirFs } from '../../common/make-dir.js';
 
 export interface StateDir {
   path: string;

@@ -10,7 +10,7 @@ import {
   CriUnavailableError,
   KubeletTsError,
   ERROR_CODES,
-} from '../common/errors.js';
+} from '../../common/errors.js';
 import type { SerializedError } from './protocol.js';
 
 export function serializeError(err: unknown): SerializedError {

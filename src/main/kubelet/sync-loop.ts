@@ -19,14 +19,14 @@ import type { Logger } from 'pino';
 import type { Clock } from '../../common/clock.js';
 import { sleepOrWake } from '../../common/wakeup.js';
 import type { Pod, PodStatus } from '../../api/pod.js';
-import type { PodHandlers } from '../kubelet/handlers.js';
-import type { PodManager } from '../kubelet/pod-manager.js';
-import type { RuntimeState } from '../kubelet/runtime-state.js';
+import type { PodHandlers } from './handlers.js';
+import type { PodManager } from '../podconfig/pod-manager.js';
+import type { RuntimeState } from './runtime-state.js';
 import type { PodWorkers } from '../pod-workers/pod-workers.js';
 import type { PodConfig } from '../podconfig/pod-config.js';
 import type { PodUpdate } from '../podconfig/types.js';
 import type { StatusManager } from '../status/status-manager.js';
-import { SyncLoopQueue, type SyncLoopEvent } from './sync-loop-queue.js';
+import { SyncLoopQueue, type SyncLoopEvent } from '../sync-loop/sync-loop-queue.js';
 
 export const SYNC_TICK_MS = 1000;
 export const HOUSEKEEPING_PERIOD_MS = 2000;

@@ -26,12 +26,12 @@ import { existsSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
-import type { Clock } from '../common/clock.js';
-import { KubeletTsError } from '../common/errors.js';
-import { makeDirectory } from '../common/make-dir.js';
-import { pidAlive, processArgv, readPidFile, removePidFile, writePidFile } from '../common/pid-file.js';
-import { CriClient } from '../cri/client.js';
-import { runPeriodically } from '../common/periodic.js';
+import type { Clock } from '../../common/clock.js';
+import { KubeletTsError } from '../../common/errors.js';
+import { makeDirectory } from '../../common/make-dir.js';
+import { pidAlive, processArgv, readPidFile, removePidFile, writePidFile } from '../../common/pid-file.js';
+import { CriClient } from '../../cri/client.js';
+import { runPeriodically } from '../../common/periodic.js';
 
 export interface EmbeddedSim {
   endpoint: string;
