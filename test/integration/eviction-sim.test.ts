@@ -15,11 +15,11 @@ import { CriClient } from '../../src/cri/client.js';
 import { CriEvictionStats } from '../../src/main/eviction/cri-eviction-stats.js';
 import { EvictionManager } from '../../src/main/eviction/eviction-manager.js';
 import { parseThresholds } from '../../src/main/eviction/thresholds.js';
-import type { HostProbe } from '../../src/main/host/host-probe.js';
 import { startSimRuntime, type SimRuntimeHandle } from '../../src/sim/server.js';
 import { createSharedState } from '../../src/workers/shared-state.js';
 import { createTaskRunner, type TaskRunner } from '../../src/workers/task-runner.js';
 import { FakeClock } from '../fakes/fake-clock.js';
+import { FakeHostProbe } from '../fakes/fake-host-probe.js';
 
 const MI = 1024 * 1024;
 const GI = 1024 * MI;
@@ -65,24 +65,9 @@ describe('eviction over the simulated runtime', () => {
   });
 
   it('ranks by the working sets the sim reports and the emptyDir usage on disk', async () => {
-    let workingSet = 2n * BigInt(GI);
-    const host: HostProbe = {
-      machine: () => ({
-        machineID: '',
-        systemUUID: '',
-        bootID: '',
-        kernelVersion: '',
-        osImage: '',
-        operatingSystem: 'linux',
-        architecture: 'amd64',
-        cpuCores: 2,
-        memoryBytes: 4n * BigInt(GI),
-        hugepages: {},
-      }),
-      fsStats: () => ({ capacityBytes: 100n * BigInt(GI), availableBytes: 60n * BigInt(GI), inodes: 1000n, inodesFree: 900n }),
-      memoryWorkingSetBytes: () => workingSet,
-      pids: () => ({ max: 4096, running: 100 }),
-    };
+    const host = new FakeHostProbe({ memoryBytes: 4n * BigInt(GI) });
+    host.fs = { capacityBytes: 100n * BigInt(GI), availableBytes: 60n * BigInt(GI), inodes: 1000n, inodesFree: 900n };
+    host.workingSetBytes = 2n * BigInt(GI);
     const pods = [
       pod('guaranteed', {
         containers: [
@@ -145,14 +130,14 @@ describe('eviction over the simulated runtime', () => {
 
     // Memory: the hog (400Mi over a request of 0) goes first; the Guaranteed pod is below its request.
     const m = manager({ 'memory.available': '1Gi' });
-    workingSet = 3n * BigInt(GI) + 512n * BigInt(MI);
+    host.workingSetBytes = 3n * BigInt(GI) + 512n * BigInt(MI);
     expect((await m.synchronize()).map((p) => p.metadata.name)).toEqual(['hog']);
     expect(killed[0].message).toBe('The node was low on resource: memory. Container app was using 400Mi, which exceeds its request of 0. ');
     expect(m.admit(pod('late'))).toEqual({ admit: false, reason: 'Evicted', message: 'The node had condition: [MemoryPressure]. ' });
 
     // allocatableMemory.available: 3Gi − the pods' working sets (950Mi) = 2122Mi, under a 2500Mi threshold.
     killed.length = 0;
-    workingSet = 1n * BigInt(GI);
+    host.workingSetBytes = 1n * BigInt(GI);
     const alloc = manager({ 'allocatableMemory.available': '2500Mi' });
     expect((await alloc.synchronize()).map((p) => p.metadata.name)).toEqual(['hog']);
 

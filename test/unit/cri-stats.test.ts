@@ -69,3 +69,55 @@ describe('criStats: every ready sandbox is reported', () => {
     await expect(criStats(cri.api)).rejects.toThrow('bug');
   });
 });
+
+describe('criStats: pod network', () => {
+  const eth0 = { name: 'eth0', rxBytes: 500n, rxErrors: 0n, txBytes: 70n, txErrors: 1n };
+
+  it("the runtime's sandbox network, a zero timestamp (containerd 1.6) taken from the sandbox's cpu sample", async () => {
+    const cri = runtime(async () => ({
+      stats: ['a', 'b'].map((id) => ({
+        attributes: { id },
+        linux: {
+          cpu: { timestamp: 7n * ts, usageCoreNanoSeconds: v(1n) },
+          network: { timestamp: 0n, defaultInterface: { name: 'eth0', rxBytes: v(10n), txBytes: v(20n) }, interfaces: [] },
+        },
+      })),
+    }));
+    const snap = await criStats(cri.api, { netDev: () => [eth0] });
+    expect(snap.pods[0].network).toEqual({
+      time: 7n * ts,
+      defaultName: 'eth0',
+      interfaces: [{ name: 'eth0', rxBytes: 10n, rxErrors: undefined, txBytes: 20n, txErrors: undefined }],
+    });
+    expect(cri.callsOf('podSandboxStatus')).toEqual([]);
+  });
+
+  it('without it (no sandbox stats): /proc/<pid>/net/dev of the sandbox process from the verbose status; failures go without', async () => {
+    const cri = runtime(() => Promise.reject(new CriError('unimplemented', 'ListPodSandboxStats', UNIMPLEMENTED)));
+    cri.handlers.podSandboxStatus = async (r) => {
+      if (r.podSandboxId === 'b') throw new CriError('gone', 'PodSandboxStatus', 5);
+      return { status: { id: r.podSandboxId }, info: { info: JSON.stringify({ pid: 4242, sandboxID: r.podSandboxId }) } };
+    };
+    const asked: number[] = [];
+    const snap = await criStats(cri.api, { netDev: (pid) => (asked.push(pid), [eth0]), nowNs: () => 9n * ts });
+    expect(snap.pods[0].network).toEqual({ time: 9n * ts, interfaces: [eth0] });
+    expect(snap.pods[1].network).toBeUndefined();
+    expect(asked).toEqual([4242]);
+    expect(cri.callsOf('podSandboxStatus')).toEqual([
+      { podSandboxId: 'a', verbose: true },
+      { podSandboxId: 'b', verbose: true },
+    ]);
+  });
+
+  it('no pid in the verbose info, or an unreadable namespace: no network', async () => {
+    const cri = runtime(() => Promise.reject(new CriError('unimplemented', 'ListPodSandboxStats', UNIMPLEMENTED)));
+    cri.handlers.podSandboxStatus = async (r) => ({
+      status: { id: r.podSandboxId },
+      info: r.podSandboxId === 'a' ? { info: '{"pid":0}' } : { info: '{"pid":77}' },
+    });
+    const asked: number[] = [];
+    const snap = await criStats(cri.api, { netDev: (pid) => (asked.push(pid), undefined) });
+    expect(snap.pods.map((p) => p.network)).toEqual([undefined, undefined]);
+    expect(asked).toEqual([77]);
+  });
+});

@@ -4,7 +4,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { resolveConfig } from '../../src/main/config/load-config.js';
-import type { HostProbe } from '../../src/main/host/host-probe.js';
 import { configz } from '../../src/main/server/configz.js';
 import { runningPodList } from '../../src/main/server/running-pods.js';
 import { loadServingCert } from '../../src/main/server/serving-cert.js';
@@ -13,6 +12,7 @@ import { StatsProvider, stringifyWithBigints } from '../../src/main/server/stats
 import type { PodStatus } from '../../src/runtime/types.js';
 import type { CriStatsSnapshot } from '../../src/workers/stats/cri-stats.js';
 import { FakeClock } from '../fakes/fake-clock.js';
+import { FakeHostProbe } from '../fakes/fake-host-probe.js';
 
 describe('configz', () => {
   it('the effective config in v1beta1 JSON: durations as Go strings, nested server settings', () => {
@@ -81,23 +81,9 @@ describe('runningPodList (upstream GetRunningPods + ToAPIPod)', () => {
 });
 
 describe('StatsProvider', () => {
-  const host: HostProbe = {
-    machine: () => ({
-      machineID: '',
-      systemUUID: '',
-      bootID: '',
-      kernelVersion: '',
-      osImage: '',
-      operatingSystem: 'linux',
-      architecture: 'amd64',
-      cpuCores: 2,
-      memoryBytes: 8_000n,
-      hugepages: {},
-    }),
-    fsStats: () => ({ capacityBytes: 1000n, availableBytes: 400n, inodes: 100n, inodesFree: 90n }),
-    memoryWorkingSetBytes: () => 3_000n,
-    pids: () => ({ max: 4096, running: 99 }),
-  };
+  const host = new FakeHostProbe({ memoryBytes: 8_000n });
+  host.workingSetBytes = 3_000n;
+  host.pidFigures = { max: 4096, running: 99 };
   const S = 1_000_000_000n;
   const snapshot = (t: bigint, core: bigint): CriStatsSnapshot => ({
     pods: [
@@ -164,6 +150,38 @@ describe('StatsProvider', () => {
     expect(text).toContain('pod_memory_working_set_bytes{namespace="default",pod="web"} 1152921504606846976 12000');
     expect(text).toContain('node_memory_working_set_bytes 3000 1002000');
     expect(text).toContain('resource_scrape_error 0');
+  });
+
+  it("Summary network: the node's interfaces from the host; a pod's default interface eth0, or an empty name without one", async () => {
+    const iface = (name: string, rx: bigint) => ({ name, rxBytes: rx, rxErrors: 0n, txBytes: rx / 2n, txErrors: 1n });
+    const netHost = new FakeHostProbe({ memoryBytes: 8_000n });
+    netHost.interfaces = [iface('ens3', 10n), iface('eth0', 2n ** 60n)];
+    const snap = snapshot(10n * S, 1n * S);
+    snap.pods.push({ ...snap.pods[0], uid: 'u2', name: 'db', network: { time: 9n * S, interfaces: [iface('net1', 5n)] } });
+    snap.pods[0] = { ...snap.pods[0], network: { time: 9n * S, interfaces: [iface('eth0', 6n), iface('net1', 7n)] } };
+    const run = async () => snap;
+    const p = new StatsProvider({
+      runner: { run: run as never },
+      host: netHost,
+      nodeName: 'n1',
+      rootDir: '/',
+      clock: new FakeClock(5000),
+      startedAt: 0,
+      nodeCpuNs: () => 1n,
+    });
+    const s = await p.summary();
+    expect((s.node as Record<string, unknown>).network).toEqual({
+      time: '1970-01-01T00:00:05Z',
+      ...iface('eth0', 2n ** 60n),
+      interfaces: [iface('ens3', 10n), iface('eth0', 2n ** 60n)],
+    });
+    const [web, db] = s.pods as Record<string, unknown>[];
+    expect(web.network).toEqual({ time: '1970-01-01T00:00:09Z', ...iface('eth0', 6n), interfaces: [iface('eth0', 6n), iface('net1', 7n)] });
+    expect(db.network).toEqual({ time: '1970-01-01T00:00:09Z', name: '', interfaces: [iface('net1', 5n)] });
+    // only_cpu_and_memory leaves network out, as upstream's GetCPUAndMemoryStats; so does an unreadable host file.
+    expect((await p.summary(true)).node).not.toHaveProperty('network');
+    netHost.interfaces = undefined;
+    expect((await p.summary()).node).not.toHaveProperty('network');
   });
 
   it('a failed CRI read is resource_scrape_error 1', async () => {

@@ -2,11 +2,12 @@
  * What the node status reports about the host, read from /proc, /sys and /etc
  * (upstream gets these from cadvisor): machine identity, kernel and OS image,
  * CPU and memory capacity, hugepages, filesystem and PID usage, memory working
- * set. `HostProbe` is the seam; `linuxHostProbe` reads the real host and
- * test/fakes has a fixed one.
+ * set, network interface counters. `HostProbe` is the seam; `linuxHostProbe`
+ * reads the real host and test/fakes/fake-host-probe.ts has a settable one.
  */
 import { readdirSync, readFileSync, statfsSync } from 'node:fs';
 import os from 'node:os';
+import { readNetDev, type InterfaceCounters } from '../../common/net-dev.js';
 
 export interface MachineFacts {
   machineID: string;
@@ -37,6 +38,8 @@ export interface HostProbe {
   memoryWorkingSetBytes(): bigint;
   /** Upstream's pid.available inputs: pid_max and the number of kernel tasks. */
   pids(): { max: number; running: number };
+  /** The host's interfaces (cadvisor's root container: /proc/1/net/dev, lo/veth/docker left out); undefined when unreadable. */
+  network(): InterfaceCounters[] | undefined;
 }
 
 const GOARCH: Record<string, string> = {
@@ -127,5 +130,8 @@ export const linuxHostProbe: HostProbe = {
     const max = Number(readTrimmed('/proc/sys/kernel/pid_max') || '32768');
     const running = Number(/\d+\/(\d+)/.exec(readTrimmed('/proc/loadavg'))?.[1] ?? '0');
     return { max, running };
+  },
+  network() {
+    return readNetDev(1);
   },
 };

@@ -5,7 +5,8 @@
  * Pod and container figures come from the CRI (the `criStats` pool task, so
  * the decode stays off the main thread); node figures from the host (cgroup
  * root cpuacct or /proc/stat, the cgroup memory working set, the root
- * directory's filesystem). usageNanoCores is computed from the previous
+ * directory's filesystem, the host's network interfaces as cadvisor's root
+ * container: /proc/1/net/dev). usageNanoCores is computed from the previous
  * sample of the same container, pod or node when the runtime does not report
  * it (upstream getAndUpdateContainerUsageNanoCores), so the first call after
  * a start has none. uint64 values are written exactly (JSON numbers beyond
@@ -13,6 +14,7 @@
  */
 import { readFileSync, statSync } from 'node:fs';
 import type { Clock } from '../../common/clock.js';
+import { DEFAULT_INTERFACE } from '../../common/net-dev.js';
 import { rfc3339 } from '../../common/time.js';
 import type { HostProbe } from '../host/host-probe.js';
 import type { CpuSample, CriStatsSnapshot, FsSample, MemorySample } from '../../workers/stats/cri-stats.js';
@@ -39,9 +41,25 @@ export interface StatsProviderOptions {
 }
 
 type Json = Record<string, unknown>;
+type Interface = NonNullable<CriStatsSnapshot['pods'][number]['network']>['interfaces'][number];
 
 const nsTime = (ns: bigint) => rfc3339(Number(ns / 1_000_000n));
 const defined = (o: Json): Json => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
+
+/**
+ * statsapi.NetworkStats: every interface, and at the top level the default one (upstream
+ * cadvisorInfoToNetworkStats: eth0; a runtime's own stats name theirs), with an empty name when absent.
+ */
+function networkJson(timeNs: bigint, interfaces: readonly Interface[], defaultName = DEFAULT_INTERFACE): Json {
+  const iface = (i: Interface) =>
+    defined({ name: i.name, rxBytes: i.rxBytes, rxErrors: i.rxErrors, txBytes: i.txBytes, txErrors: i.txErrors });
+  const def = interfaces.find((i) => i.name === defaultName);
+  return defined({
+    time: nsTime(timeNs),
+    ...(def ? iface(def) : { name: '' }),
+    interfaces: interfaces.length > 0 ? interfaces.map(iface) : undefined,
+  });
+}
 
 /** Exact JSON for objects holding bigints. */
 export function stringifyWithBigints(value: unknown): string {
@@ -146,6 +164,8 @@ export class StatsProvider {
       }
       const pids = host.pids();
       node.rlimit = { time: nsTime(nowNs), maxpid: pids.max, curproc: pids.running };
+      const interfaces = host.network();
+      if (interfaces) node.network = networkJson(nowNs, interfaces);
     }
     return defined(node);
   }
@@ -241,12 +261,7 @@ export class StatsProvider {
         memory: this.memoryJson(p.memory),
       };
       if (!onlyCpuAndMemory) {
-        if (p.network) {
-          const def = p.network.interfaces.find((i) => i.name === p.network!.defaultName) ?? p.network.interfaces[0];
-          const iface = (i: (typeof p.network.interfaces)[number]) =>
-            defined({ name: i.name, rxBytes: i.rxBytes, rxErrors: i.rxErrors, txBytes: i.txBytes, txErrors: i.txErrors });
-          pod.network = defined({ time: nsTime(p.network.time), ...(def && iface(def)), interfaces: p.network.interfaces.map(iface) });
-        }
+        if (p.network) pod.network = networkJson(p.network.time, p.network.interfaces, p.network.defaultName);
         if (p.processCount !== undefined) pod.process_stats = { process_count: p.processCount };
         if (k) {
           const volume = [...k.disk.volumes].flatMap(([name, u]) => {

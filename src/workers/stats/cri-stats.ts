@@ -12,9 +12,17 @@
  * whose list fails as a whole, as containerd 1.6 does for any sandbox created
  * without a cgroup parent ("cgroupPath is empty"); after such a failure each
  * sandbox is asked alone (PodSandboxStats), and the ones that fail go without.
+ *
+ * A pod's network is the runtime's when its sandbox stats carry one (a zero
+ * timestamp, as containerd 1.6 leaves it, becomes the sample's time);
+ * otherwise it is read as upstream v1.20 reads it through cadvisor from the
+ * infra container: /proc/<pid>/net/dev of the sandbox's process (its pid from
+ * the verbose PodSandboxStatus). For a host-network sandbox that is the
+ * host's namespace, as cadvisor reports every containerd sandbox.
  */
 import type { CriApi } from '../../cri/client.js';
 import { CriError } from '../../common/errors.js';
+import { readNetDev, type InterfaceCounters } from '../../common/net-dev.js';
 import { ContainerState, PodSandboxState, type ContainerStats, type MemoryUsage, type PodSandboxStats } from '../../gen/runtime/v1/api.js';
 
 export interface CpuSample {
@@ -69,6 +77,13 @@ export interface PodStatsSample {
   containers: ContainerStatsSample[];
 }
 
+export interface CriStatsOptions {
+  /** The interfaces of the network namespace of a process (default: its /proc/<pid>/net/dev). */
+  netDev?: (pid: number) => InterfaceCounters[] | undefined;
+  /** ns since the epoch (default: the wall clock). */
+  nowNs?: () => bigint;
+}
+
 export interface CriStatsSnapshot {
   pods: PodStatsSample[];
   imageFs?: FsSample;
@@ -121,9 +136,36 @@ async function eachSandboxStats(cri: CriApi, ids: readonly string[]): Promise<Ma
   return out;
 }
 
+/** The sandbox's process id from containerd's verbose PodSandboxStatus info ({"pid": N, ...}). */
+async function sandboxPid(cri: CriApi, podSandboxId: string): Promise<number | undefined> {
+  const r = await cri.podSandboxStatus({ podSandboxId, verbose: true });
+  try {
+    const pid = (JSON.parse(r.info.info ?? '{}') as { pid?: unknown }).pid;
+    return typeof pid === 'number' && Number.isInteger(pid) && pid > 0 ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Network of the pods the runtime gave none for, from their sandbox process's namespace; failures go without. */
+async function addNetworkFromProc(cri: CriApi, pods: PodStatsSample[], o: Required<CriStatsOptions>): Promise<void> {
+  await Promise.all(
+    pods
+      .filter((p) => p.network === undefined)
+      .map(async (p) => {
+        const pid = await sandboxPid(cri, p.sandboxId).catch(() => undefined);
+        const interfaces = pid === undefined ? undefined : o.netDev(pid);
+        if (interfaces) p.network = { time: o.nowNs(), interfaces };
+      }),
+  );
+}
+
+const wallNs = () => BigInt(Date.now()) * 1_000_000n;
+
 const sum = (xs: (bigint | undefined)[]) => (xs.some((x) => x !== undefined) ? xs.reduce<bigint>((a, x) => a + (x ?? 0n), 0n) : undefined);
 
-export async function criStats(cri: CriApi): Promise<CriStatsSnapshot> {
+export async function criStats(cri: CriApi, opts: CriStatsOptions = {}): Promise<CriStatsSnapshot> {
+  const o: Required<CriStatsOptions> = { netDev: opts.netDev ?? readNetDev, nowNs: opts.nowNs ?? wallNs };
   const [sandboxes, containers, stats, listed, fsInfo] = await Promise.all([
     cri.listPodSandbox({ filter: { state: { state: PodSandboxState.SANDBOX_READY } } }),
     cri.listContainers({ filter: { state: { state: ContainerState.CONTAINER_RUNNING } } }),
@@ -172,7 +214,7 @@ export async function criStats(cri: CriApi): Promise<CriStatsSnapshot> {
       pod.memory = memoryOf(ps.memory);
       if (ps.network) {
         pod.network = {
-          time: ps.network.timestamp,
+          time: ps.network.timestamp || ps.cpu?.timestamp || o.nowNs(),
           defaultName: ps.network.defaultInterface?.name,
           interfaces: (ps.network.interfaces.length > 0 ? ps.network.interfaces : [ps.network.defaultInterface])
             .filter((i) => i !== undefined)
@@ -192,6 +234,7 @@ export async function criStats(cri: CriApi): Promise<CriStatsSnapshot> {
     }
     pods.push(pod);
   }
+  await addNetworkFromProc(cri, pods, o);
   const fs = fsInfo?.imageFilesystems[0];
   return {
     pods,
