@@ -137,6 +137,29 @@ export async function kubectlApply(ns: string, doc: object): Promise<void> {
   await done;
 }
 
+/** The fields of a Pod the eviction tests read. */
+export interface ClusterPod {
+  metadata: { name: string; uid: string };
+  status?: {
+    phase?: string;
+    reason?: string;
+    message?: string;
+    containerStatuses?: { name: string; restartCount: number; containerID?: string; state?: { running?: object } }[];
+  };
+}
+
+/** Waits until pod `ns/name` is Failed (evicted, or refused at admission) and returns it. */
+export function waitPodFailed(agent: AgentProcess, ns: string, name: string, what: string, timeoutMs = 60_000): Promise<ClusterPod> {
+  return agent.until(
+    what,
+    async () => {
+      const p = await getOrUndefined<ClusterPod>('pod', '-n', ns, name);
+      return p?.status?.phase === 'Failed' && p;
+    },
+    timeoutMs,
+  );
+}
+
 /** Starts `agent` with a node kubeconfig for its node name and waits for the Node to be Ready. */
 export async function startClusterAgent(agent: AgentProcess): Promise<void> {
   agent.extraArgs.push(`--kubeconfig=${await nodeKubeconfig(agent.nodeName, join(agent.dir, 'kubeconfig'))}`);

@@ -27,6 +27,8 @@ import {
   kubectlApply,
   kubectlJson,
   startClusterAgent,
+  waitPodFailed,
+  type ClusterPod,
   type NodeObject,
 } from './cluster-env.js';
 import { CONTAINERD_ENDPOINT } from './e2e-env.js';
@@ -34,16 +36,6 @@ import { CONTAINERD_ENDPOINT } from './e2e-env.js';
 const run = promisify(execFile);
 const IMAGE = 'docker.io/kubelet-ts/busybox:1.0';
 const TRANSITION_S = 15;
-
-interface PodObject {
-  metadata: { name: string; uid: string };
-  status?: {
-    phase?: string;
-    reason?: string;
-    message?: string;
-    containerStatuses?: { name: string; restartCount: number; state?: { running?: object } }[];
-  };
-}
 
 describeCluster('disk pressure eviction on a kubelet-ts node', () => {
   const id = randomUUID().slice(0, 6);
@@ -53,7 +45,7 @@ describeCluster('disk pressure eviction on a kubelet-ts node', () => {
   let fs = '';
   let mounted = false;
 
-  const pod = (name: string) => getOrUndefined<PodObject>('pod', '-n', ns, name);
+  const pod = (name: string) => getOrUndefined<ClusterPod>('pod', '-n', ns, name);
   const node = () => getOrUndefined<NodeObject>('node', nodeName);
   const availablePercent = () => {
     const s = statfsSync(fs);
@@ -141,14 +133,7 @@ describeCluster('disk pressure eviction on a kubelet-ts node', () => {
 
     await a.until('DiskPressure=True', async () => condition(await node(), 'DiskPressure')?.status === 'True', 30_000);
     const pressureAfter = (Date.now() - crossedAt) / 1000;
-    const evicted = await a.until(
-      'the writer evicted',
-      async () => {
-        const p = await pod('writer');
-        return p?.status?.phase === 'Failed' && p;
-      },
-      60_000,
-    );
+    const evicted = await waitPodFailed(a, ns, 'writer', 'the writer evicted');
     expect(evicted.status?.reason).toBe('Evicted');
     expect(evicted.status?.message).toMatch(
       /^The node was low on resource: ephemeral-storage\. Container writer was using \d+(Ki|Mi)?, which exceeds its request of 0\. $/,
@@ -217,14 +202,7 @@ describeCluster('disk pressure eviction on a kubelet-ts node', () => {
     await writer('within', 2);
     await a.until('the pod within its limit has written', () => written('within'));
     await writer('over', 8);
-    const evicted = await a.until(
-      'the pod over its sizeLimit evicted',
-      async () => {
-        const p = await pod('over');
-        return p?.status?.phase === 'Failed' && p;
-      },
-      60_000,
-    );
+    const evicted = await waitPodFailed(a, ns, 'over', 'the pod over its sizeLimit evicted');
     expect(evicted.status).toMatchObject({ reason: 'Evicted', message: 'Usage of EmptyDir volume "data" exceeds the limit "4Mi". ' });
     expect(condition(await node(), 'DiskPressure')?.status).toBe('False');
     const within = await pod('within');

@@ -21,17 +21,14 @@ import {
   kubectl,
   kubectlApply,
   startClusterAgent,
+  waitPodFailed,
+  type ClusterPod,
   type NodeObject,
 } from './cluster-env.js';
 import { CONTAINERD_ENDPOINT } from './e2e-env.js';
 
 const IMAGE = 'docker.io/kubelet-ts/busybox:1.0';
 const MI = 1024 * 1024;
-
-interface PodObject {
-  metadata: { name: string; uid: string };
-  status?: { phase?: string; reason?: string; message?: string; containerStatuses?: { restartCount: number }[] };
-}
 
 /** The agent's memory.available: MemTotal − (root cgroup usage − total_inactive_file), as host-probe.ts reads it. */
 function memoryAvailable(): number {
@@ -47,7 +44,7 @@ describeCluster('memory pressure eviction on a kubelet-ts node', () => {
   const ns = `kts-e2e-evm-${id}`;
   let agent: AgentProcess | undefined;
 
-  const pod = (name: string) => getOrUndefined<PodObject>('pod', '-n', ns, name);
+  const pod = (name: string) => getOrUndefined<ClusterPod>('pod', '-n', ns, name);
   const node = () => getOrUndefined<NodeObject>('node', nodeName);
   const spec = { nodeName, terminationGracePeriodSeconds: 2, automountServiceAccountToken: false };
   const create = (name: string, container: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
@@ -92,14 +89,7 @@ describeCluster('memory pressure eviction on a kubelet-ts node', () => {
       },
       { volumes: [{ name: 'mem', emptyDir: { medium: 'Memory' } }] },
     );
-    const evicted = await a.until(
-      'the BestEffort pod evicted',
-      async () => {
-        const p = await pod('hog');
-        return p?.status?.phase === 'Failed' && p;
-      },
-      60_000,
-    );
+    const evicted = await waitPodFailed(a, ns, 'hog', 'the BestEffort pod evicted');
     expect(evicted.status?.reason).toBe('Evicted');
     expect(evicted.status?.message).toMatch(
       /^The node was low on resource: memory\. Container app was using \d+(Ki|Mi), which exceeds its request of 0\. $/,
@@ -108,10 +98,7 @@ describeCluster('memory pressure eviction on a kubelet-ts node', () => {
 
     // Within the transition period the node still reports MemoryPressure: BestEffort pods are refused.
     await create('late', { command: ['sh', '-c', 'sleep 3600'] });
-    const refused = await a.until('the late BestEffort pod refused', async () => {
-      const p = await pod('late');
-      return p?.status?.phase === 'Failed' && p;
-    });
+    const refused = await waitPodFailed(a, ns, 'late', 'the late BestEffort pod refused', 90_000);
     // rejectPod prefixes the admit handler's message, as upstream.
     expect(refused.status).toMatchObject({ reason: 'Evicted', message: 'Pod was rejected: The node had condition: [MemoryPressure]. ' });
 
