@@ -6,7 +6,7 @@
  * FAILS the run (never skips).
  */
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -146,6 +146,31 @@ export interface ClusterPod {
     message?: string;
     containerStatuses?: { name: string; restartCount: number; containerID?: string; state?: { running?: object } }[];
   };
+}
+
+/** Applies Pod `ns/name` bound to `nodeName`, with a 2 s grace period and no service account token, plus `spec`. */
+export function applyNodePod(ns: string, nodeName: string, name: string, spec: Record<string, unknown>): Promise<void> {
+  return kubectlApply(ns, {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name },
+    spec: { nodeName, terminationGracePeriodSeconds: 2, automountServiceAccountToken: false, ...spec },
+  });
+}
+
+/** Whether the logs so far of `container` of pod `ns/name` (under the pod logs directory `podLogsDir`) hold `text`. */
+export async function containerLogHas(podLogsDir: string, ns: string, name: string, container: string, text: string): Promise<boolean> {
+  const p = await getOrUndefined<ClusterPod>('pod', '-n', ns, name);
+  if (!p) return false;
+  const dir = join(podLogsDir, `${ns}_${name}_${p.metadata.uid}`, container);
+  return existsSync(dir) && readdirSync(dir).some((f) => readFileSync(join(dir, f), 'utf8').includes(text));
+}
+
+/** afterAll of a cluster test: the namespace (not waited for), the agent with its pods, the Node's objects. */
+export async function removeClusterTest(ns: string, agent: AgentProcess | undefined, nodeName: string): Promise<void> {
+  await kubectl('delete', 'namespace', ns, '--wait=false').catch(() => undefined);
+  await agent?.cleanup();
+  await deleteNodeObjects(nodeName);
 }
 
 /** Waits until pod `ns/name` is Failed (evicted, or refused at admission) and returns it. */

@@ -12,19 +12,20 @@
  */
 import { randomUUID } from 'node:crypto';
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, readdirSync, statfsSync } from 'node:fs';
+import { existsSync, mkdirSync, statfsSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { pollUntil } from '../helpers/poll.js';
 import { AgentProcess } from './agent-harness.js';
 import {
+  applyNodePod,
   condition,
+  containerLogHas,
   deleteNodeObjects,
   describeCluster,
   getOrUndefined,
   kubectl,
-  kubectlApply,
   kubectlJson,
   startClusterAgent,
   waitPodFailed,
@@ -86,43 +87,31 @@ describeCluster('disk pressure eviction on a kubelet-ts node', () => {
 
   it('evicts the BestEffort pod filling an emptyDir, reports and clears DiskPressure; the Guaranteed pod stays', async () => {
     const a = agent!;
-    const base = { apiVersion: 'v1', kind: 'Pod' };
-    const spec = { nodeName, terminationGracePeriodSeconds: 2, automountServiceAccountToken: false };
-    await kubectlApply(ns, {
-      ...base,
-      metadata: { name: 'guaranteed' },
-      spec: {
-        ...spec,
-        containers: [
-          {
-            name: 'app',
-            image: IMAGE,
-            command: ['sh', '-c', 'sleep 3600'],
-            resources: { limits: { cpu: '100m', memory: '32Mi' }, requests: { cpu: '100m', memory: '32Mi' } },
-          },
-        ],
-      },
+    await applyNodePod(ns, nodeName, 'guaranteed', {
+      containers: [
+        {
+          name: 'app',
+          image: IMAGE,
+          command: ['sh', '-c', 'sleep 3600'],
+          resources: { limits: { cpu: '100m', memory: '32Mi' }, requests: { cpu: '100m', memory: '32Mi' } },
+        },
+      ],
     });
     await a.until('the Guaranteed pod running', async () => (await pod('guaranteed'))?.status?.phase === 'Running');
     expect(condition(await node(), 'DiskPressure')?.status).toBe('False');
     const before = availablePercent();
     expect(before).toBeGreaterThan(60);
 
-    await kubectlApply(ns, {
-      ...base,
-      metadata: { name: 'writer' },
-      spec: {
-        ...spec,
-        containers: [
-          {
-            name: 'writer',
-            image: IMAGE,
-            command: ['sh', '-c', 'echo filling /data; dd if=/dev/zero of=/data/fill bs=1M count=40; sync; echo done; sleep 3600'],
-            volumeMounts: [{ name: 'data', mountPath: '/data' }],
-          },
-        ],
-        volumes: [{ name: 'data', emptyDir: {} }],
-      },
+    await applyNodePod(ns, nodeName, 'writer', {
+      containers: [
+        {
+          name: 'writer',
+          image: IMAGE,
+          command: ['sh', '-c', 'echo filling /data; dd if=/dev/zero of=/data/fill bs=1M count=40; sync; echo done; sleep 3600'],
+          volumeMounts: [{ name: 'data', mountPath: '/data' }],
+        },
+      ],
+      volumes: [{ name: 'data', emptyDir: {} }],
     });
     const writer = await a.until('the writer running', async () => {
       const p = await pod('writer');
@@ -173,31 +162,18 @@ describeCluster('disk pressure eviction on a kubelet-ts node', () => {
   it('evicts a pod over its emptyDir sizeLimit; one within its limit, measured in the same pass, stays', async () => {
     const a = agent!;
     const writer = (name: string, mib: number) =>
-      kubectlApply(ns, {
-        apiVersion: 'v1',
-        kind: 'Pod',
-        metadata: { name },
-        spec: {
-          nodeName,
-          terminationGracePeriodSeconds: 2,
-          automountServiceAccountToken: false,
-          containers: [
-            {
-              name: 'app',
-              image: IMAGE,
-              command: ['sh', '-c', `dd if=/dev/zero of=/data/fill bs=1M count=${mib}; sync; echo written; sleep 3600`],
-              volumeMounts: [{ name: 'data', mountPath: '/data' }],
-            },
-          ],
-          volumes: [{ name: 'data', emptyDir: { sizeLimit: '4Mi' } }],
-        },
+      applyNodePod(ns, nodeName, name, {
+        containers: [
+          {
+            name: 'app',
+            image: IMAGE,
+            command: ['sh', '-c', `dd if=/dev/zero of=/data/fill bs=1M count=${mib}; sync; echo written; sleep 3600`],
+            volumeMounts: [{ name: 'data', mountPath: '/data' }],
+          },
+        ],
+        volumes: [{ name: 'data', emptyDir: { sizeLimit: '4Mi' } }],
       });
-    const written = async (name: string) => {
-      const p = await pod(name);
-      if (!p) return false;
-      const dir = join(fs, 'pod-logs', `${ns}_${name}_${p.metadata.uid}`, 'app');
-      return existsSync(dir) && readdirSync(dir).some((f) => readFileSync(join(dir, f), 'utf8').includes('written'));
-    };
+    const written = (name: string) => containerLogHas(join(fs, 'pod-logs'), ns, name, 'app', 'written');
     // The pod within its limit has written before the other starts: every pass that sees one sees both.
     await writer('within', 2);
     await a.until('the pod within its limit has written', () => written('within'));

@@ -8,17 +8,17 @@
  * can match (upstream tries emptyDir, then pod, then container limits, first match wins).
  */
 import { randomUUID } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { AgentProcess } from './agent-harness.js';
 import {
+  applyNodePod,
   condition,
-  deleteNodeObjects,
+  containerLogHas,
   describeCluster,
   getOrUndefined,
   kubectl,
-  kubectlApply,
+  removeClusterTest,
   startClusterAgent,
   waitPodFailed,
   type ClusterPod,
@@ -42,31 +42,16 @@ describeCluster('local ephemeral storage limit eviction on a kubelet-ts node', (
 
   const pod = (name: string) => getOrUndefined<ClusterPod>('pod', '-n', ns, name);
   const create = (name: string, containers: Container[]) =>
-    kubectlApply(ns, {
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: { name },
-      spec: {
-        nodeName,
-        terminationGracePeriodSeconds: 2,
-        automountServiceAccountToken: false,
-        containers: containers.map((c) => ({
-          name: c.name,
-          image: IMAGE,
-          command: ['sh', '-c', `${c.script}; sleep 3600`],
-          resources: { limits: { 'ephemeral-storage': c.limit } },
-          volumeMounts: [{ name: 'data', mountPath: '/data' }],
-        })),
-        volumes: [{ name: 'data', emptyDir: {} }],
-      },
+    applyNodePod(ns, nodeName, name, {
+      containers: containers.map((c) => ({
+        name: c.name,
+        image: IMAGE,
+        command: ['sh', '-c', `${c.script}; sleep 3600`],
+        resources: { limits: { 'ephemeral-storage': c.limit } },
+        volumeMounts: [{ name: 'data', mountPath: '/data' }],
+      })),
+      volumes: [{ name: 'data', emptyDir: {} }],
     });
-  /** The container's log so far has `text`. */
-  const logged = async (name: string, container: string, text: string) => {
-    const p = await pod(name);
-    if (!p) return false;
-    const dir = join(agent!.dir, 'pod-logs', `${ns}_${name}_${p.metadata.uid}`, container);
-    return existsSync(dir) && readdirSync(dir).some((f) => readFileSync(join(dir, f), 'utf8').includes(text));
-  };
   const idle: Container = { name: 'idle', limit: '50Mi', script: 'true' };
 
   beforeAll(async () => {
@@ -75,11 +60,7 @@ describeCluster('local ephemeral storage limit eviction on a kubelet-ts node', (
     await startClusterAgent(agent);
   }, 120_000);
 
-  afterAll(async () => {
-    await kubectl('delete', 'namespace', ns, '--wait=false').catch(() => undefined);
-    await agent?.cleanup();
-    await deleteNodeObjects(nodeName);
-  }, 120_000);
+  afterAll(() => removeClusterTest(ns, agent, nodeName), 120_000);
 
   it('evicts containers over their own limit (writable layer, logs) and a pod over its total; one within stays', async () => {
     const a = agent!;
@@ -92,7 +73,7 @@ describeCluster('local ephemeral storage limit eviction on a kubelet-ts node', (
         script: 'dd if=/dev/zero of=/fill bs=1M count=2; dd if=/dev/zero of=/data/fill bs=1M count=2; sync; echo written',
       },
     ]);
-    await a.until('the pod within its limits has written', () => logged('within', 'app', 'written'));
+    await a.until('the pod within its limits has written', () => containerLogHas(join(a.dir, 'pod-logs'), ns, 'within', 'app', 'written'));
 
     const started = Date.now();
     await create('rootfs-over', [idle, { name: 'writer', limit: '2Mi', script: 'dd if=/dev/zero of=/fill bs=1M count=6; sync' }]);

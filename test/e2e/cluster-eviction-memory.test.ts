@@ -14,12 +14,12 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { AgentProcess } from './agent-harness.js';
 import {
+  applyNodePod,
   condition,
-  deleteNodeObjects,
   describeCluster,
   getOrUndefined,
   kubectl,
-  kubectlApply,
+  removeClusterTest,
   startClusterAgent,
   waitPodFailed,
   type ClusterPod,
@@ -46,14 +46,8 @@ describeCluster('memory pressure eviction on a kubelet-ts node', () => {
 
   const pod = (name: string) => getOrUndefined<ClusterPod>('pod', '-n', ns, name);
   const node = () => getOrUndefined<NodeObject>('node', nodeName);
-  const spec = { nodeName, terminationGracePeriodSeconds: 2, automountServiceAccountToken: false };
   const create = (name: string, container: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
-    kubectlApply(ns, {
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: { name },
-      spec: { ...spec, containers: [{ name: 'app', image: IMAGE, ...container }], ...extra },
-    });
+    applyNodePod(ns, nodeName, name, { containers: [{ name: 'app', image: IMAGE, ...container }], ...extra });
 
   beforeAll(async () => {
     await kubectl('create', 'namespace', ns);
@@ -66,11 +60,7 @@ describeCluster('memory pressure eviction on a kubelet-ts node', () => {
     await startClusterAgent(agent);
   }, 120_000);
 
-  afterAll(async () => {
-    await kubectl('delete', 'namespace', ns, '--wait=false').catch(() => undefined);
-    await agent?.cleanup();
-    await deleteNodeObjects(nodeName);
-  }, 120_000);
+  afterAll(() => removeClusterTest(ns, agent, nodeName), 120_000);
 
   it('evicts the BestEffort pod over its request, keeps the Guaranteed one, refuses BestEffort pods meanwhile', async () => {
     const a = agent!;
