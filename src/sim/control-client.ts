@@ -70,6 +70,13 @@ export class SimControlClient {
     await this.call('POST', '/container-usage', { containerId, ...usage });
   }
 
+  async setSandboxNetwork(
+    sandboxId: string,
+    network: { rxBytes?: number; rxErrors?: number; txBytes?: number; txErrors?: number },
+  ): Promise<void> {
+    await this.call('POST', '/sandbox-network', { sandboxId, ...network });
+  }
+
   async setImageFsMountpoint(mountpoint: string): Promise<void> {
     await this.call('POST', '/image-fs', { mountpoint });
   }

@@ -25,7 +25,7 @@ import { z } from 'zod';
 import { CriError } from '../common/errors.js';
 import { errorMessage } from '../common/error-message.js';
 import { faultConfigSchema, latencySchema } from './faults.js';
-import { containerUsageSchema, pullLatencyInputSchema, type SimControl } from './control.js';
+import { containerUsageSchema, pullLatencyInputSchema, sandboxNetworkSchema, type SimControl } from './control.js';
 import { listenUnix } from './socket.js';
 
 interface Route<S extends z.ZodType> {
@@ -65,6 +65,9 @@ export const CONTROL_ROUTES: Record<string, Route<z.ZodType>> = {
   'POST /images/seed': route(z.object({ refs: z.array(z.string()) }), (c, b) => c.seedImages(b.refs)),
   'POST /container-usage': route(containerUsageSchema.extend({ containerId: z.string() }), (c, { containerId, ...usage }) =>
     c.setContainerUsage(containerId, usage),
+  ),
+  'POST /sandbox-network': route(sandboxNetworkSchema.extend({ sandboxId: z.string() }), (c, { sandboxId, ...network }) =>
+    c.setSandboxNetwork(sandboxId, network),
   ),
   'POST /files': route(z.object({ containerId: z.string(), path: z.string(), content: z.string() }), (c, b) =>
     c.setFile(b.containerId, b.path, b.content),

@@ -17,6 +17,7 @@ import type { ImageStore } from './images.js';
 import type { LogWriter } from './logs.js';
 import type { NetworkCondition } from './runtime-service.js';
 import type { SimRuntime } from './runtime.js';
+import type { SandboxNetworkUsage } from './store.js';
 
 /** Mutable knobs shared by the services and the control interface. */
 export interface SimSettings {
@@ -51,6 +52,13 @@ export interface SimStats {
 export const containerUsageSchema = z.object({
   workingSetBytes: z.number().int().min(0).optional(),
   writableLayerBytes: z.number().int().min(0).optional(),
+});
+
+export const sandboxNetworkSchema = z.object({
+  rxBytes: z.number().int().min(0).optional(),
+  rxErrors: z.number().int().min(0).optional(),
+  txBytes: z.number().int().min(0).optional(),
+  txErrors: z.number().int().min(0).optional(),
 });
 
 export const pullLatencyInputSchema = z.union([z.number().min(0), latencySchema]).optional();
@@ -129,6 +137,14 @@ export class SimControl {
    */
   setContainerUsage(containerId: string, usage: { workingSetBytes?: number; writableLayerBytes?: number }): void {
     this.p.rt.getContainer(containerId).usage = containerUsageSchema.parse(usage);
+  }
+
+  /**
+   * The sandbox's eth0 counters as its stats report them from now on (a host-network sandbox still reports
+   * none); an omitted figure goes back to the one derived from the id and age.
+   */
+  setSandboxNetwork(sandboxId: string, network: SandboxNetworkUsage): void {
+    this.p.rt.getSandbox(sandboxId).network = sandboxNetworkSchema.parse(network);
   }
 
   /** A file that ExecSync `cat PATH` in the container prints. */

@@ -103,10 +103,10 @@ export function sandboxStats(s: SandboxRecord, containers: readonly ContainerRec
               timestamp: nowNs,
               defaultInterface: {
                 name: 'eth0',
-                rxBytes: u64(ageSec * rxRate),
-                rxErrors: u64(0),
-                txBytes: u64((ageSec * rxRate) / 2n),
-                txErrors: u64(0),
+                rxBytes: u64(s.network?.rxBytes ?? ageSec * rxRate),
+                rxErrors: u64(s.network?.rxErrors ?? 0),
+                txBytes: u64(s.network?.txBytes ?? (ageSec * rxRate) / 2n),
+                txErrors: u64(s.network?.txErrors ?? 0),
               },
               interfaces: [],
             }

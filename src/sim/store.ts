@@ -22,8 +22,17 @@ export interface SandboxRecord {
   state: PodSandboxState;
   /** Pod IP; '' for host-network sandboxes and after the network is torn down. */
   ip: string;
+  /** eth0 counters set through SimControl.setSandboxNetwork, in place of the ones derived from the id and age. */
+  network?: SandboxNetworkUsage;
   /** Cached encoding of this sandbox as a ListPodSandboxResponse item; undefined when stale. */
   listEntry: Uint8Array | undefined;
+}
+
+export interface SandboxNetworkUsage {
+  rxBytes?: number;
+  rxErrors?: number;
+  txBytes?: number;
+  txErrors?: number;
 }
 
 export interface ImageIdentity {

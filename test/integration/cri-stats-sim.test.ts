@@ -2,6 +2,7 @@
  * The criStats task's pod network against the simulated runtime: a pod-network sandbox gets the sim's
  * derived eth0 counters from its sandbox stats; a host-network sandbox, which the sim (like containerd)
  * gives no network, gets the interfaces of the namespace of the verbose status's pid (1 on the sim).
+ * Counters set through SimControl.setSandboxNetwork replace the derived ones.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -51,5 +52,14 @@ describe('criStats pod network on the simulated runtime', () => {
     expect(podNet?.time).toBeGreaterThan(0n);
     expect(byName.get('host-net')?.network?.interfaces).toEqual(hostIfaces);
     expect(asked).toEqual([1]);
+  });
+
+  it('counters set through the control replace the derived ones; the others stay derived', async () => {
+    const id = (await cri.listPodSandbox({})).items.find((s) => s.metadata?.name === 'pod-net')!.id;
+    sim.control.setSandboxNetwork(id, { rxBytes: 123_456, rxErrors: 7 });
+    const eth0 = (await criStats(cri, { netDev: () => [] })).pods.find((p) => p.name === 'pod-net')?.network?.interfaces[0];
+    expect(eth0).toMatchObject({ name: 'eth0', rxBytes: 123_456n, rxErrors: 7n, txErrors: 0n });
+    expect(eth0?.txBytes).toBeDefined();
+    expect(() => sim.control.setSandboxNetwork(id, { rxBytes: -1 })).toThrow();
   });
 });
