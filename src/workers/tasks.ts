@@ -89,7 +89,7 @@ export async function runTask(ctx: TaskContext, request: TaskRequest): Promise<T
       case 'gcRemove':
         return { ok: true, value: await gcRemove(syncContext(ctx).cri, request.removal) };
       case 'criStats':
-        return { ok: true, value: await criStats(syncContext(ctx).cri) };
+        return { ok: true, value: await criStats(syncContext(ctx).cri, { procNetwork: request.procNetwork }) };
       case 'diskUsage':
         return { ok: true, value: await diskUsage(request.paths) };
       case 'rotateLogs':

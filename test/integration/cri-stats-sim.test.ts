@@ -44,7 +44,7 @@ describe('criStats pod network on the simulated runtime', () => {
   it("pod network: the sim's derived eth0; host network: the namespace of pid 1", async () => {
     const asked: number[] = [];
     const hostIfaces = [{ name: 'ens3', rxBytes: 11n, rxErrors: 0n, txBytes: 22n, txErrors: 0n }];
-    const snap = await criStats(cri, { netDev: (pid) => (asked.push(pid), hostIfaces) });
+    const snap = await criStats(cri, { procNetwork: true, netDev: (pid) => (asked.push(pid), hostIfaces) });
     const byName = new Map(snap.pods.map((p) => [p.name, p]));
     const podNet = byName.get('pod-net')?.network;
     expect(podNet?.defaultName).toBe('eth0');

@@ -99,7 +99,7 @@ describe('criStats: pod network', () => {
       return { status: { id: r.podSandboxId }, info: { info: JSON.stringify({ pid: 4242, sandboxID: r.podSandboxId }) } };
     };
     const asked: number[] = [];
-    const snap = await criStats(cri.api, { netDev: (pid) => (asked.push(pid), [eth0]), nowNs: () => 9n * ts });
+    const snap = await criStats(cri.api, { procNetwork: true, netDev: (pid) => (asked.push(pid), [eth0]), nowNs: () => 9n * ts });
     expect(snap.pods[0].network).toEqual({ time: 9n * ts, interfaces: [eth0] });
     expect(snap.pods[1].network).toBeUndefined();
     expect(asked).toEqual([4242]);
@@ -109,6 +109,13 @@ describe('criStats: pod network', () => {
     ]);
   });
 
+  it('without procNetwork (eviction, only_cpu_and_memory): no status calls, no network', async () => {
+    const cri = runtime(() => Promise.reject(new CriError('unimplemented', 'ListPodSandboxStats', UNIMPLEMENTED)));
+    const snap = await criStats(cri.api, { netDev: () => [eth0] });
+    expect(snap.pods.map((p) => p.network)).toEqual([undefined, undefined]);
+    expect(cri.callsOf('podSandboxStatus')).toEqual([]);
+  });
+
   it('no pid in the verbose info, or an unreadable namespace: no network', async () => {
     const cri = runtime(() => Promise.reject(new CriError('unimplemented', 'ListPodSandboxStats', UNIMPLEMENTED)));
     cri.handlers.podSandboxStatus = async (r) => ({
@@ -116,7 +123,7 @@ describe('criStats: pod network', () => {
       info: r.podSandboxId === 'a' ? { info: '{"pid":0}' } : { info: '{"pid":77}' },
     });
     const asked: number[] = [];
-    const snap = await criStats(cri.api, { netDev: (pid) => (asked.push(pid), undefined) });
+    const snap = await criStats(cri.api, { procNetwork: true, netDev: (pid) => (asked.push(pid), undefined) });
     expect(snap.pods.map((p) => p.network)).toEqual([undefined, undefined]);
     expect(asked).toEqual([77]);
   });

@@ -159,7 +159,8 @@ describe('StatsProvider', () => {
     const snap = snapshot(10n * S, 1n * S);
     snap.pods.push({ ...snap.pods[0], uid: 'u2', name: 'db', network: { time: 9n * S, interfaces: [iface('net1', 5n)] } });
     snap.pods[0] = { ...snap.pods[0], network: { time: 9n * S, interfaces: [iface('eth0', 6n), iface('net1', 7n)] } };
-    const run = async () => snap;
+    const asked: unknown[] = [];
+    const run = async (req: unknown) => (asked.push(req), snap);
     const p = new StatsProvider({
       runner: { run: run as never },
       host: netHost,
@@ -180,6 +181,10 @@ describe('StatsProvider', () => {
     expect(db.network).toEqual({ time: '1970-01-01T00:00:09Z', name: '', interfaces: [iface('net1', 5n)] });
     // only_cpu_and_memory leaves network out, as upstream's GetCPUAndMemoryStats; so does an unreadable host file.
     expect((await p.summary(true)).node).not.toHaveProperty('network');
+    expect(asked).toEqual([
+      { type: 'criStats', procNetwork: true },
+      { type: 'criStats', procNetwork: false },
+    ]);
     netHost.interfaces = undefined;
     expect((await p.summary()).node).not.toHaveProperty('network');
   });

@@ -231,7 +231,7 @@ export class StatsProvider {
 
   /** The statsapi.Summary object (bigints inside: serialize with stringifyWithBigints). */
   async summary(onlyCpuAndMemory = false): Promise<Json> {
-    const snap: CriStatsSnapshot = await this.o.runner.run({ type: 'criStats' });
+    const snap: CriStatsSnapshot = await this.o.runner.run({ type: 'criStats', procNetwork: !onlyCpuAndMemory });
     const known = onlyCpuAndMemory ? new Map<string, { pod: Pod; disk: PodDiskUsage }>() : await this.diskUsage(snap);
     const nowNs = BigInt(this.o.clock.now()) * 1_000_000n;
     const next = new Map<string, { time: bigint; core: bigint }>();

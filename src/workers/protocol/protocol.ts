@@ -56,7 +56,8 @@ export type TaskRequest =
   | { type: 'removeContainers'; ids: string[]; containerLogsDir?: string }
   | { type: 'gcList' }
   | { type: 'gcRemove'; removal: GcRemoval }
-  | { type: 'criStats' }
+  /** `procNetwork`: read the network of pods whose sandbox stats have none from /proc (the full summary only). */
+  | { type: 'criStats'; procNetwork?: boolean }
   | { type: 'diskUsage'; paths: string[] }
   | { type: 'rotateLogs'; input: RotateLogsInput };
 

@@ -17,8 +17,9 @@
  * timestamp, as containerd 1.6 leaves it, becomes the sample's time);
  * otherwise it is read as upstream v1.20 reads it through cadvisor from the
  * infra container: /proc/<pid>/net/dev of the sandbox's process (its pid from
- * the verbose PodSandboxStatus). For a host-network sandbox that is the
- * host's namespace, as cadvisor reports every containerd sandbox.
+ * the verbose PodSandboxStatus) when `procNetwork` is asked (the full
+ * summary; eviction does not use network). For a host-network sandbox that
+ * is the host's namespace, as cadvisor reports every containerd sandbox.
  */
 import type { CriApi } from '../../cri/client.js';
 import { CriError } from '../../common/errors.js';
@@ -78,6 +79,8 @@ export interface PodStatsSample {
 }
 
 export interface CriStatsOptions {
+  /** Read the network of pods the runtime gives none for from /proc (a PodSandboxStatus call each); default off. */
+  procNetwork?: boolean;
   /** The interfaces of the network namespace of a process (default: its /proc/<pid>/net/dev). */
   netDev?: (pid: number) => InterfaceCounters[] | undefined;
   /** ns since the epoch (default: the wall clock). */
@@ -165,7 +168,11 @@ const wallNs = () => BigInt(Date.now()) * 1_000_000n;
 const sum = (xs: (bigint | undefined)[]) => (xs.some((x) => x !== undefined) ? xs.reduce<bigint>((a, x) => a + (x ?? 0n), 0n) : undefined);
 
 export async function criStats(cri: CriApi, opts: CriStatsOptions = {}): Promise<CriStatsSnapshot> {
-  const o: Required<CriStatsOptions> = { netDev: opts.netDev ?? readNetDev, nowNs: opts.nowNs ?? wallNs };
+  const o: Required<CriStatsOptions> = {
+    procNetwork: opts.procNetwork ?? false,
+    netDev: opts.netDev ?? readNetDev,
+    nowNs: opts.nowNs ?? wallNs,
+  };
   const [sandboxes, containers, stats, listed, fsInfo] = await Promise.all([
     cri.listPodSandbox({ filter: { state: { state: PodSandboxState.SANDBOX_READY } } }),
     cri.listContainers({ filter: { state: { state: ContainerState.CONTAINER_RUNNING } } }),
@@ -234,7 +241,7 @@ export async function criStats(cri: CriApi, opts: CriStatsOptions = {}): Promise
     }
     pods.push(pod);
   }
-  await addNetworkFromProc(cri, pods, o);
+  if (o.procNetwork) await addNetworkFromProc(cri, pods, o);
   const fs = fsInfo?.imageFilesystems[0];
   return {
     pods,
