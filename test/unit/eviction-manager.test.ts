@@ -173,6 +173,28 @@ describe('EvictionManager: memory pressure (upstream TestMemoryPressure)', () =>
     expect(h.killed).toEqual([]);
     expect(h.m.admit(stat)).toEqual({ admit: true });
   });
+  it('says once per pass, not once per pod, that critical pods cannot be evicted', async () => {
+    type Line = { level: number; msg: string; count?: number; pods?: string[]; more?: number };
+    const lines: Line[] = [];
+    const logger = pino({ level: 'info' }, { write: (l: string) => void lines.push(JSON.parse(l) as Line) });
+    const h = harness({ evictionHard: { 'memory.available': '1Gi' } }, { logger });
+    for (let i = 0; i < 20; i++) {
+      const p = pod(`static-${i}`, {}, { metadata: { annotations: { 'kubernetes.io/config.source': 'file' } } });
+      h.pods.push(p);
+      h.stats.setPod(memUsage(p, 40n));
+    }
+    h.stats.set('memory.available', { available: 10n * MI, capacity: CAP });
+    await h.m.synchronize();
+    await h.m.synchronize();
+    const errors = lines.filter((l) => l.level >= 50);
+    expect(errors.map((e) => e.msg)).toEqual([
+      'eviction manager: cannot evict critical pods',
+      'eviction manager: cannot evict critical pods',
+    ]);
+    expect(errors[0]).toMatchObject({ count: 20, more: 15 });
+    expect(errors[0].pods).toHaveLength(5);
+    expect(h.killed).toEqual([]);
+  });
 });
 
 describe('EvictionManager: disk pressure', () => {

@@ -181,12 +181,19 @@ export class EvictionManager {
     rankFor(target.signal, summary.dedicatedImageFs)(ranked, stats);
     logger.info({ pods: ranked.map(podRefString) }, 'eviction manager: pods ranked for eviction');
     const grace = isHard(target) ? 0 : this.o.maxPodGracePeriodSeconds;
+    const critical: Pod[] = [];
     for (const pod of ranked) {
+      if (isCriticalPod(pod)) {
+        critical.push(pod);
+        continue;
+      }
       if (this.evictPod(pod, grace, evictionMessage(resource, pod, stats))) {
+        this.reportCritical(critical);
         this.evictions?.inc({ eviction_signal: target.signal });
         return [pod];
       }
     }
+    this.reportCritical(critical);
     logger.info('eviction manager: unable to evict any pods from the node');
     return [];
   }
@@ -210,6 +217,23 @@ export class EvictionManager {
       this.o.logger.error({ err: String(err) }, 'eviction manager: failed to get summary stats after resource reclaim');
       return false;
     }
+  }
+
+  /**
+   * Upstream logs "cannot evict a critical pod" once per critical pod per
+   * monitoring pass (every 10 s): 500 static pods on a full disk make 50
+   * error lines a second for one cause. One line per pass names how many and
+   * the first few; each pod is at V(4).
+   */
+  private reportCritical(pods: Pod[]): void {
+    if (pods.length === 0) return;
+    const names = pods.map(podRefString);
+    for (const name of names) this.o.logger.debug({ pod: name }, 'eviction manager: cannot evict a critical pod');
+    const shown = names.slice(0, CRITICAL_SHOWN);
+    this.o.logger.error(
+      { count: names.length, pods: shown, ...(names.length > shown.length && { more: names.length - shown.length }) },
+      'eviction manager: cannot evict critical pods',
+    );
   }
 
   /** Upstream evictPod: false for critical pods; otherwise the Evicted event and the kill. */
@@ -243,6 +267,9 @@ export class EvictionManager {
     }
   }
 }
+
+/** Critical pods named in the one line per pass that says none of them can be evicted. */
+const CRITICAL_SHOWN = 5;
 
 const podRefString = (pod: Pod) => `${pod.metadata.namespace ?? 'default'}/${pod.metadata.name ?? ''}`;
 
