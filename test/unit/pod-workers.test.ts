@@ -1,6 +1,8 @@
 import type { Logger } from 'pino';
 import { SyncBackoffError } from '../../src/common/errors.js';
+import { CauseLog } from '../../src/common/cause-log.js';
 import { createLogger } from '../../src/common/logger.js';
+import { dirFailureCause } from '../../src/main/node/dir-failure-cause.js';
 import { describe, expect, it } from 'vitest';
 import type { Pod } from '../../src/api/pod.js';
 import {
@@ -301,6 +303,46 @@ describe('PodWorkers', () => {
     syncer.last().reject(new Error('failed to "StartContainer" for "c" with CreateContainerError: "boom"'));
     await workers.idle();
     expect(records.map((r) => r.msg)).toEqual(['Error syncing pod, skipping']);
+  });
+
+  it('20 pods failing on a full root directory make one error line for the cause, and one when it clears', async () => {
+    const records: Record<string, unknown>[] = [];
+    const logger = createLogger({
+      format: 'json',
+      verbosity: 0,
+      destination: { write: (l: string) => void records.push(JSON.parse(l) as Record<string, unknown>) },
+    });
+    const clock = new FakeClock();
+    const syncer = new ManualSyncer();
+    const of = dirFailureCause([{ path: '/var/lib/kubelet', what: 'the root directory' }]);
+    const workers = new PodWorkers({ syncer, clock, random: () => 0, logger, causes: { of, log: new CauseLog(logger, clock) } });
+    const uids = Array.from({ length: 20 }, (_, i) => `u${i}`);
+    const enospc = 'Failed to create pod sandbox: mkdir /var/lib/kubelet/pods/x: no space left on device (ENOSPC)';
+    const settled = new Set<object>();
+    const settle = async (how: (c: (typeof syncer.calls)[number]) => void) => {
+      await flush();
+      for (const c of syncer.calls.filter((x) => !settled.has(x))) {
+        settled.add(c);
+        how(c);
+      }
+      await workers.idle();
+    };
+    for (let round = 0; round < 2; round++) {
+      for (const uid of uids) workers.update({ pod: pod(uid), updateType: round === 0 ? 'create' : 'sync' });
+      await settle((c) => c.reject(new Error(enospc)));
+      clock.step(BACKOFF_PERIOD_MS);
+    }
+    // A pod's own error is still logged per pod.
+    workers.update({ pod: pod('own'), updateType: 'create' });
+    await settle((c) => c.reject(new Error('failed to "StartContainer" for "c" with CreateContainerError: "boom"')));
+    const errors = records.filter((r) => String(r.msg).startsWith('Error syncing pod'));
+    expect(errors).toHaveLength(2);
+    expect(errors[0]).toMatchObject({ cause: 'no space left on device (ENOSPC) in the root directory /var/lib/kubelet', failing: 1 });
+    expect(errors[1]).toMatchObject({ podUID: 'own', err: 'failed to "StartContainer" for "c" with CreateContainerError: "boom"' });
+    for (const uid of uids) workers.update({ pod: pod(uid), updateType: 'sync' });
+    await settle((c) => c.resolve());
+    const cleared = records.filter((r) => r.msg === 'A failure cause has cleared');
+    expect(cleared).toEqual([expect.objectContaining({ affected: 20, suppressed: 39 })]);
   });
 
   it('backoff jitter adds up to 50%', async () => {

@@ -68,6 +68,11 @@ export interface PoolSyncerOptions {
   releaseCacheSlot?(uid: string): void;
   /** Where the pod events the sync tasks report go (log at V(3), and the apiserver when connected). */
   recorder: EventRecorder;
+  /**
+   * A node-level cause of an error (dirFailureCause), if it has one: such a
+   * volume failure is logged at V(4) here, the pod workers report it once per cause.
+   */
+  nodeFailureCause?(err: unknown): string | undefined;
   /** Cluster mode: keeps a static pod's mirror pod in the apiserver (created, or replaced when outdated). */
   syncMirrorPod?(pod: Pod): Promise<void>;
   /** The prober (absent: no probes, every running container is started and ready). */
@@ -298,7 +303,8 @@ export class PoolSyncer implements PodSyncer {
       if (ctx.signal.aborted) throw err;
       const message = `Unable to attach or mount volumes: ${errorMessage(err)}`;
       this.record(pod, [{ type: 'Warning', reason: 'FailedMount', message }]);
-      this.o.logger.error({ pod: podRef(pod), err: message }, 'Unable to attach or mount volumes for pod; skipping pod');
+      const line = this.o.nodeFailureCause?.(err) === undefined ? 'error' : 'debug';
+      this.o.logger[line]({ pod: podRef(pod), err: message }, 'Unable to attach or mount volumes for pod; skipping pod');
       throw new Error(message, { cause: err });
     }
   }

@@ -14,6 +14,7 @@
  * decreases.
  */
 import type { Logger } from 'pino';
+import type { CauseLog } from '../../common/cause-log.js';
 import type { Pod, PodStatus as ApiPodStatus } from '../../api/pod.js';
 import type { Clock } from '../../common/clock.js';
 import type { PodStatus as RuntimePodStatus, RuntimePod } from '../../runtime/types.js';
@@ -199,6 +200,12 @@ export interface PodWorkersOptions {
   /** The cached runtime status handed to the syncer (upstream podCache). */
   podStatus?: (uid: string) => RuntimePodStatus | undefined;
   logger?: Logger;
+  /**
+   * Sync errors with a node-level cause (the node's directories full or
+   * unwritable: dirFailureCause) are logged once per cause through `log`,
+   * not once per pod; `of` names the cause, undefined for a pod's own error.
+   */
+  causes?: { of(err: unknown): string | undefined; log: CauseLog };
 }
 
 /** What syncKnownPods reports per UID (upstream PodWorkerSync). */

@@ -27,6 +27,7 @@
  * microtask, so updates made in one synchronous burst coalesce.
  */
 import { podFullName, type Pod } from '../../api/pod.js';
+import { errorMessage } from '../../common/error-message.js';
 import { SyncBackoffError } from '../../common/errors.js';
 import { vEnabled } from '../../common/logger.js';
 import {
@@ -288,6 +289,13 @@ export class PodWorkers {
       .finally(() => this.loops.delete(loop));
   }
 
+  /** upstream logs each failed sync; one with a node-level cause is logged once per cause instead. */
+  private logSyncError(uid: string, error: unknown): void {
+    const cause = this.o.causes?.of(error);
+    if (cause === undefined) this.o.logger?.error({ err: error, podUID: uid }, 'Error syncing pod, skipping');
+    else this.o.causes!.log.failure(cause, uid, 'Error syncing pod, skipping', { err: errorMessage(error), podUID: uid });
+  }
+
   /** Runs pending work until none is left; status.loop is cleared in the same turn as the last check. */
   private async workerLoop(uid: string, status: PodSyncStatus): Promise<void> {
     await Promise.resolve();
@@ -305,8 +313,9 @@ export class PodWorkers {
           // upstream: a sync that failed only on a running backoff returns no error, so it is not logged as one.
           if (!signal.aborted && error instanceof SyncBackoffError)
             this.o.logger?.debug({ err: error, podUID: uid }, 'Pod is in a backoff');
-          else if (!signal.aborted) this.o.logger?.error({ err: error, podUID: uid }, 'Error syncing pod, skipping');
+          else if (!signal.aborted) this.logSyncError(uid, error);
         }
+        if (error === undefined) this.o.causes?.log.success(uid);
         status.syncedAt = this.o.clock.now();
 
         let phaseTransition = false;

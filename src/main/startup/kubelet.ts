@@ -6,6 +6,7 @@
  * built, as before).
  */
 import type { Registry } from 'prom-client';
+import { CauseLog } from '../../common/cause-log.js';
 import { Late } from '../../common/late.js';
 import type { Pod } from '../../api/pod.js';
 import type { CriClient } from '../../cri/client.js';
@@ -23,6 +24,7 @@ import { PodManager } from '../podconfig/pod-manager.js';
 import { PodObjectsResolver } from '../kubelet/pod-objects.js';
 import { PoolSyncer } from '../kubelet/pool-syncer.js';
 import type { ClusterConnection } from './cluster-node.js';
+import { dirFailureCause } from '../node/dir-failure-cause.js';
 import { RELIST_PERIOD_MS } from '../pleg/generic-pleg.js';
 import { PodWorkers } from '../pod-workers/pod-workers.js';
 import { startProber } from '../prober/start-prober.js';
@@ -122,6 +124,12 @@ export async function buildKubelet(
     logger: kubeletLogger.child({ component: 'cgroups' }),
   });
   if (podCgroups) shutdown.add('pod cgroups', () => podCgroups.idle());
+  // The node's own directories full or unwritable: one report per cause, not one per pod.
+  const nodeFailureCause = dirFailureCause([
+    { path: config.rootDir, what: 'the root directory' },
+    { path: config.podLogsDir, what: 'the pod log directory' },
+    { path: config.containerLogsDir, what: 'the container log directory' },
+  ]);
   const syncer = parts.syncerRef.set(
     new PoolSyncer({
       runner,
@@ -133,6 +141,7 @@ export async function buildKubelet(
       logger: kubeletLogger,
       recorder,
       networkError: () => runtimeState.networkErrors(),
+      nodeFailureCause,
       runtimeName: runtimeName(parts.runtimeVersion.runtimeName),
       metrics: kubeletMetrics(registry),
       // PoolRunner runs at least 16 tasks across its workers (8 per worker); leave a quarter for PLEG tasks.
@@ -160,6 +169,7 @@ export async function buildKubelet(
     resyncIntervalMs: config.syncFrequency,
     podStatus: (uid) => syncer.cachedStatus(uid),
     logger: kubeletLogger.child({ component: 'pod-workers' }),
+    causes: { of: nodeFailureCause, log: new CauseLog(kubeletLogger.child({ component: 'pod-workers' }), clock) },
   });
   const containerDeletor = new ContainerDeletor(runner, kubeletLogger, config.containerLogsDir);
   // The handlers ask the syncLoop whether every source is ready; the syncLoop is built from the handlers.

@@ -8,7 +8,8 @@
  * local write of a few hundred bytes costs less than the thread-pool round
  * trips of the promise API (see docs/architecture.md, "File system calls").
  */
-import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, readFileSync } from 'node:fs';
+import { writeFileNamed } from '../../common/write-file.js';
 import type { Pod } from '../../api/pod.js';
 
 export const ETC_HOSTS_PATH = '/etc/hosts';
@@ -51,6 +52,6 @@ export function nodeHostsFileContent(pod: Pod, nodeHostsFile = ETC_HOSTS_PATH): 
 /** Writes the pod's hosts file (mode 0644) at `file`. */
 export function ensureHostsFile(file: string, pod: Pod, podIPs: readonly string[], hostname: string, domain: string): void {
   const content = pod.spec.hostNetwork ? nodeHostsFileContent(pod) : managedHostsFileContent(podIPs, hostname, domain, pod);
-  writeFileSync(file, content, { mode: 0o644 });
+  writeFileNamed(file, "the pod's hosts file", content, { mode: 0o644 });
   chmodSync(file, 0o644);
 }

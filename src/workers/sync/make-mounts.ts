@@ -6,11 +6,12 @@
  * the sync task; any error fails that container only (CreateContainerConfigError).
  */
 import { randomBytes } from 'node:crypto';
-import { chmodSync, writeFileSync } from 'node:fs';
+import { chmodSync } from 'node:fs';
 import { isAbsolute, posix } from 'node:path';
 import type { Container, Pod } from '../../api/pod.js';
 import { VolumeError } from '../../common/errors.js';
 import { makeDirectory } from '../../common/make-dir.js';
+import { writeFileNamed } from '../../common/write-file.js';
 import type { Mounter } from '../../common/mounter.js';
 import { etcHostsPath, podContainerDir } from '../../pod/pod-dirs.js';
 import { prepareSafeSubpath } from '../../pod/subpath.js';
@@ -124,7 +125,7 @@ export async function makeMounts(pod: Pod, container: Container, o: MakeMountsOp
     const dir = podContainerDir(o.podDir, container.name);
     makeDirectory(dir, `the directory of container ${JSON.stringify(container.name)}`, 0o750);
     const file = `${dir}/${makeUID()}`;
-    writeFileSync(file, '', { flag: 'wx' });
+    writeFileNamed(file, `the termination message file of container ${JSON.stringify(container.name)}`, '', { flag: 'wx' });
     chmodSync(file, 0o666);
     mounts.push({ containerPath: posix.isAbsolute(tmp) ? tmp : `/${tmp}`, hostPath: file, readonly: false, selinuxRelabel: false });
   }
