@@ -26,9 +26,11 @@
  * kubelet_http_inflight_requests while it runs.
  */
 import { createServer as createHttpServer, ServerResponse, type IncomingMessage, type Server } from 'node:http';
-import type { Socket } from 'node:net';
+import type { DropArgument, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { createServer as createHttpsServer } from 'node:https';
+import { realClock } from '../../common/clock.js';
+import { FailureLog } from '../../common/failure-log.js';
 import { posix } from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import type { Logger } from 'pino';
@@ -86,7 +88,38 @@ export interface KubeletServerOptions {
   debugging?: DebuggingSwitches;
   /** What /debug/flags/v and /debug/pprof act on; absent: no /debug routes. */
   debug?: DebugHost;
+  /** Bounds on what clients may hold (default SERVER_LIMITS). */
+  limits?: Partial<ServerLimits>;
 }
+
+/**
+ * What one client can hold of the server, in count and time. Upstream's Go
+ * server sets only MaxHeaderBytes (1 MiB); Node's defaults would let a TLS
+ * handshake hang for 120 s and headers trickle for 60 s, with no bound on the
+ * number of such connections (each an open descriptor of the agent).
+ */
+export interface ServerLimits {
+  /** Open connections; past it a new one is closed at once. */
+  maxConnections: number;
+  /** A TLS handshake not done within this is dropped. */
+  handshakeTimeoutMs: number;
+  /** The request line and headers must arrive within this (Node checks every checkIntervalMs). */
+  headersTimeoutMs: number;
+  /** The whole request (headers and body) must arrive within this; a streaming response is not bounded by it. */
+  requestTimeoutMs: number;
+  checkIntervalMs: number;
+  /** An idle keep-alive connection is closed after this. */
+  keepAliveTimeoutMs: number;
+}
+
+export const SERVER_LIMITS: ServerLimits = {
+  maxConnections: 1024,
+  handshakeTimeoutMs: 10_000,
+  headersTimeoutMs: 30_000,
+  requestTimeoutMs: 60_000,
+  checkIntervalMs: 5_000,
+  keepAliveTimeoutMs: 90_000,
+};
 
 /** KubeletConfiguration enableDebuggingHandlers, enableSystemLogHandler, enableProfilingHandler, enableDebugFlagsHandler. */
 export interface DebuggingSwitches {
@@ -323,9 +356,18 @@ export function startKubeletServer(o: KubeletServerOptions): Promise<Server> {
     });
   };
   let server: Server;
+  const limits = { ...SERVER_LIMITS, ...o.limits };
+  const timeouts = {
+    headersTimeout: limits.headersTimeoutMs,
+    requestTimeout: limits.requestTimeoutMs,
+    connectionsCheckingInterval: limits.checkIntervalMs,
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
+  };
   if (o.tls) {
     server = createHttpsServer(
       {
+        ...timeouts,
+        handshakeTimeout: limits.handshakeTimeoutMs,
         cert: o.tls.cert,
         key: o.tls.key,
         ...(o.tls.clientCA ? { ca: o.tls.clientCA, requestCert: true, rejectUnauthorized: false } : {}),
@@ -344,8 +386,14 @@ export function startKubeletServer(o: KubeletServerOptions): Promise<Server> {
       });
     }
   } else {
-    server = createHttpServer(listener);
+    server = createHttpServer(timeouts, listener);
   }
+  server.maxConnections = limits.maxConnections;
+  // One line per 30 s however many are dropped (a flood would otherwise be one line per connection).
+  const drops = new FailureLog(o.logger, realClock, `Accepting a connection on ${o.auth ? 'the kubelet' : 'the read-only'} server`);
+  server.on('drop', (d?: DropArgument) =>
+    drops.failure(`over the limit of ${limits.maxConnections} open connections; closed at once`, { remote: d?.remoteAddress }),
+  );
   if (o.auth) {
     const upgraded = new Set<Duplex>();
     server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => onUpgrade(o, serverType, upgraded, req, socket, head));
