@@ -42,4 +42,42 @@ describe('ContainerLogManager', () => {
     ]);
     expect(lines.find((l) => l.statusReads !== undefined)).toMatchObject({ level: 20, statusReads: 2 });
   });
+
+  it('a round where 200 containers fail (a read-only log dir) is one error line, repeated at most every 30 s, and one when it clears', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const stream = new Writable({
+      write(chunk, _enc, cb) {
+        lines.push(JSON.parse(String(chunk)) as Record<string, unknown>);
+        cb();
+      },
+    });
+    let failing = true;
+    const errors = Array.from({ length: 200 }, (_, i) => `c${i}: ENOENT: no such file or directory, stat '/var/log/pods/p${i}/c/0.log'`);
+    const runner = {
+      run: async () => ({ rotated: [], errors: failing ? errors : [], statusReads: 0 }),
+    } as unknown as Pick<TaskRunner, 'run'>;
+    const clock = new FakeClock();
+    const manager = new ContainerLogManager({
+      runner,
+      clock,
+      logger: pino({ level: 'info' }, stream),
+      maxSize: '10Mi',
+      maxFiles: 5,
+      maxWorkers: 1,
+      periodMs: 10_000,
+      podLogsDir: '/var/log/pods',
+    });
+    for (let round = 0; round < 4; round++) {
+      await manager.runOnce();
+      clock.step(10_000);
+    }
+    const errorLines = lines.filter((l) => l.level === 50);
+    expect(errorLines).toHaveLength(2);
+    expect(errorLines[0]).toMatchObject({ containers: 200, msg: 'Rotating the logs of running containers failed' });
+    expect(String(errorLines[0].err)).toMatch(/^200 container\(s\): c0: ENOENT.*; c1: .*; c2: .* \(and 197 more\)$/);
+    expect(errorLines[1]).toMatchObject({ suppressedSince: 2 });
+    failing = false;
+    await manager.runOnce();
+    expect(lines.at(-1)).toMatchObject({ msg: 'Rotating the logs of running containers succeeded again' });
+  });
 });

@@ -6,12 +6,19 @@
  * Runs never overlap; a failed round is logged and the next one retries.
  * Each round logs at debug level how many log paths it had to read through
  * CRI ContainerStatus (those it could not derive from the labels).
+ *
+ * Upstream logs each container's failure every round; with the log directory
+ * read-only or full that is every running container every 10 s for one
+ * cause. Here a round's failures make one line (how many, the first few),
+ * at most every 30 s while they go on, and one line when a round succeeds
+ * again; each container's error is at V(4).
  */
 import type { Logger } from 'pino';
 import { value } from '../../api/quantity.js';
 import type { Clock } from '../../common/clock.js';
 import type { TaskRunner } from '../../workers/task-runner.js';
 import { errorMessage } from '../../common/error-message.js';
+import { FailureLog } from '../../common/failure-log.js';
 import { runPeriodically } from '../../common/periodic.js';
 
 export interface ContainerLogManagerOptions {
@@ -27,10 +34,16 @@ export interface ContainerLogManagerOptions {
   podLogsDir: string;
 }
 
+/** Container errors quoted in a round's one failure line. */
+const ERRORS_SHOWN = 3;
+
 export class ContainerLogManager {
   private running: Promise<void> | undefined;
+  private readonly failures: FailureLog;
 
-  constructor(private readonly o: ContainerLogManagerOptions) {}
+  constructor(private readonly o: ContainerLogManagerOptions) {
+    this.failures = new FailureLog(o.logger, o.clock, 'Rotating the logs of running containers');
+  }
 
   start(signal: AbortSignal): void {
     // runOnce logs its failures and never rejects.
@@ -63,6 +76,10 @@ export class ContainerLogManager {
     });
     this.o.logger.debug({ statusReads: r.statusReads }, 'Checked the container logs for rotation');
     for (const path of r.rotated) this.o.logger.info({ path }, 'Rotated the container log');
-    for (const err of r.errors) this.o.logger.error({ err }, 'Failed to rotate the log of a running container');
+    for (const err of r.errors) this.o.logger.debug({ err }, 'Failed to rotate the log of a running container');
+    if (r.errors.length === 0) return this.failures.success();
+    const shown = r.errors.slice(0, ERRORS_SHOWN).join('; ');
+    const more = r.errors.length > ERRORS_SHOWN ? ` (and ${r.errors.length - ERRORS_SHOWN} more)` : '';
+    this.failures.failure(`${r.errors.length} container(s): ${shown}${more}`, { containers: r.errors.length });
   }
 }
