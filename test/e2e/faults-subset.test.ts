@@ -18,6 +18,8 @@ import { runFault } from '../faults/runner.js';
 import { agentKillDuringStart } from '../faults/scenarios/agent-kill.js';
 import { runtimeKillSteady } from '../faults/scenarios/runtime-kill.js';
 import { workerCrashDuringStart } from '../faults/scenarios/worker-crash.js';
+import { diskFault } from '../faults/scenarios/disk-full.js';
+import { subPathEscapeCheck } from '../faults/subpath-escape.js';
 import { describeE2E } from './e2e-env.js';
 
 const SEED = Number(process.env.KTS_FAULT_SEED ?? Math.floor(Math.random() * 1e6));
@@ -35,10 +37,10 @@ describeE2E('fault suite, CI subset', () => {
     await containerd.down();
   });
 
-  const check = async (fault: Fault, pods: number, withRuntime = false) => {
+  const check = async (fault: Fault, pods: number, withRuntime = false, runs = 2) => {
     const lines: string[] = [];
     const result = await runFault(fault, {
-      runs: 2,
+      runs,
       seed: SEED,
       pods,
       recoveryDeadlineMs: 120_000,
@@ -55,7 +57,7 @@ describeE2E('fault suite, CI subset', () => {
       terminatedRestarted: 0,
       usageOk: true,
     };
-    expect(result.runs).toHaveLength(2);
+    expect(result.runs).toHaveLength(runs);
     for (const r of result.runs) {
       const got = {
         recovered: r.recovered,
@@ -84,5 +86,18 @@ describeE2E('fault suite, CI subset', () => {
 
   it('containerd SIGKILL and restart with 15 pods running', async () => {
     await check(runtimeKillSteady(15), 15, true);
+  });
+
+  it('root and log dirs full for 10 s during the start of 60 pods: pods kept, one report per cause, all started after', async () => {
+    const fault = diskFault('full', 60, 10_000);
+    await check(fault, 60, false, 1);
+    const [r] = fault.reports;
+    // A report per pod would put at least one line per pod that hit the full disk under one message.
+    expect(r.maxSameMessage, JSON.stringify(r)).toBeLessThanOrEqual(Math.ceil(r.holdMs / 10_000) + 2);
+    expect(r.cleared, JSON.stringify(r)).toEqual(r.causes);
+  });
+
+  it('a subPath out of its volume (a symlink, "..") is refused with a clear error; nothing is bound outside; other pods run', async () => {
+    await subPathEscapeCheck();
   });
 });

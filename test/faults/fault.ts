@@ -16,6 +16,8 @@ export interface NodeSpec {
   pods: number;
   /** Environment of the agent process. */
   agentEnv?: Record<string, string>;
+  /** Root, pod-log and container-log directories each on a tmpfs of this size (disk faults). */
+  dirsOnTmpfs?: { bytes: number; inodes: number };
 }
 
 /** The runtime a containerd fault gets (a PrivateContainerd in the suite; never the shared one for runtime faults). */
@@ -41,4 +43,12 @@ export interface Fault {
   readonly node: NodeSpec;
   inject(ctx: FaultContext): Promise<void>;
   recover(ctx: FaultContext): Promise<void>;
+  /**
+   * Recovery is timed from the injection (default) or from the end of
+   * recover(): a fault that holds for a while (a disk kept full) is timed from
+   * when the outside world undid it.
+   */
+  readonly recoveryFrom?: 'inject' | 'recover';
+  /** Figures of the fault's own, for the run's details column (e.g. what the agent logged meanwhile). */
+  notes?(ctx: FaultContext): string[];
 }

@@ -59,7 +59,18 @@ export function baselineOf(view: RuntimeView): Baseline {
 /** The runtime label of a static pod: its name and the node's. */
 export const runtimePodName = (name: string, node: string) => `${name}-${node}`;
 
-export function checkRuntime(workload: Workload, node: string, view: RuntimeView, baseline?: Baseline): Violations {
+/**
+ * `ranPerPods`: run-once pods that /pods shows Succeeded with every container terminated with exit code 0.
+ * Such a pod with nothing left in the runtime is not lost: its dead containers and sandbox were
+ * garbage-collected after it ran (the eviction manager does so under disk pressure, as upstream's).
+ */
+export function checkRuntime(
+  workload: Workload,
+  node: string,
+  view: RuntimeView,
+  baseline?: Baseline,
+  ranPerPods?: ReadonlySet<string>,
+): Violations {
   const v: Violations = {
     lost: [],
     onceStartCutOff: [],
@@ -96,7 +107,8 @@ export function checkRuntime(workload: Workload, node: string, view: RuntimeView
       const cs = containersOf.get(`${full}/${pod.containers[0]}`) ?? [];
       const ran = cs.filter((c) => (c.state === 'exited' || c.state === 'running') && !c.neverStarted).length;
       if (ran > 1) v.terminatedRestarted.push(`${full}: its container ran ${ran} times`);
-      if (ran === 0) (cs.some((c) => c.state === 'exited' && c.neverStarted) ? v.onceStartCutOff : v.lost).push(full);
+      const removedAfterRun = cs.length === 0 && !boxesOf.has(full) && ranPerPods?.has(full) === true;
+      if (ran === 0 && !removedAfterRun) (cs.some((c) => c.state === 'exited' && c.neverStarted) ? v.onceStartCutOff : v.lost).push(full);
     }
   }
   if (baseline) {
@@ -201,4 +213,18 @@ function group<T>(items: T[], key: (t: T) => string): Map<string, T[]> {
     else m.set(k, [i]);
   }
   return m;
+}
+
+/** The run-once pods /pods shows Succeeded with every container terminated with exit code 0 (checkRuntime's ranPerPods). */
+export function ranPerPods(pods: Pod[]): Set<string> {
+  return new Set(
+    pods
+      .filter(
+        (p) =>
+          p.status?.phase === 'Succeeded' &&
+          (p.status.containerStatuses?.length ?? 0) > 0 &&
+          p.status.containerStatuses!.every((c) => c.state?.terminated?.exitCode === 0),
+      )
+      .map((p) => p.metadata?.name ?? ''),
+  );
 }

@@ -10,6 +10,7 @@ import type { Pod } from '../../src/api/pod.js';
 import { pidAlive, readPidFile } from '../../src/common/pid-file.js';
 import { pollUntil } from '../helpers/poll.js';
 import { AgentProcess } from '../e2e/agent-harness.js';
+import { mountTmpfs, unmountAll } from './disk-fill.js';
 import { CriRuntimeView, type RuntimeView } from './runtime-view.js';
 import { manifestOf, type Workload } from './workload.js';
 
@@ -20,6 +21,8 @@ export interface NodeOptions {
   workload: Workload;
   /** Environment of the agent process (e.g. KTS_TEST_FAULT_HOOKS=1). */
   agentEnv?: Record<string, string>;
+  /** Root, pod-log and container-log directories each on a tmpfs of this size (disk faults). */
+  dirsOnTmpfs?: { bytes: number; inodes: number };
 }
 
 export class NodeUnderTest {
@@ -34,6 +37,12 @@ export class NodeUnderTest {
     ]);
     Object.assign(this.agent.env, options.agentEnv ?? {});
     for (const pod of workload.pods) this.agent.writeManifest(pod.name, manifestOf(pod, workload.namespace));
+    if (options.dirsOnTmpfs) for (const d of this.stateDirs) mountTmpfs(d, options.dirsOnTmpfs.bytes, options.dirsOnTmpfs.inodes);
+  }
+
+  /** The agent's root, pod-log and container-log directories (the harness's layout). */
+  get stateDirs(): string[] {
+    return ['root', 'pod-logs', 'containers'].map((d) => join(this.agent.dir, d));
   }
 
   get nodeName(): string {
@@ -94,6 +103,7 @@ export class NodeUnderTest {
       process.kill(sim, 'SIGTERM');
       await pollUntil('the embedded sim to exit', () => !pidAlive(sim), { timeoutMs: 30_000 }).catch(() => process.kill(sim, 'SIGKILL'));
     }
+    unmountAll(this.stateDirs);
     rmSync(this.agent.dir, { recursive: true, force: true });
   }
 }

@@ -13,6 +13,7 @@ import {
   checkRuntime,
   checkStatuses,
   countViolations,
+  ranPerPods,
   restartsInPods,
   runtimePodName,
   type Baseline,
@@ -95,6 +96,7 @@ export async function runFault(fault: Fault, o: RunnerOptions): Promise<FaultRes
       nodeName: `n-${tag}`,
       workload: makeWorkload(`flt-${tag}`.slice(0, 63), pods),
       agentEnv: fault.node.agentEnv,
+      dirsOnTmpfs: fault.node.dirsOnTmpfs,
     });
   };
   const result: FaultResult = { id: fault.id, title: fault.title(pods), runtime: fault.node.runtime, pods, moment: fault.moment, runs: [] };
@@ -123,7 +125,9 @@ export async function runFault(fault: Fault, o: RunnerOptions): Promise<FaultRes
         await fault.inject({ node, runtime: o.runtime });
         const baseline = baselineOf(await node.runtimeView());
         await fault.recover({ node, runtime: o.runtime });
-        const rec = await measure(node, run, injectedAt, baseline, reference, o);
+        const from = fault.recoveryFrom === 'recover' ? Date.now() : injectedAt;
+        const rec = await measure(node, run, from, baseline, reference, o);
+        rec.details.push(...(fault.notes?.({ node, runtime: o.runtime }) ?? []));
         rec.injectedAfterMs = delay;
         result.runs.push(rec);
         o.log(`${fault.id} run ${run}: ${describe(rec)}`);
@@ -146,7 +150,9 @@ export async function runFault(fault: Fault, o: RunnerOptions): Promise<FaultRes
       const injectedAt = Date.now();
       await fault.inject({ node, runtime: o.runtime });
       await fault.recover({ node, runtime: o.runtime });
-      const rec = await measure(node, run, injectedAt, baseline, before, o);
+      const from = fault.recoveryFrom === 'recover' ? Date.now() : injectedAt;
+      const rec = await measure(node, run, from, baseline, before, o);
+      rec.details.push(...(fault.notes?.({ node, runtime: o.runtime }) ?? []));
       result.runs.push(rec);
       o.log(`${fault.id} run ${run}: ${describe(rec)}`);
     }
@@ -170,12 +176,13 @@ async function recover(node: NodeUnderTest, baseline: Baseline | undefined, dead
   for (;;) {
     try {
       const view = await node.runtimeView();
-      last = checkRuntime(node.workload, node.nodeName, view, baseline);
+      const pods = await node.pods();
+      last = checkRuntime(node.workload, node.nodeName, view, baseline, ranPerPods(pods));
       const n = countViolations(last);
       duplicatesSeen = Math.max(duplicatesSeen, n.duplicates);
       // A run-once pod whose start was cut off is lost for good (counted at the end), not pending.
       if (last.lost.length + n.duplicates === 0) {
-        const statuses = checkStatuses(node.workload, node.nodeName, view, await node.pods());
+        const statuses = checkStatuses(node.workload, node.nodeName, view, pods);
         if (statuses.length === 0) return { recovered: true, duplicatesSeen, last };
       }
     } catch {
@@ -203,8 +210,8 @@ async function measure(
   if (r.recovered) {
     await node.settle(o.settleRelists);
     const view = await node.runtimeView();
-    final = checkRuntime(node.workload, node.nodeName, view, baseline);
     const pods = await node.pods();
+    final = checkRuntime(node.workload, node.nodeName, view, baseline, ranPerPods(pods));
     const restarts = restartsInPods(node.workload, node.nodeName, view, pods);
     final.healthyRestarted.push(...restarts.restarted);
     details.push(...restarts.bumped.map((b) => `${b} (after a container that never started; upstream counts it too)`));

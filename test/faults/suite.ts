@@ -1,6 +1,7 @@
 /** The faults of the suite, in the order the full run takes them, with their full-run sizes. */
 import type { Fault } from './fault.js';
 import { agentKillDuringStart } from './scenarios/agent-kill.js';
+import { diskFault } from './scenarios/disk-full.js';
 import { runtimeKillSteady } from './scenarios/runtime-kill.js';
 import { workerCrashDuringStart } from './scenarios/worker-crash.js';
 
@@ -16,5 +17,7 @@ export function fullSuite(): SuiteEntry[] {
     { fault: agentKillDuringStart('containerd', 100), runs: 10 },
     { fault: runtimeKillSteady(100), runs: 5 },
     { fault: workerCrashDuringStart(500), runs: 10 },
+    { fault: diskFault('full', 500, 30_000), runs: 5 },
+    { fault: diskFault('log-dir-readonly', 500, 30_000), runs: 3 },
   ];
 }

@@ -1,7 +1,7 @@
 /** The fault suite's invariant checker (test/faults/invariants.ts) on hand-built runtime views: each violation is caught. */
 import { describe, expect, it } from 'vitest';
 import type { Pod } from '../../src/api/pod.js';
-import { baselineOf, checkRuntime, checkStatuses, countViolations, restartsInPods } from '../faults/invariants.js';
+import { baselineOf, checkRuntime, checkStatuses, countViolations, ranPerPods, restartsInPods } from '../faults/invariants.js';
 import type { ContainerRecord, RuntimeView, SandboxRecord } from '../faults/runtime-view.js';
 import type { Workload } from '../faults/workload.js';
 
@@ -73,6 +73,24 @@ describe('checkRuntime', () => {
     const v = healthy();
     v.containers = v.containers.filter((c) => c.id !== 'cb2' && c.id !== 'co');
     expect(checkRuntime(workload, NODE, v).lost).toEqual(['b-n1', 'o-n1']);
+  });
+
+  it('a run-once pod garbage-collected after it ran (nothing in the runtime, /pods Succeeded with exit 0) is not lost', () => {
+    const v = healthy();
+    v.containers = v.containers.filter((c) => c.id !== 'co');
+    v.sandboxes = v.sandboxes.filter((s) => s.id !== 'so');
+    const done = (exitCode: number): Pod =>
+      ({
+        metadata: { name: 'o-n1' },
+        spec: { containers: [] },
+        status: { phase: 'Succeeded', containerStatuses: [{ name: 'once', state: { terminated: { exitCode } } }] },
+      }) as unknown as Pod;
+    expect(checkRuntime(workload, NODE, v, undefined, ranPerPods([done(0)])).lost).toEqual([]);
+    // Without that status, or with its sandbox still there, it is lost.
+    expect(checkRuntime(workload, NODE, v, undefined, ranPerPods([done(1)])).lost).toEqual(['o-n1']);
+    expect(checkRuntime(workload, NODE, v).lost).toEqual(['o-n1']);
+    v.sandboxes.push(box('so', 'o', false));
+    expect(checkRuntime(workload, NODE, v, undefined, ranPerPods([done(0)])).lost).toEqual(['o-n1']);
   });
 
   it('an exited container of a long pod, or a baseline container no longer running, is a healthy container restarted', () => {
