@@ -219,6 +219,19 @@ describe('FileSource empty and missing paths', () => {
     await waitFor(() => h.logs.filter((l) => l['level'] === 50).length === 15, { what: 'one error per bad manifest' });
   });
 
+  it('a 50 MB manifest is refused at the 10 MiB limit without being read; the other manifests run', async () => {
+    await put('good.yaml', manifest('good'));
+    await put('huge.yaml', `${manifest('huge')}# ${'x'.repeat(50 * 1000 * 1000)}\n`);
+    const h = start({ checkFrequencyMs: 50 });
+    await waitFor(() => has(h.got, 'ADD:good-node1'));
+    await waitFor(() => h.logs.some((l) => JSON.stringify(l).includes('over the 10485760-byte limit')), { what: 'the size error' });
+    const line = h.logs.find((l) => JSON.stringify(l).includes('over the 10485760-byte limit'))!;
+    expect(JSON.stringify(line)).toContain(
+      `${join(dir, 'huge.yaml')}: manifest is 50000105 bytes, over the 10485760-byte limit; shrink it`,
+    );
+    expect(ops(h.got)).toEqual(['ADD:good-node1']);
+  });
+
   it('a directory, a FIFO, a device and a broken symlink are skipped, each logged and counted once and again when it changes', async () => {
     await put('good.yaml', manifest('good'));
     await mkdir(join(dir, 'a-dir.yaml'));

@@ -49,7 +49,7 @@ async function serve(body: string | Buffer = '', status = 200): Promise<Fixture>
   return fx;
 }
 
-function start(url: string, opts: { headers?: Record<string, string | string[]>; checkFrequencyMs?: number } = {}) {
+function start(url: string, opts: { headers?: Record<string, string | string[]>; checkFrequencyMs?: number; timeoutMs?: number } = {}) {
   const logs: Record<string, unknown>[] = [];
   const logger = pino(
     { level: 'debug' },
@@ -70,6 +70,7 @@ function start(url: string, opts: { headers?: Record<string, string | string[]>;
     logger,
     registry,
     checkFrequencyMs: opts.checkFrequencyMs ?? 20,
+    ...(opts.timeoutMs !== undefined && { timeoutMs: opts.timeoutMs }),
   });
   const got: PodUpdate[] = [];
   // Ends when config.stop() closes the queue; awaited by the cleanup.
@@ -145,6 +146,41 @@ describe('HttpSource', () => {
     expect(err.message).toMatch(/\/pods: response body exceeds the 10485760-byte limit/);
     expect(h.sets).toBe(0);
     expect(await h.registry.getSingleMetricAsString('kubelet_ts_static_pod_manifest_errors_total')).toContain('{source="http"} 1');
+  });
+
+  it('a URL that streams 1 GB is cut off at 10 MiB: the transfer is aborted, nothing is sent', async () => {
+    let served = 0;
+    const server = createServer((_req, res) => {
+      res.writeHead(200, { 'content-length': String(1e9) });
+      const chunk = Buffer.alloc(1 << 16, 0x20);
+      const pump = () => {
+        while (served < 1e9 && res.write(chunk)) served += chunk.length;
+      };
+      res.on('drain', pump);
+      pump();
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    cleanups.push(() => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))));
+    const h = start(`http://127.0.0.1:${(server.address() as AddressInfo).port}/pods`, { checkFrequencyMs: 60_000 });
+    await waitFor(() => h.logs.some((l) => l['level'] === 40));
+    const err = h.logs.find((l) => l['level'] === 40)!['err'] as { message: string };
+    expect(err.message).toMatch(/\/pods: response body exceeds the 10485760-byte limit; serve a smaller pod list/);
+    expect(h.sets).toBe(0);
+    // The socket buffers hold a few MiB beyond what was read; nowhere near the gigabyte.
+    expect(served).toBeLessThan(64 << 20);
+  });
+
+  it('a URL that never answers is given up after the timeout and reported', async () => {
+    const server = createServer(() => undefined);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    cleanups.push(() => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/pods`;
+    const t0 = Date.now();
+    const h = start(url, { checkFrequencyMs: 100, timeoutMs: 500 });
+    await waitFor(() => h.logs.some((l) => l['level'] === 40), { what: 'the timeout reported' });
+    expect(Date.now() - t0).toBeLessThan(5000);
+    expect(JSON.stringify(h.logs.find((l) => l['level'] === 40))).toContain(`${url}: no response within 500 ms`);
+    expect(h.sets).toBe(0);
   });
 
   it('an invalid body keeps the previous pods and is reported', async () => {
