@@ -78,6 +78,7 @@ export function createLogger(options: LoggerOptions): Logger {
       // Registered so that setVerbosity reaches every child (pino copies the level into a child at creation).
       onChild: (child: Logger) => void children.add(new WeakRef(child)),
       base: options.format === 'text' ? { pid: options.pid ?? process.pid } : {},
+      serializers: { err: serializeErr },
       ...(now ? { timestamp: () => `,"time":${now().toFixed(3)}` } : {}),
     },
     stream,
@@ -88,6 +89,25 @@ export function createLogger(options: LoggerOptions): Logger {
   (logger as WithRoot)[ROOT] = logger;
   (logger as WithRoot)[CHILDREN] = children;
   return logger;
+}
+
+/**
+ * pino's error serializer, with a message that adds each cause's message only
+ * when it is not in the text already: pino appends every cause's message, so
+ * an error wrapping a cause whose message it already quotes (the usual
+ * `new Error(`…: ${err.message}`, { cause: err })`) was printed two or three
+ * times over in one line.
+ */
+function serializeErr(err: unknown): unknown {
+  const out = pino.stdSerializers.err(err as Error);
+  if (!(err instanceof Error) || typeof out !== 'object' || out === null) return out;
+  let message = err.message;
+  const seen = new Set<unknown>([err]);
+  for (let c: unknown = err.cause; c instanceof Error && !seen.has(c); c = c.cause) {
+    seen.add(c);
+    if (!message.includes(c.message)) message += `: ${c.message}`;
+  }
+  return { ...out, message };
 }
 
 let silent: Logger | undefined;

@@ -50,6 +50,18 @@ describe('text format', () => {
     expect(lines[0]).toMatch(/kubelet\] "Failed" err="boom \\"x\\"" n=3 ok=false list=\["a"\] nested=\{"a":1\} nil=null\n$/);
   });
 
+  it('prints an error’s causes once: a cause whose message the error already quotes is not appended again', () => {
+    const { logger, lines } = capture();
+    const inner = new Error('mkdir /x: no space left on device (ENOSPC)');
+    const mid = new Error(`cannot create the pod directory: ${inner.message}`, { cause: inner });
+    logger.error({ err: new Error(`Unable to mount volumes: ${mid.message}`, { cause: mid }) }, 'Error syncing pod');
+    logger.error({ err: new Error('outer', { cause: new Error('inner') }) }, 'chained');
+    expect(lines[0]).toContain(
+      'err="Unable to mount volumes: cannot create the pod directory: mkdir /x: no space left on device (ENOSPC)"\n',
+    );
+    expect(lines[1]).toContain('err="outer: inner"\n');
+  });
+
   it('keeps a multi-line message on one line', () => {
     const { logger, lines } = capture();
     logger.info('a\nb');
