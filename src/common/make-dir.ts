@@ -51,9 +51,14 @@ function mkdirFailure(path: string, what: string, err: unknown, mode: number | u
   if (!failed) return undefined;
   const e = failed.err.code ? failed.err : (err as NodeJS.ErrnoException);
   const errno = e.code ?? 'EUNKNOWN';
-  const reason = (e.errno !== undefined ? getSystemErrorMap().get(e.errno)?.[1] : undefined) ?? e.message;
+  const reason = systemReason(e);
   const where = failed.at === path ? '' : `${e.syscall ?? 'mkdir'} ${failed.at}: `;
   return new FileSystemError(`cannot create ${what} ${path}: ${where}${reason} (${errno})`, path, errno, { cause: e });
+}
+
+/** The system's words for an errno error ("no space left on device"), else its message. */
+export function systemReason(e: NodeJS.ErrnoException): string {
+  return (e.errno !== undefined ? getSystemErrorMap().get(e.errno)?.[1] : undefined) ?? e.message;
 }
 
 function retryComponents(path: string, mode: number | undefined, fs: DirFs): { at: string; err: NodeJS.ErrnoException } | undefined {

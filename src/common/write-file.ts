@@ -6,8 +6,8 @@
  * left on device (ENOSPC)".
  */
 import * as nodeFs from 'node:fs';
-import { getSystemErrorMap } from 'node:util';
 import { FileSystemError } from './errors.js';
+import { systemReason } from './make-dir.js';
 
 export type WriteFs = Pick<typeof nodeFs, 'writeFileSync'>;
 
@@ -18,7 +18,6 @@ export function writeFileNamed(path: string, what: string, data: string, options
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
     const errno = e.code ?? 'EUNKNOWN';
-    const reason = (e.errno !== undefined ? getSystemErrorMap().get(e.errno)?.[1] : undefined) ?? e.message;
-    throw new FileSystemError(`cannot write ${what} ${path}: ${reason} (${errno})`, path, errno, { cause: e });
+    throw new FileSystemError(`cannot write ${what} ${path}: ${systemReason(e)} (${errno})`, path, errno, { cause: e });
   }
 }
