@@ -7,7 +7,10 @@
  * with the runtime within a generous deadline, the agent's RSS and fds back
  * within the suite's bound. Figures are not asserted. The containerd faults
  * use a private containerd (pod network 10.188.0.0/16). KTS_FAULT_SEED fixes
- * the injection moments (the seed is in every failure message).
+ * the injection moments (the seed is in every failure message). Also, once
+ * each: the root and log dirs full for 10 s during a start (the invariants,
+ * plus one report per cause, not per pod) and the subPath escape on a real
+ * agent (test/faults/subpath-escape.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
