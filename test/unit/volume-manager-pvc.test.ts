@@ -139,7 +139,7 @@ describe('VolumeManager with persistentVolumeClaim volumes', () => {
     claims.addClaim('c');
     claims.bind('c', 'pv-nfs', { nfs: { server: 's', path: '/' } });
     await expect(manager().waitForAttachAndMount(pod('u2'))).rejects.toThrow(
-      'volume "data": PersistentVolume "pv-nfs" is a nfs volume, which kubelet-ts does not support (it supports local and hostPath PersistentVolumes)',
+      'volume "data": PersistentVolume "pv-nfs" is a nfs volume, which kubelet-ts does not support (it supports local, hostPath and CSI PersistentVolumes)',
     );
   });
 

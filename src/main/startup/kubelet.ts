@@ -90,6 +90,8 @@ export async function buildKubelet(
     logger: logger.child({ component: 'volumes' }),
     signal,
     client: cluster?.clients.main,
+    nodeName: config.nodeName,
+    ...(parts.node.clusterNode && { nodeRegistered: () => parts.node.clusterNode!.status.whenRegistered() }),
   });
   shutdown.add('volume manager', () => volumes.idle());
 

@@ -22,7 +22,7 @@ export function volumeSourceName(v: Volume): string {
 }
 
 export const SUPPORTED_SOURCES =
-  'emptyDir, hostPath, configMap, secret, downwardAPI, projected and persistentVolumeClaim (local and hostPath PersistentVolumes)';
+  'emptyDir, hostPath, configMap, secret, downwardAPI, projected and persistentVolumeClaim (local, hostPath and CSI PersistentVolumes)';
 
 /** PersistentVolumeSpec fields that are not its source. */
 const PV_NON_SOURCE = new Set([
@@ -49,7 +49,7 @@ export function findPlugin(plugins: readonly VolumePlugin[], v: Volume, pv?: Per
   if (pv) {
     const found = plugins.filter((p) => p.canSupportPersistent?.(pv));
     if (found.length === 1) return found[0];
-    return `volume ${JSON.stringify(v.name)}: PersistentVolume ${JSON.stringify(pv.metadata?.name ?? '')} is a ${persistentSourceName(pv)} volume, which kubelet-ts does not support (it supports local and hostPath PersistentVolumes)`;
+    return `volume ${JSON.stringify(v.name)}: PersistentVolume ${JSON.stringify(pv.metadata?.name ?? '')} is a ${persistentSourceName(pv)} volume, which kubelet-ts does not support (it supports local, hostPath and CSI PersistentVolumes)`;
   }
   const found = plugins.filter((p) => p.canSupport(v));
   if (found.length === 1) return found[0];

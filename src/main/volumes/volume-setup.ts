@@ -17,7 +17,16 @@ import { cleanupOrphanedPodDirs } from './orphan-pod-dirs.js';
 import { VolumeManager } from './volume-manager.js';
 import { volumeMetrics } from './volume-metrics.js';
 import type { ObjectSource, TokenSource, VolumeHost, VolumePlugin } from './volume-plugin.js';
-import type { RestClient } from '../apiserver/rest-client.js';
+import { isNotFound, type RestClient } from '../apiserver/rest-client.js';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { PLUGINS_DIR_NAME } from '../../pod/pod-dirs.js';
+import { dialRegistration } from '../plugins/registration-client.js';
+import { PLUGINS_REGISTRY_DIR_NAME, PluginWatcher } from '../plugins/plugin-watcher.js';
+import { grpcCsiClient } from './csi/csi-client.js';
+import { CSI_PLUGIN_TYPE, CsiDriverRegistry } from './csi/csi-drivers.js';
+import { csiPlugin } from './csi/csi-plugin.js';
+import { ApiNodeInfoManager } from './csi/node-info.js';
 import { ObjectCache } from './object-cache.js';
 import { projectedPlugin } from './projected-plugin.js';
 import { configMapPlugin, secretPlugin } from './object-volume-plugins.js';
@@ -33,8 +42,15 @@ export interface VolumeStackOptions {
   registry: Registry;
   clock: Clock;
   logger: Logger;
-  /** Cluster mode: configMaps, secrets, service-account tokens, claims and PVs come from this apiserver client. */
-  client?: Pick<RestClient, 'get' | 'watch' | 'create'>;
+  /**
+   * Cluster mode: configMaps, secrets, service-account tokens, claims and PVs come from this apiserver client,
+   * and CSI drivers register through <rootDir>/plugins_registry (their CSINode entries written with it).
+   */
+  client?: Pick<RestClient, 'get' | 'watch' | 'create' | 'replace' | 'patch'>;
+  /** The node's name (CSINode, VolumeAttachment names). */
+  nodeName: string;
+  /** Resolves once the Node object exists: CSI drivers register after it (their CSINode is owned by the Node). */
+  nodeRegistered?: () => Promise<void>;
   mounter?: Mounter;
   /** The agent's stop signal: waiting syncs are released when it aborts. */
   signal: AbortSignal;
@@ -52,6 +68,53 @@ export interface VolumeStack {
 
 export function volumePlugins(): VolumePlugin[] {
   return [emptyDirPlugin, hostPathPlugin, configMapPlugin, secretPlugin, downwardAPIPlugin, projectedPlugin, localVolumePlugin];
+}
+
+/** The get of an object that yields undefined for a 404. */
+async function getOptional<T>(client: Pick<RestClient, 'get'>, path: string): Promise<T | undefined> {
+  try {
+    return await client.get<T>(path);
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
+}
+
+/**
+ * Cluster mode: the CSI plugin, its driver registry and the plugin watcher
+ * on <rootDir>/plugins_registry (stopped with the agent).
+ */
+async function startCsi(o: VolumeStackOptions, client: NonNullable<VolumeStackOptions['client']>): Promise<VolumePlugin> {
+  const logger = o.logger.child({ component: 'csi' });
+  const drivers = new CsiDriverRegistry({
+    clients: (endpoint) => grpcCsiClient(endpoint),
+    nodeInfo: new ApiNodeInfoManager(client, o.nodeName),
+    logger,
+  });
+  const watcher = new PluginWatcher({
+    dir: join(o.rootDir, PLUGINS_REGISTRY_DIR_NAME),
+    handlers: { [CSI_PLUGIN_TYPE]: drivers },
+    dial: dialRegistration,
+    clock: o.clock,
+    logger: o.logger.child({ component: 'plugin-watcher' }),
+  });
+  await mkdir(join(o.rootDir, PLUGINS_DIR_NAME), { recursive: true, mode: 0o750 });
+  (o.nodeRegistered?.() ?? Promise.resolve())
+    .then(() => (o.signal.aborted ? undefined : watcher.start()))
+    .catch((err: unknown) => logger.error({ err: errorMessage(err) }, 'The plugin watcher did not start'));
+  o.signal.addEventListener(
+    'abort',
+    () => {
+      watcher.stop().catch((err: unknown) => logger.error({ err: errorMessage(err) }, 'The plugin watcher did not stop cleanly'));
+    },
+    { once: true },
+  );
+  return csiPlugin({
+    nodeName: o.nodeName,
+    client: (name) => drivers.client(name),
+    csiDriver: (name) => getOptional(client, `/apis/storage.k8s.io/v1/csidrivers/${encodeURIComponent(name)}`),
+    volumeAttachment: (name) => getOptional(client, `/apis/storage.k8s.io/v1/volumeattachments/${encodeURIComponent(name)}`),
+  });
 }
 
 export async function startVolumeStack(o: VolumeStackOptions): Promise<VolumeStack> {
@@ -84,7 +147,7 @@ export async function startVolumeStack(o: VolumeStackOptions): Promise<VolumeSta
   };
   const manager = new VolumeManager({
     host,
-    plugins: volumePlugins(),
+    plugins: o.client ? [...volumePlugins(), await startCsi(o, o.client)] : volumePlugins(),
     recorder: o.recorder,
     metrics: volumeMetrics(o.registry),
     clock: o.clock,
