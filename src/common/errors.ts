@@ -102,6 +102,16 @@ export class MountError extends KubeletTsError {
  */
 export class VolumeError extends KubeletTsError {
   override readonly code = 'KTS_ERR_VOLUME';
+  /**
+   * Upstream's operation and volume name for the event when they are not
+   * "MountVolume.SetUp" of the pod's volume (a CSI MountDevice names the PV:
+   * `MountVolume.MountDevice failed for volume "pv" : ...`).
+   */
+  readonly failed?: { operation: string; volume: string };
+  constructor(message: string, options?: { cause?: unknown; failed?: { operation: string; volume: string } }) {
+    super(message, options);
+    if (options?.failed) this.failed = options.failed;
+  }
 }
 
 /**

@@ -452,7 +452,8 @@ export class VolumeManager implements PodVolumeManager {
   private reportFailure(entry: PodEntry, e: VolumeEntry, op: StorageOperation, err: unknown): void {
     const retryInMs = e.retryAt - this.o.clock.now();
     if (op === 'volume_mount') {
-      const msg = `MountVolume.SetUp failed for volume ${JSON.stringify(e.name)} : ${message(err)}`;
+      const failed = err instanceof VolumeError ? err.failed : undefined;
+      const msg = `${failed?.operation ?? 'MountVolume.SetUp'} failed for volume ${JSON.stringify(failed?.volume ?? e.name)} : ${message(err)}`;
       this.o.logger.error({ pod: entry.pod ? podName(entry.pod) : entry.uid, podUID: entry.uid, retryInMs }, msg);
       if (entry.pod) this.o.recorder.record(podReference(entry.pod), 'Warning', 'FailedMount', msg);
     } else {

@@ -84,7 +84,10 @@ export function appliesFsGroup(pv: PersistentVolume, readOnly: boolean, policy: 
   return (pv.spec.accessModes ?? []).includes('ReadWriteOnce');
 }
 
-const csiError = (what: string, err: unknown) => new VolumeError(`kubernetes.io/csi: ${what}: ${errorMessage(err)}`, { cause: err });
+/** `failed`: upstream's operation and the PV name, for the event (volume-manager.ts). */
+const csiError = (what: string, err: unknown, failed?: { operation: string; volume: string }) =>
+  new VolumeError(`kubernetes.io/csi: ${what}: ${errorMessage(err)}`, { cause: err, failed });
+const mountDevice = (volume: string) => ({ operation: 'MountVolume.MountDevice', volume });
 
 async function exists(path: string): Promise<boolean> {
   return stat(path).then(
@@ -129,16 +132,16 @@ export function csiPlugin(deps: CsiPluginDeps): VolumePlugin {
     locks.set(pv, tail);
     return run;
   };
-  const clientFor = (driver: string, what: string) => {
+  const clientFor = (driver: string, what: string, failed?: { operation: string; volume: string }) => {
     try {
       return deps.client(driver);
     } catch (err) {
-      throw csiError(what, err);
+      throw csiError(what, err, failed);
     }
   };
 
   /** The publish context of an attached volume (upstream getPublishContext); {} when the driver needs no attach. */
-  async function publishContext(driver: string, volumeHandle: string): Promise<Record<string, string>> {
+  async function publishContext(driver: string, volumeHandle: string, pvName: string): Promise<Record<string, string>> {
     const obj = await deps.csiDriver(driver);
     if (obj?.spec?.attachRequired === false) return {};
     const name = attachmentName(volumeHandle, driver, deps.nodeName);
@@ -147,6 +150,7 @@ export function csiPlugin(deps: CsiPluginDeps): VolumePlugin {
       const why = va?.status?.attachError?.message ?? (va ? 'not attached yet' : 'not found');
       throw new VolumeError(
         `kubernetes.io/csi: volume ${volumeHandle} of driver ${driver} needs an attach (its CSIDriver does not say attachRequired: false): VolumeAttachment ${name} ${why}`,
+        { failed: { operation: 'MountVolume.WaitForAttach', volume: pvName } },
       );
     }
     return va.status.attachmentMetadata ?? {};
@@ -159,7 +163,7 @@ export function csiPlugin(deps: CsiPluginDeps): VolumePlugin {
     const pvName = pv.metadata?.name ?? '';
     const path = stagingPath(host.rootDir, pvName);
     const useStage = await client.nodeSupportsStageUnstage().catch((err: unknown) => {
-      throw csiError('attacher.MountDevice failed to check STAGE_UNSTAGE_VOLUME', err);
+      throw csiError('attacher.MountDevice failed to check STAGE_UNSTAGE_VOLUME', err, mountDevice(pvName));
     });
     if (staged.has(pvName) || (useStage && isMountPoint(await host.mounter.list(), path))) {
       staged.add(pvName);
@@ -178,7 +182,7 @@ export function csiPlugin(deps: CsiPluginDeps): VolumePlugin {
           volumeContext: src.volumeAttributes ?? {},
         })
         .catch((err: unknown) => {
-          throw csiError('attacher.MountDevice failed', err);
+          throw csiError('attacher.MountDevice failed', err, mountDevice(pvName));
         });
     }
     staged.add(pvName);
@@ -220,10 +224,10 @@ export function csiPlugin(deps: CsiPluginDeps): VolumePlugin {
           throw new VolumeError(`kubernetes.io/csi: PersistentVolume "${pvName}" sets ${ref}, which kubelet-ts does not support`);
       }
       const target = join(volumeDir(podDir(host.rootDir, pod.metadata.uid ?? ''), CSI_PLUGIN, pvName), 'mount');
-      const client = clientFor(src.driver, 'attacher.MountDevice failed to create newCsiDriverClient');
+      const client = clientFor(src.driver, 'attacher.MountDevice failed to create newCsiDriverClient', mountDevice(pvName));
       try {
         const driver = await deps.csiDriver(src.driver);
-        const context = await publishContext(src.driver, src.volumeHandle);
+        const context = await publishContext(src.driver, src.volumeHandle, pvName);
         const published = await serial(pvName, async () => {
           const staging = await stage(client, host, persistent, context);
           if (isMountPoint(await host.mounter.list(), target)) return false;
@@ -242,7 +246,7 @@ export function csiPlugin(deps: CsiPluginDeps): VolumePlugin {
             });
           } catch (err) {
             await removeMountDir(host.mounter, target).catch(() => undefined);
-            throw csiError('mounter.SetUpAt failed', err);
+            throw csiError('mounter.SetUpAt failed', err, { operation: 'MountVolume.SetUp', volume: pvName });
           }
           return true;
         });
