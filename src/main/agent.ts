@@ -58,9 +58,11 @@ export async function startAgent(config: KubeletConfig, logger: Logger, options:
     const pleg = buildPleg(ctx, { ...base, ...runtime }, syncerRef);
     // The eviction manager starts with the loops; node status and admission ask it from the start.
     const eviction: { manager?: EvictionManager } = {};
-    const node = await buildNode(ctx, { ...base, ...runtime, runtimeState: pleg.runtimeState, eviction });
+    // The volume manager is built with the kubelet; node status asks it for status.volumesInUse from then on.
+    const volumes: { inUse?: () => string[] } = {};
+    const node = await buildNode(ctx, { ...base, ...runtime, runtimeState: pleg.runtimeState, eviction, volumes });
     const sources = buildSources(ctx, { ...base, clusterNode: node.clusterNode });
-    const kubelet = await buildKubelet(ctx, { ...base, ...runtime, pleg, node, sources, syncerRef, eviction });
+    const kubelet = await buildKubelet(ctx, { ...base, ...runtime, pleg, node, sources, syncerRef, eviction, volumes });
     // upstream startKubelet + Kubelet.Run: the servers beside the rest, node status and lease,
     // runtime health, pod status, the PLEG, then the syncLoop.
     const servers = startServers(ctx, { ...base, ...runtime, hostname: node.hostname, kubelet });

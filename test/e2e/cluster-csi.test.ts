@@ -48,7 +48,8 @@ describeCluster('CSI volumes on a kubelet-ts node', () => {
   const nodeName = `kts-e2e-csi-${id}`;
   const ns = `kts-e2e-csi-${id}`;
   const driver = `csi-${id}.test.kubelet-ts.io`;
-  const pvNames = { data: `kts-e2e-csi-${id}-data`, orphan: `kts-e2e-csi-${id}-orphan` };
+  const missing = `missing-${id}.example.com`;
+  const pvNames = { data: `kts-e2e-csi-${id}-data`, orphan: `kts-e2e-csi-${id}-orphan`, attach: `kts-e2e-csi-${id}-attach` };
   let agent: AgentProcess;
   let plugin: CsiTestPlugin | undefined;
 
@@ -132,7 +133,7 @@ describeCluster('CSI volumes on a kubelet-ts node', () => {
     await deleteNodeObjects(nodeName);
     await kubectl('delete', 'csinode', nodeName, '--ignore-not-found', '--wait=false').catch(() => undefined);
     await kubectl('delete', 'pv', ...Object.values(pvNames), '--ignore-not-found', '--wait=false').catch(() => undefined);
-    await kubectl('delete', 'csidriver', driver, '--ignore-not-found', '--wait=false').catch(() => undefined);
+    await kubectl('delete', 'csidriver', driver, missing, '--ignore-not-found', '--wait=false').catch(() => undefined);
   }, 120_000);
 
   it('registers the plugin: the CSINode object lists the driver with its node ID, the Node carries the node-id annotation', async () => {
@@ -219,7 +220,13 @@ describeCluster('CSI volumes on a kubelet-ts node', () => {
   }, 120_000);
 
   it('a PV of a driver that is not registered gets a FailedMount event with upstream message', async () => {
-    const missing = `missing-${id}.example.com`;
+    // attachRequired: false, as for the test driver: the kubelet goes on to MountDevice instead of waiting for an attach.
+    await kubectlApply('default', {
+      apiVersion: 'storage.k8s.io/v1',
+      kind: 'CSIDriver',
+      metadata: { name: missing },
+      spec: { attachRequired: false },
+    });
     await apply(csiPV(pvNames.orphan, missing, 'orphan'));
     await apply(claim('orphan'));
     await apply(claimPod('orphan', 'orphan', 'sleep 3600'));
@@ -236,6 +243,39 @@ describeCluster('CSI volumes on a kubelet-ts node', () => {
     );
     expect(event.type).toBe('Warning');
     expect((await pod('orphan'))?.status?.phase).toBe('Pending');
+  }, 90_000);
+
+  it('a PV of a driver that needs attach is in status.volumesInUse while its pod waits for the attach', async () => {
+    // No CSIDriver object for this driver: upstream treats it as attachable. Nothing attaches it here (no external attacher).
+    const attachDriver = `attach-${id}.example.com`;
+    const unique = `kubernetes.io/csi/${attachDriver}^${pvNames.attach}-handle`;
+    await apply(csiPV(pvNames.attach, attachDriver, 'attach'));
+    await apply(claim('attach'));
+    await apply(claimPod('attach', 'attach', 'sleep 3600'));
+    interface EventList {
+      items: { message: string }[];
+    }
+    const event = await agent.until('the WaitForAttach FailedMount event', async () =>
+      (
+        await kubectlJson<EventList>('get', 'events', '-n', ns, '--field-selector', 'involvedObject.name=attach,reason=FailedMount')
+      ).items.find((e) =>
+        e.message.startsWith(`MountVolume.WaitForAttach failed for volume "${pvNames.attach}" : kubernetes.io/csi: volume`),
+      ),
+    );
+    expect(event.message).toMatch(/VolumeAttachment csi-[0-9a-f]{64}/);
+    await agent.until('the volume in status.volumesInUse', async () =>
+      (
+        (await kubectlJson<NodeObject & { status: { volumesInUse?: string[] } }>('get', 'node', nodeName)).status.volumesInUse ?? []
+      ).includes(unique),
+    );
+    await kubectl('-n', ns, 'delete', 'pod', 'attach', '--wait=false');
+    await agent.until(
+      'the volume gone from status.volumesInUse',
+      async () =>
+        !(
+          (await kubectlJson<NodeObject & { status: { volumesInUse?: string[] } }>('get', 'node', nodeName)).status.volumesInUse ?? []
+        ).includes(unique),
+    );
   }, 90_000);
 
   it('stopping the plugin removes the driver from the CSINode and the node annotation', async () => {

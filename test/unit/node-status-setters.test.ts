@@ -407,3 +407,16 @@ describe('nodeStatusChanged (upstream nodeStatusHasChanged)', () => {
     expect(nodeStatusChanged(stored.status, next.status)).toBe(false);
   });
 });
+
+describe('status.volumesInUse (upstream VolumesInUse)', () => {
+  it('is set from the volume manager, removed when empty, and left as it is while unknown', () => {
+    const node = newNode();
+    const names = ['kubernetes.io/csi/a.example.com^h1', 'kubernetes.io/csi/b.example.com^h2'];
+    run(node, inputs({ volumesInUse: names }));
+    expect(node.status!.volumesInUse).toEqual(names);
+    run(node, inputs({ now: T1 }));
+    expect(node.status!.volumesInUse).toEqual(names);
+    run(node, inputs({ now: T2, volumesInUse: [] }));
+    expect(node.status!.volumesInUse).toBeUndefined();
+  });
+});

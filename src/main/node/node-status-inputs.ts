@@ -49,6 +49,8 @@ export interface InputDeps {
   addressEnv?: AddressEnv;
   /** The image list to share (with image GC); default: one of its own. */
   imageList?: ImageListCache;
+  /** The volume manager's attachable volumes in use; undefined until it runs (the status keeps what it had). */
+  volumesInUse?: () => string[] | undefined;
 }
 
 export class NodeStatusInputsCollector {
@@ -139,6 +141,7 @@ export class NodeStatusInputsCollector {
       images,
       underPressure: (c) => this.d.underPressure(c),
       readyErrors: [...this.d.readiness.runtimeErrors(), ...(network ? [network] : [])],
+      volumesInUse: this.d.volumesInUse?.(),
     };
   }
 }

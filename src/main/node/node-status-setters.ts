@@ -54,6 +54,8 @@ export interface NodeStatusInputs {
   underPressure: (c: PressureCondition) => boolean;
   /** Runtime, network and other errors that make the node NotReady (empty: Ready). */
   readyErrors: string[];
+  /** Unique names of attachable volumes in use (upstream VolumesInUse); undefined: not known yet, left as it is. */
+  volumesInUse?: string[];
 }
 
 /** Records a node event; without `message`, upstream's "Node <name> status is now: <reason>". */
@@ -211,6 +213,10 @@ export function setNodeStatus(node: Node, i: NodeStatusInputs, record: RecordNod
   else delete status.images;
   for (const t of PRESSURE) setPressureCondition(node, t, i, record);
   setReadyCondition(node, i, record);
+  if (i.volumesInUse) {
+    if (i.volumesInUse.length > 0) status.volumesInUse = [...i.volumesInUse];
+    else delete status.volumesInUse;
+  }
   recordSchedulable(node, memory, record);
 }
 

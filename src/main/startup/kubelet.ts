@@ -73,6 +73,8 @@ export async function buildKubelet(
     syncerRef: Late<PoolSyncer>;
     /** Set once the eviction manager runs (the loops phase); admission asks it. */
     eviction: { manager?: EvictionManager };
+    /** Set here once the volume manager is built: node status reports its volumes in use. */
+    volumes: { inUse?: () => string[] };
   },
 ): Promise<AgentKubelet> {
   const { config, clock, logger, signal, shutdown } = ctx;
@@ -94,6 +96,7 @@ export async function buildKubelet(
     ...(parts.node.clusterNode && { nodeRegistered: () => parts.node.clusterNode!.status.whenRegistered() }),
   });
   shutdown.add('volume manager', () => volumes.idle());
+  parts.volumes.inUse = () => volumes.manager.volumesInUse();
 
   const podManager = new PodManager();
   const statusManager = new StatusManager(() => clock.now(), { logger: logger.child({ component: 'status' }), podManager });

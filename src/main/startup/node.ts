@@ -40,6 +40,8 @@ export async function buildNode(
     recorder: EventRecorder;
     /** Set once the eviction manager runs (the loops phase); pressure conditions come from it. */
     eviction: { manager?: EvictionManager };
+    /** Set once the volume manager is built (the kubelet phase); status.volumesInUse comes from it. */
+    volumes: { inUse?: () => string[] };
   },
 ): Promise<AgentNode> {
   const { config, clock, logger, signal } = ctx;
@@ -53,6 +55,7 @@ export async function buildNode(
     imageList,
     readiness: parts.runtimeState,
     underPressure: (c) => parts.eviction.manager?.underPressure(c) ?? false,
+    volumesInUse: () => parts.volumes.inUse?.(),
     kubeletVersion: kubeletVersion(),
     clock,
     logger: logger.child({ component: 'node-status' }),

@@ -49,6 +49,26 @@ export async function resolveClaims(pod: Pod, host: VolumeHost): Promise<ClaimRe
   return out;
 }
 
+/**
+ * The unique names of the pod's attachable persistent volumes, by pod volume
+ * name (upstream PluginIsAttachable; a lookup error counts as not attachable,
+ * as upstream CanAttach).
+ */
+export async function attachableNames(pod: Pod, plugins: readonly VolumePlugin[], claims: ClaimResults): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  await Promise.all(
+    [...claims].map(async ([name, claim]) => {
+      if (typeof claim !== 'object') return;
+      const vol = (pod.spec.volumes ?? []).find((v) => v.name === name);
+      const plugin = vol && findPlugin(plugins, vol, claim.pv);
+      if (typeof plugin !== 'object' || !plugin.attachableName) return;
+      const unique = await plugin.attachableName(claim).catch(() => undefined);
+      if (unique) out.set(name, unique);
+    }),
+  );
+  return out;
+}
+
 /** The PV-named directory a volume of `plugin` uses, or undefined when it is named after the pod's volume. */
 function dirNameOf(plugin: VolumePlugin, persistent: PersistentSpec | undefined): string | undefined {
   return plugin.dirNamedByPV && persistent ? (persistent.pv.metadata?.name ?? '') : undefined;

@@ -40,7 +40,7 @@ import { Semaphore } from '../../common/semaphore.js';
 import { cleanSubPaths } from '../../pod/subpath.js';
 import { makeRShared } from '../../common/mounter.js';
 import { podReference, type EventRecorder } from '../events/event-recorder.js';
-import { populate, resolveClaims, type ClaimResults } from './desired-state.js';
+import { attachableNames, populate, resolveClaims, type ClaimResults } from './desired-state.js';
 import { mountedVolumeNames } from './pod-volumes.js';
 import type { StorageOperation, VolumeMetrics } from './volume-metrics.js';
 import type { MountedVolume, ObjectRef, VolumeHost, VolumePlugin } from './volume-plugin.js';
@@ -155,7 +155,10 @@ export class VolumeManager implements PodVolumeManager {
     ensureDir(podVolumesDir(pd), 0o750, made, 'the pod volumes directory');
     ensureDir(podPluginsDir(pd), 0o750, made, 'the pod plugins directory');
     if (needsPropagation(pod)) await this.ensureRootShared();
-    const entry = this.addPod(pod, await resolveClaims(pod, this.o.host));
+    const claims = await resolveClaims(pod, this.o.host);
+    const attachable = await attachableNames(pod, this.o.plugins, claims);
+    const entry = this.addPod(pod, claims);
+    for (const e of entry.volumes.values()) if (typeof claims.get(e.name) === 'object') e.inUseName = attachable.get(e.name);
     entry.dirsMade = true;
     const inSpec = new Set((pod.spec.volumes ?? []).map((x) => x.name));
     const expected = [...mountedVolumeNames(pod)].filter((n) => inSpec.has(n)).sort();
@@ -193,6 +196,18 @@ export class VolumeManager implements PodVolumeManager {
   hasVolumes(uid: string): boolean {
     const entry = this.pods.get(uid);
     return !!entry && [...entry.volumes.values()].some((e) => e.mounted || e.onDisk || e.inFlight);
+  }
+
+  /**
+   * The unique names of the attachable volumes pods want or have mounted,
+   * sorted (upstream GetVolumesInUse, reported in the Node's status.volumesInUse).
+   */
+  volumesInUse(): string[] {
+    const names = new Set<string>();
+    for (const entry of this.pods.values()) {
+      for (const e of entry.volumes.values()) if (e.inUseName && (e.desired || e.mounted)) names.add(e.inUseName);
+    }
+    return [...names].sort();
   }
 
   /** UIDs the manager holds state for. */

@@ -96,6 +96,12 @@ export interface VolumePlugin {
    * have): the pod fails to mount at once with this message.
    */
   check?(pod: Pod, volume: Volume, host: VolumeHost): string | undefined;
+  /**
+   * For a PersistentVolume of an attachable plugin (upstream AttachableVolumePlugin
+   * whose CanAttach holds), its unique volume name, which the node reports in
+   * status.volumesInUse; undefined when the volume needs no attach.
+   */
+  attachableName?(persistent: PersistentSpec): Promise<string | undefined>;
   /** The API objects the volume reads, registered with the ObjectSource while the pod has the volume. */
   references?(pod: Pod, volume: Volume): ObjectRef[];
   /** `persistent`: the PV bound to the claim of a persistentVolumeClaim volume. */

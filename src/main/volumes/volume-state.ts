@@ -21,6 +21,8 @@ export interface VolumeEntry {
   plugin: VolumePlugin;
   /** The directory name under volumes/<plugin>/ when it is not `name`: the PV name of a dirNamedByPV plugin. */
   dirName?: string;
+  /** Its unique name when its plugin attaches it (status.volumesInUse). */
+  inUseName?: string;
   /** The PersistentVolume bound to the volume's claim, as last resolved. */
   persistent?: PersistentSpec;
   /** Wanted by the pod (desired state). */

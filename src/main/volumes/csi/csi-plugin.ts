@@ -141,11 +141,20 @@ export function csiPlugin(deps: CsiPluginDeps): VolumePlugin {
   };
 
   /** The publish context of an attached volume (upstream getPublishContext); {} when the driver needs no attach. */
-  async function publishContext(driver: string, volumeHandle: string, pvName: string): Promise<Record<string, string>> {
-    const obj = await deps.csiDriver(driver);
+  async function publishContext(
+    obj: CSIDriverObject | undefined,
+    driver: string,
+    volumeHandle: string,
+    pvName: string,
+  ): Promise<Record<string, string>> {
     if (obj?.spec?.attachRequired === false) return {};
     const name = attachmentName(volumeHandle, driver, deps.nodeName);
-    const va = await deps.volumeAttachment(name);
+    const va = await deps.volumeAttachment(name).catch((err: unknown) => {
+      throw csiError(`volume ${volumeHandle} of driver ${driver} needs an attach: VolumeAttachment ${name}`, err, {
+        operation: 'MountVolume.WaitForAttach',
+        volume: pvName,
+      });
+    });
     if (!va?.status?.attached) {
       const why = va?.status?.attachError?.message ?? (va ? 'not attached yet' : 'not found');
       throw new VolumeError(
@@ -213,6 +222,13 @@ export function csiPlugin(deps: CsiPluginDeps): VolumePlugin {
     dirNamedByPV: true,
     canSupport: () => false,
     canSupportPersistent: (pv) => pv.spec?.csi !== undefined,
+    /** upstream CanAttach (a driver needs attach unless its CSIDriver says attachRequired: false), name GetUniqueVolumeName. */
+    async attachableName(persistent) {
+      const src = persistent.pv.spec?.csi;
+      if (!src) return undefined;
+      const obj = await deps.csiDriver(src.driver);
+      return obj?.spec?.attachRequired === false ? undefined : `${CSI_PLUGIN}/${src.driver}^${src.volumeHandle}`;
+    },
     async setUp(pod, _v, host, persistent): Promise<MountedVolume> {
       if (!persistent?.pv.spec?.csi) throw new VolumeError('a CSI volume must come from a PersistentVolume with spec.csi');
       const pv = persistent.pv;
@@ -224,10 +240,11 @@ export function csiPlugin(deps: CsiPluginDeps): VolumePlugin {
           throw new VolumeError(`kubernetes.io/csi: PersistentVolume "${pvName}" sets ${ref}, which kubelet-ts does not support`);
       }
       const target = join(volumeDir(podDir(host.rootDir, pod.metadata.uid ?? ''), CSI_PLUGIN, pvName), 'mount');
+      // As upstream: WaitForAttach (an attached VolumeAttachment, when the driver needs one), then MountDevice, then SetUp.
+      const driver = await deps.csiDriver(src.driver);
+      const context = await publishContext(driver, src.driver, src.volumeHandle, pvName);
       const client = clientFor(src.driver, 'attacher.MountDevice failed to create newCsiDriverClient', mountDevice(pvName));
       try {
-        const driver = await deps.csiDriver(src.driver);
-        const context = await publishContext(src.driver, src.volumeHandle, pvName);
         const published = await serial(pvName, async () => {
           const staging = await stage(client, host, persistent, context);
           if (isMountPoint(await host.mounter.list(), target)) return false;
