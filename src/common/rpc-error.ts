@@ -5,8 +5,9 @@
  */
 import type * as grpc from '@grpc/grpc-js';
 
-/** Go's codes.Code names, as upstream's errors print them. */
-const CODE_NAMES: Record<number, string> = {
+/** grpc-go's codes.Code String() names. */
+export const GO_CODE_NAMES: Record<number, string> = {
+  0: 'OK',
   1: 'Canceled',
   2: 'Unknown',
   3: 'InvalidArgument',
@@ -28,6 +29,6 @@ const CODE_NAMES: Record<number, string> = {
 /** upstream's text of a gRPC status error: `rpc error: code = NotFound desc = ...`. */
 export function rpcErrorMessage(err: unknown): string {
   const e = err as Partial<grpc.ServiceError>;
-  if (typeof e?.code === 'number') return `rpc error: code = ${CODE_NAMES[e.code] ?? String(e.code)} desc = ${e.details ?? ''}`;
+  if (typeof e?.code === 'number') return `rpc error: code = ${GO_CODE_NAMES[e.code] ?? String(e.code)} desc = ${e.details ?? ''}`;
   return err instanceof Error ? err.message : String(err);
 }

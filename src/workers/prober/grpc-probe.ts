@@ -14,31 +14,11 @@ import type { Clock } from '../../common/clock.js';
 import { UPSTREAM_MAJOR_MINOR } from '../../common/upstream-version.js';
 import { joinHostPort } from '../handlers/container-port.js';
 import { goDuration } from '../../common/go-duration.js';
+import { GO_CODE_NAMES } from '../../common/rpc-error.js';
 import type { ProbeRun } from './tcp-probe.js';
 
 const CHECK = '/grpc.health.v1.Health/Check';
 const SERVING_STATUS = ['UNKNOWN', 'SERVING', 'NOT_SERVING', 'SERVICE_UNKNOWN'];
-
-/** grpc-go's codes.Code String() names. */
-const GO_CODE_NAMES: Record<number, string> = {
-  0: 'OK',
-  1: 'Canceled',
-  2: 'Unknown',
-  3: 'InvalidArgument',
-  4: 'DeadlineExceeded',
-  5: 'NotFound',
-  6: 'AlreadyExists',
-  7: 'PermissionDenied',
-  8: 'ResourceExhausted',
-  9: 'FailedPrecondition',
-  10: 'Aborted',
-  11: 'OutOfRange',
-  12: 'Unimplemented',
-  13: 'Internal',
-  14: 'Unavailable',
-  15: 'DataLoss',
-  16: 'Unauthenticated',
-};
 
 export function encodeHealthCheckRequest(service: string): Buffer {
   const w = new BinaryWriter();
