@@ -183,19 +183,19 @@ describe.runIf(process.getuid?.() === 0)('CSI node plugin registration and volum
   });
 
   it('a driver that needs attach: waits for an attached VolumeAttachment, whose metadata is the publish context', async () => {
-    let attachment: { status?: { attached?: boolean; attachmentMetadata?: Record<string, string> } } | undefined;
+    const va: { current?: { status?: { attached?: boolean; attachmentMetadata?: Record<string, string> } } } = {};
     const names: string[] = [];
     const attaching = csiPlugin({
       nodeName: 'node-a',
       client: (name) => drivers.client(name),
       csiDriver: () => Promise.resolve(undefined), // no CSIDriver object: attach required, as upstream
-      volumeAttachment: (name) => (names.push(name), Promise.resolve(attachment)),
+      volumeAttachment: (name) => (names.push(name), Promise.resolve(va.current)),
     });
     await expect(attaching.setUp(pod('ud'), vol, host(), spec())).rejects.toThrow(
       /^kubernetes.io\/csi: volume vol-1 of driver csi.test.kubelet-ts.io needs an attach .*: VolumeAttachment csi-[0-9a-f]{64} not found$/,
     );
     expect(await attaching.attachableName!(spec())).toBe(`kubernetes.io/csi/${DRIVER}^vol-1`);
-    attachment = { status: { attached: true, attachmentMetadata: { device: '/dev/fake' } } };
+    va.current = { status: { attached: true, attachmentMetadata: { device: '/dev/fake' } } };
     const before = plugin.calls().length;
     const { path } = await attaching.setUp(pod('ud'), vol, host(), spec());
     expect(names.at(-1)).toMatch(/^csi-[0-9a-f]{64}$/);
