@@ -20,7 +20,7 @@ import { PluginWatcher } from '../../src/main/plugins/plugin-watcher.js';
 import type { PersistentSpec } from '../../src/main/volumes/claim-resolver.js';
 import { grpcCsiClient } from '../../src/main/volumes/csi/csi-client.js';
 import { CSI_PLUGIN_TYPE, CsiDriverRegistry } from '../../src/main/volumes/csi/csi-drivers.js';
-import { csiPlugin, stagingPath } from '../../src/main/volumes/csi/csi-plugin.js';
+import { csiPlugin, stagingPath } from '../../src/main/volumes/csi-plugin.js';
 import type { NodeInfoManager } from '../../src/main/volumes/csi/node-info.js';
 import type { VolumeHost } from '../../src/main/volumes/volume-plugin.js';
 import { startCsiTestPlugin, type CsiTestPlugin } from '../helpers/csi-test-plugin.js';

@@ -14,7 +14,7 @@ import { silentLogger } from '../../src/common/logger.js';
 import { PluginWatcher, type PluginHandler, type PluginInfo, type RegistrationConn } from '../../src/main/plugins/plugin-watcher.js';
 import type { CsiNodeClient } from '../../src/main/volumes/csi/csi-client.js';
 import { CsiDriverRegistry, highestSupportedVersion } from '../../src/main/volumes/csi/csi-drivers.js';
-import { appliesFsGroup, attachmentName } from '../../src/main/volumes/csi/csi-plugin.js';
+import { appliesFsGroup, attachmentName } from '../../src/main/volumes/csi-plugin.js';
 import { nodeIdMap, withDriver, type NodeInfoManager } from '../../src/main/volumes/csi/node-info.js';
 import { FakeClock } from '../fakes/fake-clock.js';
 

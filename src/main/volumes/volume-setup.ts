@@ -25,7 +25,7 @@ import { dialRegistration } from '../plugins/registration-client.js';
 import { PLUGINS_REGISTRY_DIR_NAME, PluginWatcher } from '../plugins/plugin-watcher.js';
 import { grpcCsiClient } from './csi/csi-client.js';
 import { CSI_PLUGIN_TYPE, CsiDriverRegistry } from './csi/csi-drivers.js';
-import { csiPlugin } from './csi/csi-plugin.js';
+import { csiPlugin } from './csi-plugin.js';
 import { ApiNodeInfoManager } from './csi/node-info.js';
 import { ObjectCache } from './object-cache.js';
 import { projectedPlugin } from './projected-plugin.js';

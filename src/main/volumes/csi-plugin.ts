@@ -30,17 +30,17 @@
 import { createHash } from 'node:crypto';
 import { readFile, readdir, rm, rmdir, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import type { PersistentVolume } from '../../../api/core-v1.js';
-import type { Pod } from '../../../api/pod.js';
-import { VolumeError } from '../../../common/errors.js';
-import { errorMessage } from '../../../common/error-message.js';
-import { makeDirectoryAsync } from '../../../common/make-dir.js';
-import { isMountPoint, type Mounter } from '../../../common/mounter.js';
-import { escapePluginName, podDir, podsDir, volumeDir } from '../../../pod/pod-dirs.js';
-import type { PersistentSpec } from '../claim-resolver.js';
-import { fsGroupOf, setVolumeOwnership } from '../volume-ownership.js';
-import type { MountedVolume, VolumeHost, VolumePlugin } from '../volume-plugin.js';
-import { csiAccessMode, type CsiNodeClient } from './csi-client.js';
+import type { PersistentVolume } from '../../api/core-v1.js';
+import type { Pod } from '../../api/pod.js';
+import { VolumeError } from '../../common/errors.js';
+import { errorMessage } from '../../common/error-message.js';
+import { makeDirectoryAsync } from '../../common/make-dir.js';
+import { isMountPoint, type Mounter } from '../../common/mounter.js';
+import { escapePluginName, podDir, podsDir, volumeDir } from '../../pod/pod-dirs.js';
+import type { PersistentSpec } from './claim-resolver.js';
+import { fsGroupOf, setVolumeOwnership } from './volume-ownership.js';
+import type { MountedVolume, VolumeHost, VolumePlugin } from './volume-plugin.js';
+import { csiAccessMode, type CsiNodeClient } from './csi/csi-client.js';
 
 export const CSI_PLUGIN = 'kubernetes.io/csi';
 const VOL_DATA = 'vol_data.json';
