@@ -41,7 +41,7 @@ export interface EmbeddedSim {
   stop(): Promise<void>;
 }
 
-const SIM_BIN = resolve(fileURLToPath(import.meta.url), '../../../bin/kubelet-ts-sim.js');
+const SIM_BIN = resolve(fileURLToPath(import.meta.url), '../../../../bin/kubelet-ts-sim.js');
 const ORPHAN_GRACE = '60s';
 const PROBE_TIMEOUT_MS = 2000;
 const STOP_TIMEOUT_MS = 5000;
