@@ -95,6 +95,25 @@ describe('PodStorage.merge (SET)', () => {
     expect(out.every((x) => x.source === 'api')).toBe(true);
   });
 
+  // Regression (fault suite, apiserver outage): a status changed by someone else (the node controller's
+  // Ready=False) kept the first resourceVersion, so the status sync took it for a copy older than its own
+  // write and never wrote Ready back.
+  it.each([
+    { name: 'RECONCILE', mutate: (p: Pod) => (p.status = { phase: 'Running' }), op: 'RECONCILE' },
+    { name: 'UPDATE', mutate: (p: Pod) => (p.spec.restartPolicy = 'Never'), op: 'UPDATE' },
+  ])('a $name carries the resourceVersion of the new status', ({ mutate, op }) => {
+    const { storage } = mk();
+    const first = pod('a');
+    first.metadata.resourceVersion = '10';
+    storage.merge('api', set([first]));
+    const next = pod('a');
+    next.metadata.resourceVersion = '42';
+    mutate(next);
+    const [out] = storage.merge('api', set([next]));
+    expect(out.op).toBe(op);
+    expect(out.pods[0].metadata.resourceVersion).toBe('42');
+  });
+
   it('keeps the first-seen time across updates', () => {
     const clock = new FakeClock();
     const storage = new PodStorage({ clock, logger: captureLogger().logger });

@@ -5,6 +5,7 @@ import type { PodStatus } from '../../src/api/pod-status.js';
 import { ApiStatusError } from '../../src/common/errors.js';
 import { silentLogger } from '../../src/common/logger.js';
 import { PodManager } from '../../src/main/podconfig/pod-manager.js';
+import { PodStorage } from '../../src/main/podconfig/pod-storage.js';
 import { CONFIG_HASH_ANNOTATION, CONFIG_MIRROR_ANNOTATION, CONFIG_SOURCE_ANNOTATION } from '../../src/main/podconfig/types.js';
 import { StatusManager } from '../../src/main/status/status-manager.js';
 import { mergePodStatus, STATUS_BATCH_PERIOD_MS, StatusSync } from '../../src/main/status/status-sync.js';
@@ -337,6 +338,34 @@ describe('StatusSync batch (every 10 s)', () => {
     t.watch('default', 'web');
     await t.batch();
     // Upstream needsReconcile → syncPod GETs the pod and patches from its status to ours.
+    expect(t.api.pod('default', 'web')!.status).toEqual(running());
+  });
+
+  // Regression (fault suite, apiserver outage): the node controller marks the pods of an unreachable node
+  // Ready=False; the change reaches the pod manager through the pod config as a RECONCILE, and the kubelet
+  // must write Ready back (upstream needsReconcile). The pod config used to keep the first resourceVersion.
+  it('writes Ready back after someone else’s change delivered through the pod config (RECONCILE)', async () => {
+    const t = setup();
+    const storage = new PodStorage({ clock: t.clock, logger: silentLogger() });
+    const deliver = () => {
+      for (const u of storage.merge('api', { op: 'SET', pods: [structuredClone(t.api.pod('default', 'web')!)] }))
+        for (const p of u.pods) t.pm.addOrUpdate(p);
+    };
+    t.api.put(apiPod('web', 'u1'));
+    deliver();
+    t.sm.setPodStatus(t.pm.get('u1')!, running());
+    await settle();
+    expect(t.api.pod('default', 'web')!.status).toEqual(running());
+    deliver(); // the watch's copy of our own write: nothing to do
+    await t.batch();
+    expect(t.api.patches()).toHaveLength(1);
+    const stored = t.api.pod('default', 'web')!;
+    stored.status!.conditions = stored.status!.conditions!.map((c) => (c.type === 'Ready' ? cond('Ready', 'False') : c));
+    stored.metadata.resourceVersion = String(Number(stored.metadata.resourceVersion) + 100);
+    deliver();
+    expect(t.pm.get('u1')!.status!.conditions!.find((c) => c.type === 'Ready')!.status).toBe('False');
+    await t.batch();
+    expect(t.api.patches()).toHaveLength(2);
     expect(t.api.pod('default', 'web')!.status).toEqual(running());
   });
 

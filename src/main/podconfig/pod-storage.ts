@@ -92,12 +92,17 @@ export interface PodChange {
  *  - needReconcile: no meaningful change but the status differs.
  * On a meaningful change `ref`'s config.seen is overwritten with the stored one
  * and existing keeps its local annotations.
+ * The resourceVersion goes with the status it came with: the status sync tells
+ * someone else's newer change of a pod's status from a watch copy older than its
+ * own write by it (status-sync.ts). Upstream keeps the first one, and its
+ * needsReconcile compares statuses without versions.
  */
 export function checkAndUpdatePod(existing: Pod, ref: Pod): PodChange {
   const result: PodChange = { needUpdate: false, needReconcile: false, needGracefulDelete: false };
   if (!podsDifferSemantically(existing, ref)) {
     if (!deepEqual(existing.status, ref.status)) {
       existing.status = ref.status;
+      existing.metadata.resourceVersion = ref.metadata.resourceVersion;
       result.needReconcile = true;
     }
     return result;
@@ -112,6 +117,7 @@ export function checkAndUpdatePod(existing: Pod, ref: Pod): PodChange {
   existing.metadata.deletionTimestamp = ref.metadata.deletionTimestamp;
   existing.metadata.deletionGracePeriodSeconds = ref.metadata.deletionGracePeriodSeconds;
   existing.status = ref.status;
+  existing.metadata.resourceVersion = ref.metadata.resourceVersion;
   const annotations: Record<string, string> = { ...refAnnotations };
   for (const k of LOCAL_ANNOTATIONS) {
     const v = existing.metadata.annotations?.[k];
