@@ -286,6 +286,40 @@ describe('ApiSource', () => {
     expect(t.api.streams).toHaveLength(1);
   });
 
+  // Regression (fault suite, apiserver outages): after one outage had taken the backoff to 30 s, the next
+  // one, minutes later on a watch that had been working since, also waited 30 s before its first retry.
+  // client-go's backoff manager starts again at 0.8 s when the previous backoff began over 2 min ago.
+  it('a failure over 2 min after the previous backoff began retries after 0.8 s again', async () => {
+    const t = setup();
+    t.api.lists.push({ rv: '5', items: [] });
+    await settle();
+    for (const ms of [800, 1600, 3200, 6400, 12_800, 25_600, 30_000]) {
+      t.stream(t.api.streams.length - 1).fail(new ApiUnreachableError('ECONNREFUSED'));
+      await settle();
+      t.clock.step(ms);
+      await settle();
+    }
+    expect(t.api.streams).toHaveLength(8);
+    // Within 2 min of the last backoff: still 30 s.
+    t.clock.step(60_000);
+    t.stream(7).fail(new ApiUnreachableError('ECONNREFUSED'));
+    await settle();
+    t.clock.step(29_999);
+    await settle();
+    expect(t.api.streams).toHaveLength(8);
+    t.clock.step(1);
+    await settle();
+    expect(t.api.streams).toHaveLength(9);
+    // The watch then works for over 2 min: the next failure starts again at 0.8 s.
+    t.clock.step(120_001);
+    t.stream(8).fail(new ApiUnreachableError('ECONNREFUSED'));
+    await settle();
+    t.clock.step(800);
+    await settle();
+    expect(t.api.streams).toHaveLength(10);
+    expect(t.api.listCalls).toHaveLength(1);
+  });
+
   it('the backoff starts again at 0.8 s after a watch ends cleanly', async () => {
     const t = setup();
     t.api.lists.push({ rv: '5', items: [] });

@@ -3,8 +3,9 @@
  * then WATCH from the list's resourceVersion (with bookmarks, for a random
  * 5–10 min server timeout) and watch again from the last version seen when
  * the stream ends. A 410 (Gone / Expired) relists; any other failure retries
- * with backoff (800 ms doubling to 30 s), logged once per interval. The store
- * keeps the last good state while it retries.
+ * with backoff (800 ms doubling to 30 s, back to 800 ms when the previous
+ * backoff began over 2 min ago: client-go's ExponentialBackoffManager), logged
+ * once per interval. The store keeps the last good state while it retries.
  *
  * The store is keyed by metadata.uid. `onSync` runs after each LIST and after
  * each network chunk of watch events that changed something.
@@ -17,6 +18,8 @@ import type { RestClient, WatchEvent } from './rest-client.js';
 
 const MIN_BACKOFF_MS = 800;
 const MAX_BACKOFF_MS = 30_000;
+/** client-go's backoffResetDuration: a backoff that began longer ago than this no longer counts. */
+const BACKOFF_RESET_MS = 120_000;
 const MIN_WATCH_TIMEOUT_S = 300;
 
 interface Meta {
@@ -59,6 +62,7 @@ export class Reflector<T extends Meta> {
   /** Runs until `signal` aborts; never rejects. */
   async run(signal: AbortSignal): Promise<void> {
     let backoff = MIN_BACKOFF_MS;
+    let lastBackoffAt = -Infinity;
     while (!signal.aborted) {
       try {
         if (this.resourceVersion === '') await this.list(signal);
@@ -74,6 +78,9 @@ export class Reflector<T extends Meta> {
           continue;
         }
         this.lastError = err as Error;
+        const now = this.o.clock.now();
+        if (now - lastBackoffAt > BACKOFF_RESET_MS) backoff = MIN_BACKOFF_MS;
+        lastBackoffAt = now;
         this.failures.failure(err, { retryInMs: backoff });
         await this.o.clock.sleep(backoff, signal).catch(() => undefined);
         backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
