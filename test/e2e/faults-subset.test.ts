@@ -11,18 +11,28 @@
  * each: the root and log dirs full for 10 s during a start (the invariants,
  * plus one report per cause, not per pod) and the subPath escape on a real
  * agent (test/faults/subpath-escape.ts).
+ *
+ * The apiserver case (with the cluster suite: KTS_E2E_CLUSTER=1 or CI=true)
+ * runs once on a private control plane of its own (the shared one is never
+ * restarted or compacted): 20 pods from the apiserver, the agent cut off for
+ * 10 s while 2 pods are deleted, etcd compacted and the apiserver restarted, so
+ * the agent's watch gets 410 Gone; the agent must relist, stop exactly the
+ * deleted pods and have the apiserver's statuses (Ready too) right again.
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { PrivateContainerd } from '../helpers/private-containerd.js';
 import { containerdControl } from '../faults/containerd-control.js';
 import type { Fault, RuntimeControl } from '../faults/fault.js';
+import { PrivateControlPlane } from '../faults/private-control-plane.js';
 import { runFault } from '../faults/runner.js';
 import { agentKillDuringStart } from '../faults/scenarios/agent-kill.js';
+import { apiserverOutage } from '../faults/scenarios/apiserver.js';
 import { runtimeKillSteady } from '../faults/scenarios/runtime-kill.js';
 import { workerCrashDuringStart } from '../faults/scenarios/worker-crash.js';
 import { diskFault } from '../faults/scenarios/disk-full.js';
 import { subPathEscapeCheck } from '../faults/subpath-escape.js';
+import { CLUSTER_ENABLED } from './cluster-env.js';
 import { describeE2E } from './e2e-env.js';
 
 const SEED = Number(process.env.KTS_FAULT_SEED ?? Math.floor(Math.random() * 1e6));
@@ -40,15 +50,17 @@ describeE2E('fault suite, CI subset', () => {
     await containerd.down();
   });
 
-  const check = async (fault: Fault, pods: number, withRuntime = false, runs = 2) => {
+  const check = async (fault: Fault, pods: number, o: { withRuntime?: boolean; cluster?: PrivateControlPlane; runs?: number } = {}) => {
     const lines: string[] = [];
+    const runs = o.runs ?? 2;
     const result = await runFault(fault, {
       runs,
       seed: SEED,
       pods,
       recoveryDeadlineMs: 120_000,
       settleRelists: 3,
-      runtime: withRuntime ? runtime : undefined,
+      runtime: o.withRuntime ? runtime : undefined,
+      cluster: o.cluster,
       log: (l) => lines.push(l),
     });
     const clean = {
@@ -58,6 +70,8 @@ describeE2E('fault suite, CI subset', () => {
       duplicatesSeen: 0,
       healthyRestarted: 0,
       terminatedRestarted: 0,
+      deletedRunning: 0,
+      otherBroken: 0,
       usageOk: true,
     };
     expect(result.runs).toHaveLength(runs);
@@ -69,6 +83,8 @@ describeE2E('fault suite, CI subset', () => {
         duplicatesSeen: r.duplicatesSeen,
         healthyRestarted: r.healthyRestarted,
         terminatedRestarted: r.terminatedRestarted,
+        deletedRunning: r.deletedRunning ?? 0,
+        otherBroken: r.otherBroken ?? 0,
         usageOk: r.usageOk,
       };
       expect(got, `seed ${SEED}, run ${r.run}:\n${lines.join('\n')}`).toEqual(clean);
@@ -84,16 +100,16 @@ describeE2E('fault suite, CI subset', () => {
   });
 
   it('agent SIGKILL during the start of 15 pods on containerd', async () => {
-    await check(agentKillDuringStart('containerd', 15), 15, true);
+    await check(agentKillDuringStart('containerd', 15), 15, { withRuntime: true });
   });
 
   it('containerd SIGKILL and restart with 15 pods running', async () => {
-    await check(runtimeKillSteady(15), 15, true);
+    await check(runtimeKillSteady(15), 15, { withRuntime: true });
   });
 
   it('root and log dirs full for 10 s during the start of 60 pods: pods kept, one report per cause, all started after', async () => {
     const fault = diskFault('full', 60, 10_000);
-    await check(fault, 60, false, 1);
+    await check(fault, 60, { runs: 1 });
     const [r] = fault.reports;
     // A report per pod would put at least one line per pod that hit the full disk under one message.
     expect(r.maxSameMessage, JSON.stringify(r)).toBeLessThanOrEqual(Math.ceil(r.holdMs / 10_000) + 2);
@@ -103,4 +119,17 @@ describeE2E('fault suite, CI subset', () => {
   it('a subPath out of its volume (a symlink, "..") is refused with a clear error; nothing is bound outside; other pods run', async () => {
     await subPathEscapeCheck();
   });
+
+  it.skipIf(!CLUSTER_ENABLED)(
+    'apiserver outage with 410: 20 pods from the apiserver, 2 deleted while the agent is cut off, watch expired',
+    async () => {
+      const cluster = new PrivateControlPlane();
+      try {
+        await cluster.up();
+        await check(apiserverOutage(20, { outageMs: 10_000, force410: true }), 20, { cluster, runs: 1 });
+      } finally {
+        await cluster.down();
+      }
+    },
+  );
 });

@@ -4,7 +4,9 @@
  * --faults words), merges the results into bench/results/faults.json and
  * rewrites the table of docs/reliability.md from that file. Needs the built
  * agent (npm run build) and, for the containerd faults, root: each gets a
- * private containerd (pod network 10.180-189.0.0/16), removed after it.
+ * private containerd (pod network 10.180-189.0.0/16), removed after it. The
+ * apiserver faults share one private control plane (private-control-plane.ts),
+ * brought up before the first and removed at the end.
  */
 import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
@@ -13,6 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
 import { PrivateContainerd } from '../helpers/private-containerd.js';
 import { containerdControl } from './containerd-control.js';
+import { PrivateControlPlane } from './private-control-plane.js';
 import { machineInfo, mergeResults, readResults, renderTable, writeDocTable, type RecordedFault } from './report.js';
 import { runFault } from './runner.js';
 import { fullSuite } from './suite.js';
@@ -63,32 +66,42 @@ if (chosen.length === 0) {
 
 const recorded: RecordedFault[] = [];
 let octet = 180;
-for (const { fault, runs } of chosen) {
-  const log = (line: string) => console.log(`[${new Date().toISOString()}] ${line}`);
-  log(`== ${fault.id}: ${o.runs ?? runs} runs`);
-  const containerd = fault.node.runtime === 'containerd' ? new PrivateContainerd(`flt${randomUUID().slice(0, 4)}`, octet++) : undefined;
-  try {
-    if (containerd) await containerd.up();
-    const result = await runFault(fault, {
-      runs: o.runs ?? runs,
-      seed: o.seed,
-      pods: o.pods,
-      recoveryDeadlineMs: o.deadline * 1000,
-      runtime: containerd ? containerdControl(containerd) : undefined,
-      log,
-    });
-    recorded.push({
-      ...result,
-      date: new Date().toISOString(),
-      command: `npm run faults -- ${process.argv.slice(2).join(' ')}`.trim(),
-      machine: machineInfo(),
-      sharedMachine: o.sharedMachine,
-    });
-  } finally {
-    await containerd?.down();
+const cluster = chosen.some((e) => e.fault.node.source === 'api') ? new PrivateControlPlane() : undefined;
+try {
+  if (cluster) {
+    console.log(`[${new Date().toISOString()}] bringing up a private control plane in ${cluster.dir}`);
+    await cluster.up();
   }
-  const merged = mergeResults(readResults(o.out), recorded);
-  writeFileSync(o.out, `${JSON.stringify(merged, null, 2)}\n`);
-  writeDocTable(o.doc, renderTable(merged, order));
-  log(`wrote ${o.out} and ${o.doc}`);
+  for (const { fault, runs } of chosen) {
+    const log = (line: string) => console.log(`[${new Date().toISOString()}] ${line}`);
+    log(`== ${fault.id}: ${o.runs ?? runs} runs`);
+    const containerd = fault.node.runtime === 'containerd' ? new PrivateContainerd(`flt${randomUUID().slice(0, 4)}`, octet++) : undefined;
+    try {
+      if (containerd) await containerd.up();
+      const result = await runFault(fault, {
+        runs: o.runs ?? runs,
+        seed: o.seed,
+        pods: o.pods,
+        recoveryDeadlineMs: o.deadline * 1000,
+        runtime: containerd ? containerdControl(containerd) : undefined,
+        cluster,
+        log,
+      });
+      recorded.push({
+        ...result,
+        date: new Date().toISOString(),
+        command: `npm run faults -- ${process.argv.slice(2).join(' ')}`.trim(),
+        machine: machineInfo(),
+        sharedMachine: o.sharedMachine,
+      });
+    } finally {
+      await containerd?.down();
+    }
+    const merged = mergeResults(readResults(o.out), recorded);
+    writeFileSync(o.out, `${JSON.stringify(merged, null, 2)}\n`);
+    writeDocTable(o.doc, renderTable(merged, order));
+    log(`wrote ${o.out} and ${o.doc}`);
+  }
+} finally {
+  await cluster?.down();
 }

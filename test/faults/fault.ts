@@ -5,9 +5,13 @@
  *   W the time an unfaulted reference run took to have every pod Running);
  * - 'steady': one node for all runs; each injection hits with every pod
  *   running.
+ * A 'steady' fault with `fresh` gets a fresh node for each run, brought to
+ * every pod running before the injection (for faults that leave the node
+ * unusable, such as its Node object deleted).
  * inject() does the damage and returns at once; recover() does what the
- * outside world would do next (a supervisor restarting a killed process),
- * nothing that helps the agent. The runner checks the invariants after it.
+ * outside world would do next (a supervisor restarting a killed process, a
+ * network healing), nothing that helps the agent. The runner checks the
+ * invariants after it, and `pending()` of the fault's own, if any.
  */
 import type { NodeUnderTest } from './node-under-test.js';
 
@@ -18,6 +22,8 @@ export interface NodeSpec {
   agentEnv?: Record<string, string>;
   /** Root, pod-log and container-log directories each on a tmpfs of this size (disk faults). */
   dirsOnTmpfs?: { bytes: number; inodes: number };
+  /** Static-pod manifests (default), or pods from the apiserver of the suite's private control plane. */
+  source?: 'static' | 'api';
 }
 
 /** The runtime a containerd fault gets (a PrivateContainerd in the suite; never the shared one for runtime faults). */
@@ -32,6 +38,12 @@ export interface RuntimeControl {
 export interface FaultContext {
   node: NodeUnderTest;
   runtime?: RuntimeControl;
+  /** What the run should say beside the figures (e.g. whether the agent saw a 410). */
+  notes: string[];
+  /** The fault's own invariants that broke (counted in "other checks broken"). */
+  broken: string[];
+  /** For a fault that lasts (an outage): when it ended; recovery is counted from then. */
+  endedAt?: number;
 }
 
 export interface Fault {
@@ -40,6 +52,8 @@ export interface Fault {
   /** One line for docs/reliability.md, for a node of `pods` pods. */
   title(pods: number): string;
   readonly moment: 'start' | 'steady';
+  /** 'steady' only: a fresh node for each run. */
+  readonly fresh?: boolean;
   readonly node: NodeSpec;
   inject(ctx: FaultContext): Promise<void>;
   recover(ctx: FaultContext): Promise<void>;
@@ -51,4 +65,8 @@ export interface Fault {
   readonly recoveryFrom?: 'inject' | 'recover';
   /** Figures of the fault's own, for the run's details column (e.g. what the agent logged meanwhile). */
   notes?(ctx: FaultContext): string[];
+  /** What of the fault's own recovery is still missing (undefined when done); polled with the invariants. */
+  pending?(ctx: FaultContext): Promise<string | undefined>;
+  /** Notes on the run, taken after recovery and the settling relists (e.g. whether the agent saw a 410). */
+  finalNotes?(ctx: FaultContext): string[];
 }

@@ -10,11 +10,15 @@
  *   container, and every sandbox and container that ran when the fault hit
  *   (the baseline) still runs;
  * - /pods agrees with the runtime: each long pod Running with the running
- *   container's id for each container, each run-once pod Succeeded.
+ *   container's id for each container, each run-once pod Succeeded; for pods
+ *   from the apiserver, the apiserver's statuses are checked the same way, each
+ *   long pod's Ready condition True too;
+ * - a pod the fault deleted (`gone`) has no ready sandbox and no running
+ *   container, and its object has left the apiserver (the agent confirmed it).
  */
 import type { Pod } from '../../src/api/pod.js';
 import type { RuntimeView } from './runtime-view.js';
-import type { Workload } from './workload.js';
+import { runtimePodName, type Workload } from './workload.js';
 
 export interface Violations {
   /** Long pods without a ready sandbox or a running container for some name; run-once pods whose container never ran (yet). */
@@ -35,6 +39,8 @@ export interface Violations {
    * start cut off by the fault, not a restart of a healthy container: reported, not an invariant.
    */
   startsInterrupted: string[];
+  /** Pods the fault deleted that still have a ready sandbox or a running container. */
+  deletedRunning: string[];
 }
 
 /** Ids that ran when the fault hit: they must still run after it. */
@@ -56,9 +62,6 @@ export function baselineOf(view: RuntimeView): Baseline {
   };
 }
 
-/** The runtime label of a static pod: its name and the node's. */
-export const runtimePodName = (name: string, node: string) => `${name}-${node}`;
-
 /**
  * `ranPerPods`: run-once pods that /pods shows Succeeded with every container terminated with exit code 0.
  * Such a pod with nothing left in the runtime is not lost: its dead containers and sandbox were
@@ -79,14 +82,21 @@ export function checkRuntime(
     healthyRestarted: [],
     terminatedRestarted: [],
     startsInterrupted: [],
+    deletedRunning: [],
   };
   const boxesOf = group(view.sandboxes, (s) => s.pod);
   const containersOf = group(view.containers, (c) => `${c.pod}/${c.name}`);
   const wanted = new Set<string>();
   for (const pod of workload.pods) {
-    const full = runtimePodName(pod.name, node);
+    const full = runtimePodName(workload, pod.name, node);
     wanted.add(full);
     const boxes = boxesOf.get(full) ?? [];
+    if (pod.kind === 'gone') {
+      const ready = boxes.filter((b) => b.ready).length;
+      const running = view.containers.filter((c) => c.pod === full && c.running).length;
+      if (ready + running > 0) v.deletedRunning.push(`${full}: deleted, ${ready} ready sandbox(es), ${running} running container(s)`);
+      continue;
+    }
     if (pod.kind === 'long') {
       const ready = boxes.filter((b) => b.ready).length;
       if (ready > 1) v.duplicateSandboxes.push(`${full}: ${ready} ready sandboxes`);
@@ -116,10 +126,10 @@ export function checkRuntime(
       ...view.sandboxes.filter((s) => s.ready).map((s) => s.id),
       ...view.containers.filter((c) => c.running).map((c) => c.id),
     ]);
-    const once = new Set(workload.pods.filter((p) => p.kind === 'once').map((p) => runtimePodName(p.name, node)));
+    const ends = new Set(workload.pods.filter((p) => p.kind !== 'long').map((p) => runtimePodName(workload, p.name, node)));
     for (const [id, k] of baseline.running) {
-      // A run-once pod's container ends by itself, and its sandbox is stopped after it.
-      if (live.has(id) || once.has(k.pod)) continue;
+      // A run-once pod's container ends by itself, and its sandbox is stopped after it; a deleted pod's are stopped.
+      if (live.has(id) || ends.has(k.pod)) continue;
       v.healthyRestarted.push(`${k.what} (${id.slice(0, 12)}) ran when the fault hit and does not now`);
     }
   }
@@ -133,8 +143,12 @@ export function checkStatuses(workload: Workload, node: string, view: RuntimeVie
   const running = new Map(view.containers.filter((c) => c.running).map((c) => [`${c.pod}/${c.name}`, c.id]));
   const bad: string[] = [];
   for (const pod of workload.pods) {
-    const full = runtimePodName(pod.name, node);
+    const full = runtimePodName(workload, pod.name, node);
     const p = byName.get(full);
+    if (pod.kind === 'gone') {
+      if (p && workload.source === 'api') bad.push(`${full}: deleted, still in the apiserver (phase ${p.status?.phase})`);
+      continue;
+    }
     if (!p) {
       bad.push(`${full}: not in /pods`);
       continue;
@@ -150,6 +164,8 @@ export function checkStatuses(workload: Workload, node: string, view: RuntimeVie
       bad.push(`${full}: phase ${phase}, want Running`);
       continue;
     }
+    const ready = p.status?.conditions?.find((c) => c.type === 'Ready')?.status;
+    if (workload.source === 'api' && ready !== 'True') bad.push(`${full}: Ready ${ready ?? 'missing'}, want True`);
     for (const name of pod.containers) {
       const cs = p.status?.containerStatuses?.find((c) => c.name === name);
       const id = running.get(`${full}/${name}`);
@@ -173,7 +189,7 @@ export function restartsInPods(
   view: RuntimeView,
   pods: Pod[],
 ): { restarted: string[]; bumped: string[] } {
-  const long = new Set(workload.pods.filter((p) => p.kind === 'long').map((p) => runtimePodName(p.name, node)));
+  const long = new Set(workload.pods.filter((p) => p.kind === 'long').map((p) => runtimePodName(workload, p.name, node)));
   const states = group(view.containers, (c) => `${c.pod}/${c.name}`);
   const restarted: string[] = [];
   const bumped: string[] = [];
@@ -195,12 +211,14 @@ export function countViolations(v: Violations): {
   duplicates: number;
   healthyRestarted: number;
   terminatedRestarted: number;
+  deletedRunning: number;
 } {
   return {
     lost: v.lost.length + v.onceStartCutOff.length,
     duplicates: v.duplicateSandboxes.length + v.duplicateContainers.length,
     healthyRestarted: v.healthyRestarted.length,
     terminatedRestarted: v.terminatedRestarted.length,
+    deletedRunning: v.deletedRunning.length,
   };
 }
 

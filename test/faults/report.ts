@@ -60,6 +60,8 @@ export function summaryRow(f: RecordedFault): string {
     `${sum(f.runs, 'duplicates')} / ${Math.max(0, ...f.runs.map((r) => r.duplicatesSeen))}`,
     sum(f.runs, 'healthyRestarted'),
     sum(f.runs, 'terminatedRestarted'),
+    sum(f.runs, 'deletedRunning'),
+    sum(f.runs, 'otherBroken'),
     sum(f.runs, 'startsInterrupted'),
     times.length ? `${s(percentile(times, 50))} / ${s(Math.max(...times))}` : 'n/a',
     `${usageOk}/${f.runs.length}`,
@@ -78,6 +80,8 @@ function runRows(f: RecordedFault): string[] {
       `${r.duplicates} / ${r.duplicatesSeen}`,
       r.healthyRestarted,
       r.terminatedRestarted,
+      r.deletedRunning ?? 0,
+      r.otherBroken ?? 0,
       r.startsInterrupted,
       r.usageBefore && r.usageAfter
         ? `${mib(r.usageBefore.rssBytes)} → ${mib(r.usageAfter.rssBytes)} MiB, ${r.usageBefore.fds} → ${r.usageAfter.fds} fds${r.usageOk ? '' : ' **over**'}`
@@ -98,8 +102,8 @@ export function renderTable(file: ResultsFile, order: string[]): string {
   const out = [
     BEGIN,
     '',
-    '| fault | injected | recovered | pods lost | duplicates (end / most seen) | healthy containers restarted | terminated pods restarted | starts cut off (container never started) | recovery p50 / max (s) | RSS and fds within bound | run (UTC) |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|',
+    '| fault | injected | recovered | pods lost | duplicates (end / most seen) | healthy containers restarted | terminated pods restarted | deleted pods left running | other checks broken | starts cut off (container never started) | recovery p50 / max (s) | RSS and fds within bound | run (UTC) |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|',
     ...faults.map((f) => `| ${summaryRow(f)} |`),
     '',
     `Bound: RSS at most the level before the fault plus max(${USAGE_BOUND.rssRatio * 100} %, ${mib(USAGE_BOUND.rssSlackBytes)} MiB), open descriptors at most ${USAGE_BOUND.fdSlack} more.`,
@@ -112,8 +116,8 @@ export function renderTable(file: ResultsFile, order: string[]): string {
       `${f.title}. ${f.runs.length} runs, \`${f.command}\`, ${f.date}; ${f.machine.cpus} CPUs, load ${f.machine.loadavg.join(' ')} at the end${f.sharedMachine ? ', machine shared with other work' : ''}.` +
         (f.startWindowMs !== undefined ? ` Start window (reference run, /healthz → all pods Running): ${s(f.startWindowMs)} s.` : ''),
       '',
-      '| run | hit at (ms after /healthz) | sandboxes + containers running when hit | recovery (s) | lost | duplicates (end / seen) | healthy restarted | terminated restarted | starts cut off | RSS, fds (before → after) | details |',
-      '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|',
+      '| run | hit at (ms after /healthz) | sandboxes + containers running when hit | recovery (s) | lost | duplicates (end / seen) | healthy restarted | terminated restarted | deleted left running | other checks broken | starts cut off | RSS, fds (before → after) | details |',
+      '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|',
       ...runRows(f).map((r) => `| ${r} |`),
     );
   }

@@ -15,14 +15,14 @@ import {
   countViolations,
   ranPerPods,
   restartsInPods,
-  runtimePodName,
   type Baseline,
   type Violations,
 } from './invariants.js';
-import type { Fault, RuntimeControl } from './fault.js';
+import type { Fault, FaultContext, RuntimeControl } from './fault.js';
 import { NodeUnderTest } from './node-under-test.js';
+import type { ClusterControl } from './private-control-plane.js';
 import { procUsage, withinBound, type ProcUsage } from './proc-usage.js';
-import { makeWorkload } from './workload.js';
+import { makeWorkload, runtimePodName } from './workload.js';
 
 export interface RunRecord {
   run: number;
@@ -31,7 +31,10 @@ export interface RunRecord {
   /** Running containers of the workload when the fault hit. */
   runningAtInjection: number;
   recovered: boolean;
-  /** Injection → all invariants hold and /pods agrees (or the deadline, when not recovered). */
+  /**
+   * Injection → all invariants hold and /pods agrees (or the deadline, when not recovered); for a fault
+   * that lasts (an outage), from its end (FaultContext.endedAt).
+   */
   recoveryMs: number;
   lost: number;
   duplicates: number;
@@ -39,6 +42,10 @@ export interface RunRecord {
   duplicatesSeen: number;
   healthyRestarted: number;
   terminatedRestarted: number;
+  /** Pods the fault deleted that still ran at the end. */
+  deletedRunning?: number;
+  /** The fault's own checks that broke (a lease not recreated, a Node registered again before a restart, …). */
+  otherBroken?: number;
   startsInterrupted: number;
   usageBefore?: ProcUsage;
   usageAfter?: ProcUsage;
@@ -68,6 +75,8 @@ export interface RunnerOptions {
   /** Relists to wait for after recovery before the final check and the usage sample (default 5). */
   settleRelists?: number;
   runtime?: RuntimeControl;
+  /** The control plane of faults whose pods come from the apiserver. */
+  cluster?: ClusterControl;
   log: (line: string) => void;
 }
 
@@ -88,24 +97,28 @@ export async function runFault(fault: Fault, o: RunnerOptions): Promise<FaultRes
   const rand = seededRandom(o.seed);
   const endpoint = fault.node.runtime === 'sim' ? 'sim' : o.runtime?.endpoint;
   if (!endpoint) throw new Error(`fault ${fault.id} needs a containerd (RuntimeControl)`);
+  const api = fault.node.source === 'api';
+  if (api && !o.cluster) throw new Error(`fault ${fault.id} needs a control plane (ClusterControl)`);
   let serial = 0;
   const newNode = () => {
     const tag = `${fault.id}-${o.seed}-${serial++}`.replace(/[^a-z0-9-]/g, '').slice(0, 40);
     return new NodeUnderTest({
       endpoint,
       nodeName: `n-${tag}`,
-      workload: makeWorkload(`flt-${tag}`.slice(0, 63), pods),
+      workload: makeWorkload(`flt-${tag}`.slice(0, 63), pods, api ? 'api' : 'static'),
       agentEnv: fault.node.agentEnv,
       dirsOnTmpfs: fault.node.dirsOnTmpfs,
+      ...(api ? { cluster: o.cluster } : {}),
     });
   };
+  const context = (node: NodeUnderTest): FaultContext => ({ node, runtime: o.runtime, notes: [], broken: [] });
   const result: FaultResult = { id: fault.id, title: fault.title(pods), runtime: fault.node.runtime, pods, moment: fault.moment, runs: [] };
 
   if (fault.moment === 'start') {
     const ref = newNode();
     let reference: ProcUsage | undefined;
     try {
-      await ref.agent.start();
+      await ref.start();
       const t0 = Date.now();
       await recover(ref, undefined, o.recoveryDeadlineMs);
       result.startWindowMs = Date.now() - t0;
@@ -118,16 +131,16 @@ export async function runFault(fault: Fault, o: RunnerOptions): Promise<FaultRes
     for (let run = 1; run <= o.runs; run++) {
       const node = newNode();
       try {
-        await node.agent.start();
+        await node.start();
         const delay = Math.round(rand() * result.startWindowMs);
         await sleep(delay);
         const injectedAt = Date.now();
-        await fault.inject({ node, runtime: o.runtime });
+        const ctx = context(node);
+        await fault.inject(ctx);
         const baseline = baselineOf(await node.runtimeView());
-        await fault.recover({ node, runtime: o.runtime });
-        const from = fault.recoveryFrom === 'recover' ? Date.now() : injectedAt;
-        const rec = await measure(node, run, from, baseline, reference, o);
-        rec.details.push(...(fault.notes?.({ node, runtime: o.runtime }) ?? []));
+        await fault.recover(ctx);
+        if (fault.recoveryFrom === 'recover') ctx.endedAt ??= Date.now();
+        const rec = await measure(fault, ctx, run, injectedAt, baseline, reference, o);
         rec.injectedAfterMs = delay;
         result.runs.push(rec);
         o.log(`${fault.id} run ${run}: ${describe(rec)}`);
@@ -138,26 +151,33 @@ export async function runFault(fault: Fault, o: RunnerOptions): Promise<FaultRes
     return result;
   }
 
-  const node = newNode();
-  try {
-    await node.agent.start();
-    await recover(node, undefined, o.recoveryDeadlineMs);
+  const steadyNode = async () => {
+    const node = newNode();
+    await node.start();
+    const up = await recover(node, undefined, o.recoveryDeadlineMs);
+    if (!up.recovered) o.log(`${fault.id}: the node did not reach every pod running before the injection`);
     await node.settle(o.settleRelists);
+    return node;
+  };
+  let node: NodeUnderTest | undefined;
+  try {
     for (let run = 1; run <= o.runs; run++) {
+      if (fault.fresh) await node?.close();
+      if (!node || fault.fresh) node = await steadyNode();
       const before = procUsage(node.agent.pid!);
       const view = await node.runtimeView();
       const baseline = baselineOf(view);
       const injectedAt = Date.now();
-      await fault.inject({ node, runtime: o.runtime });
-      await fault.recover({ node, runtime: o.runtime });
-      const from = fault.recoveryFrom === 'recover' ? Date.now() : injectedAt;
-      const rec = await measure(node, run, from, baseline, before, o);
-      rec.details.push(...(fault.notes?.({ node, runtime: o.runtime }) ?? []));
+      const ctx = context(node);
+      await fault.inject(ctx);
+      await fault.recover(ctx);
+      if (fault.recoveryFrom === 'recover') ctx.endedAt ??= Date.now();
+      const rec = await measure(fault, ctx, run, injectedAt, baseline, before, o);
       result.runs.push(rec);
       o.log(`${fault.id} run ${run}: ${describe(rec)}`);
     }
   } finally {
-    await node.close();
+    await node?.close();
   }
   return result;
 }
@@ -166,13 +186,34 @@ interface Recovery {
   recovered: boolean;
   duplicatesSeen: number;
   last?: Violations;
+  /** What was still missing at the last poll. */
+  pending: string[];
+  /** The last few things recovery waited for, each with when it stopped being the first thing missing. */
+  steps: { what: string; at: number }[];
 }
 
-/** Polls until every invariant holds and /pods agrees with the runtime, or the deadline. */
-async function recover(node: NodeUnderTest, baseline: Baseline | undefined, deadlineMs: number): Promise<Recovery> {
+/**
+ * Polls until every invariant holds, /pods (or the apiserver) agrees with the runtime and the fault's own
+ * recovery is done, or the deadline; `pending` then says what was still missing.
+ */
+async function recover(
+  node: NodeUnderTest,
+  baseline: Baseline | undefined,
+  deadlineMs: number,
+  faultPending?: () => Promise<string | undefined>,
+): Promise<Recovery> {
   const deadline = Date.now() + deadlineMs;
   let duplicatesSeen = 0;
   let last: Violations | undefined;
+  let pending: string[] = [];
+  const steps: { what: string; at: number }[] = [];
+  const step = () => {
+    const what = (pending[0] ?? '').replace(/\d+/g, 'N').slice(0, 80);
+    const last = steps.at(-1);
+    if (last?.what === what) last.at = Date.now();
+    else steps.push({ what, at: Date.now() });
+    if (steps.length > 3) steps.shift();
+  };
   for (;;) {
     try {
       const view = await node.runtimeView();
@@ -181,30 +222,40 @@ async function recover(node: NodeUnderTest, baseline: Baseline | undefined, dead
       const n = countViolations(last);
       duplicatesSeen = Math.max(duplicatesSeen, n.duplicates);
       // A run-once pod whose start was cut off is lost for good (counted at the end), not pending.
-      if (last.lost.length + n.duplicates === 0) {
-        const statuses = checkStatuses(node.workload, node.nodeName, view, pods);
-        if (statuses.length === 0) return { recovered: true, duplicatesSeen, last };
+      pending = [...last.lost, ...last.deletedRunning];
+      if (pending.length + n.duplicates === 0) {
+        pending = checkStatuses(node.workload, node.nodeName, view, pods);
+        const own = pending.length === 0 ? await faultPending?.() : undefined;
+        if (own) pending = [own];
+        if (pending.length === 0) return { recovered: true, duplicatesSeen, last, pending, steps };
       }
-    } catch {
+    } catch (err) {
+      pending = [`no answer: ${(err as Error).message.slice(0, 200)}`];
       // The runtime or the agent is not answering yet.
     }
-    if (Date.now() > deadline) return { recovered: false, duplicatesSeen, last };
+    step();
+    if (Date.now() > deadline) return { recovered: false, duplicatesSeen, last, pending, steps };
     await sleep(POLL_MS);
   }
 }
 
 async function measure(
-  node: NodeUnderTest,
+  fault: Fault,
+  ctx: FaultContext,
   run: number,
   injectedAt: number,
   baseline: Baseline,
   reference: ProcUsage | undefined,
   o: RunnerOptions,
 ): Promise<RunRecord> {
+  const node = ctx.node;
   const deadlineMs = o.recoveryDeadlineMs;
   const runningAtInjection = baseline.running.size;
-  const r = await recover(node, baseline, deadlineMs);
-  const recoveryMs = Date.now() - injectedAt;
+  const r = await recover(node, baseline, deadlineMs, fault.pending && (() => fault.pending!(ctx)));
+  const from = ctx.endedAt ?? injectedAt;
+  const recoveryMs = Date.now() - from;
+  if (r.steps.length)
+    ctx.notes.push(`last waited for: ${r.steps.map((x) => `${x.what} (until ${((x.at - from) / 1000).toFixed(1)} s)`).join(', ')}`);
   let final = r.last;
   const details: string[] = [];
   if (r.recovered) {
@@ -216,11 +267,13 @@ async function measure(
     final.healthyRestarted.push(...restarts.restarted);
     details.push(...restarts.bumped.map((b) => `${b} (after a container that never started; upstream counts it too)`));
     details.push(...checkStatuses(node.workload, node.nodeName, view, pods).map((s) => `after settling: ${s}`));
-    const long = new Set(node.workload.pods.filter((p) => p.kind === 'long').map((p) => runtimePodName(p.name, node.nodeName)));
+    const long = new Set(
+      node.workload.pods.filter((p) => p.kind === 'long').map((p) => runtimePodName(node.workload, p.name, node.nodeName)),
+    );
     for (const c of view.containers.filter((x) => x.state === 'exited' && long.has(x.pod) && !x.neverStarted))
       details.push(`exited ${c.pod}/${c.name} ${await node.describeContainer(c.id)}`);
   } else {
-    details.push(`not recovered within ${deadlineMs} ms`);
+    details.push(`not recovered within ${deadlineMs} ms; still missing: ${r.pending.slice(0, 5).join('; ')}`);
   }
   const v = final ?? {
     lost: ['no view of the runtime'],
@@ -230,9 +283,12 @@ async function measure(
     healthyRestarted: [],
     terminatedRestarted: [],
     startsInterrupted: [],
+    deletedRunning: [],
   };
   const n = countViolations(v);
   details.push(
+    ...ctx.broken.map((b) => `broken: ${b}`),
+    ...v.deletedRunning,
     ...v.lost.map((s) => `lost ${s}`),
     ...v.onceStartCutOff.map((s) => `lost ${s}: its one start was cut off (StartError), restartPolicy Never, Failed without running`),
     ...v.duplicateSandboxes,
@@ -240,7 +296,8 @@ async function measure(
     ...v.healthyRestarted,
     ...v.terminatedRestarted,
   );
-  if (details.length) details.push(`agent log: ${saveAgentLog(node, run)}`);
+  if (details.length || process.env.KTS_FAULT_KEEP_LOGS === '1') details.push(`agent log: ${saveAgentLog(node, run)}`);
+  details.push(...ctx.notes, ...(fault.finalNotes?.(ctx) ?? []), ...(fault.notes?.(ctx) ?? []));
   const after = node.agent.pid ? procUsage(node.agent.pid) : undefined;
   const bound = reference && after ? withinBound(reference, after) : { ok: false, why: 'no usage sample' };
   return {
@@ -249,6 +306,7 @@ async function measure(
     recovered: r.recovered,
     recoveryMs,
     ...n,
+    otherBroken: ctx.broken.length,
     duplicatesSeen: Math.max(r.duplicatesSeen, n.duplicates),
     startsInterrupted: v.startsInterrupted.length,
     usageBefore: reference,
@@ -264,6 +322,7 @@ function describe(r: RunRecord): string {
     `${r.recovered ? 'recovered' : 'NOT recovered'} in ${r.recoveryMs} ms (running at injection ${r.runningAtInjection}` +
     `${r.injectedAfterMs !== undefined ? `, hit ${r.injectedAfterMs} ms after /healthz` : ''}); lost ${r.lost}, duplicates ${r.duplicates} ` +
     `(seen ${r.duplicatesSeen}), healthy restarted ${r.healthyRestarted}, terminated restarted ${r.terminatedRestarted}, ` +
+    `deleted still running ${r.deletedRunning ?? 0}, other checks broken ${r.otherBroken ?? 0}, ` +
     `starts cut off ${r.startsInterrupted}; usage ${r.usageOk ? 'ok' : `NOT ok: ${r.usageWhy}`}` +
     (r.details.length ? `\n  ${r.details.join('\n  ')}` : '')
   );

@@ -2,6 +2,8 @@
 import type { Fault } from './fault.js';
 import { agentKillDuringStart } from './scenarios/agent-kill.js';
 import { diskFault } from './scenarios/disk-full.js';
+import { apiserverOutage, etcdCompaction } from './scenarios/apiserver.js';
+import { leaseDeleted, nodeDeleted } from './scenarios/node-objects.js';
 import { runtimeKillSteady } from './scenarios/runtime-kill.js';
 import { workerCrashDuringStart } from './scenarios/worker-crash.js';
 
@@ -19,5 +21,10 @@ export function fullSuite(): SuiteEntry[] {
     { fault: workerCrashDuringStart(500), runs: 10 },
     { fault: diskFault('full', 500, 30_000), runs: 5 },
     { fault: diskFault('log-dir-readonly', 500, 30_000), runs: 3 },
+    { fault: apiserverOutage(100, { outageMs: 120_000, force410: false }), runs: 5 },
+    { fault: apiserverOutage(100, { outageMs: 30_000, force410: true }), runs: 5 },
+    { fault: etcdCompaction(100), runs: 5 },
+    { fault: leaseDeleted(100), runs: 5 },
+    { fault: nodeDeleted(50), runs: 3 },
   ];
 }

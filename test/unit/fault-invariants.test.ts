@@ -28,7 +28,7 @@ const healthy = (): RuntimeView => ({
   sandboxes: [box('sa', 'a'), box('sb', 'b'), box('so', 'o', false)],
   containers: [ctr('ca', 'a', 'main'), ctr('cb1', 'b', 'main'), ctr('cb2', 'b', 'side'), ctr('co', 'o', 'once', 'exited')],
 });
-const zero = { lost: 0, duplicates: 0, healthyRestarted: 0, terminatedRestarted: 0 };
+const zero = { lost: 0, duplicates: 0, healthyRestarted: 0, terminatedRestarted: 0, deletedRunning: 0 };
 
 describe('checkRuntime', () => {
   it('a run-once pod whose only start was cut off is lost for good, and /pods must show it Failed', () => {
@@ -176,5 +176,53 @@ describe('checkStatuses and restartsInPods', () => {
       restarted: ['a-n1/main: restartCount 1'],
       bumped: ['b-n1/side: restartCount 1'],
     });
+  });
+});
+
+describe('pods from the apiserver, and pods the fault deleted', () => {
+  // Pods from the apiserver keep their own names in the runtime (no `-<node>` suffix).
+  const api: Workload = {
+    namespace: 'ns',
+    source: 'api',
+    pods: [
+      { name: 'a', kind: 'long', containers: ['main'] },
+      { name: 'g', kind: 'gone', containers: ['main'] },
+    ],
+  };
+  const view = (goneRunning: boolean): RuntimeView => ({
+    sandboxes: [
+      { id: 'sa', pod: 'a', ready: true },
+      { id: 'sg', pod: 'g', ready: goneRunning },
+    ],
+    containers: [
+      { ...ctr('ca', 'a', 'main'), pod: 'a' },
+      { ...ctr('cg', 'g', 'main', goneRunning ? 'running' : 'exited'), pod: 'g' },
+    ],
+  });
+  const apiPod = (name: string, ready: string, id = 'ca'): Pod =>
+    ({
+      metadata: { name },
+      status: {
+        phase: 'Running',
+        conditions: [{ type: 'Ready', status: ready }],
+        containerStatuses: [{ name: 'main', containerID: `containerd://${id}`, state: { running: {} }, restartCount: 0 }],
+      },
+    }) as unknown as Pod;
+
+  it('a deleted pod that still runs is counted until it is stopped; its stopped containers are no restart', () => {
+    const before = view(true);
+    const running = checkRuntime(api, NODE, before, baselineOf(before));
+    expect(running.deletedRunning).toEqual(['g: deleted, 1 ready sandbox(es), 1 running container(s)']);
+    expect(countViolations(running).deletedRunning).toBe(1);
+    const stopped = checkRuntime(api, NODE, view(false), baselineOf(before));
+    expect(countViolations(stopped)).toEqual(zero);
+  });
+
+  it('the apiserver must show each long pod Ready, and no longer hold a deleted one', () => {
+    expect(checkStatuses(api, NODE, view(false), [apiPod('a', 'True')])).toEqual([]);
+    expect(checkStatuses(api, NODE, view(false), [apiPod('a', 'False'), apiPod('g', 'True', 'cg')])).toEqual([
+      'a: Ready False, want True',
+      'g: deleted, still in the apiserver (phase Running)',
+    ]);
   });
 });

@@ -34,7 +34,7 @@ export function diskFault(kind: DiskFaultKind, pods: number, holdMs: number): Fa
   const reports: HoldReport[] = [];
   let holdFrom = 0;
   let holdTo = 0;
-  const logDirs = (ctx: FaultContext) => ctx.node.stateDirs.slice(1);
+  const logDirs = (ctx: Pick<FaultContext, 'node'>) => ctx.node.stateDirs.slice(1);
   return {
     id: kind === 'full' ? 'disk-full-start-sim' : 'log-dir-readonly-start-sim',
     title: (n) =>
