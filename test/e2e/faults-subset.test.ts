@@ -20,7 +20,7 @@
  * deleted pods and have the apiserver's statuses (Ready too) right again.
  */
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, expect, it } from 'vitest';
 import { PrivateContainerd } from '../helpers/private-containerd.js';
 import { containerdControl } from '../faults/containerd-control.js';
 import type { Fault, RuntimeControl } from '../faults/fault.js';
@@ -39,15 +39,18 @@ const SEED = Number(process.env.KTS_FAULT_SEED ?? Math.floor(Math.random() * 1e6
 
 describeE2E('fault suite, CI subset', () => {
   const containerd = new PrivateContainerd(`fci${randomUUID().slice(0, 4)}`, 188);
-  let runtime: RuntimeControl;
-
-  beforeAll(async () => {
-    await containerd.up();
-    runtime = containerdControl(containerd);
-  });
+  let runtime: RuntimeControl | undefined;
+  /** The private containerd, brought up by the first case that needs it (the sim and apiserver cases do not). */
+  const containerdRuntime = async (): Promise<RuntimeControl> => {
+    if (!runtime) {
+      await containerd.up();
+      runtime = containerdControl(containerd);
+    }
+    return runtime;
+  };
 
   afterAll(async () => {
-    await containerd.down();
+    if (runtime) await containerd.down();
   });
 
   const check = async (fault: Fault, pods: number, o: { withRuntime?: boolean; cluster?: PrivateControlPlane; runs?: number } = {}) => {
@@ -59,7 +62,7 @@ describeE2E('fault suite, CI subset', () => {
       pods,
       recoveryDeadlineMs: 120_000,
       settleRelists: 3,
-      runtime: o.withRuntime ? runtime : undefined,
+      runtime: o.withRuntime ? await containerdRuntime() : undefined,
       cluster: o.cluster,
       log: (l) => lines.push(l),
     });
