@@ -262,6 +262,31 @@ describe('EvictionManager: disk pressure', () => {
     expect(h.m.underPressure('DiskPressure')).toBe(false);
   });
 
+  it('critical pods over their limits are not evicted, and said once per pass, not once per pod', async () => {
+    type Line = { level: number; msg: string; count?: number };
+    const lines: Line[] = [];
+    const logger = pino({ level: 'info' }, { write: (l: string) => void lines.push(JSON.parse(l) as Line) });
+    const h = harness({ evictionHard: { 'nodefs.available': '10%' } }, { logger });
+    h.stats.set('nodefs.available', { available: 90n, capacity: 100n });
+    for (let i = 0; i < 10; i++) {
+      const p = pod(
+        `static-${i}`,
+        {},
+        {
+          metadata: { annotations: { 'kubernetes.io/config.source': 'file' } },
+          spec: { containers: [], volumes: [{ name: 'data', emptyDir: { sizeLimit: '1Mi' } }] },
+        },
+      );
+      h.pods.push(p);
+      h.stats.setPod({ uid: p.metadata.uid!, containers: [], volumes: [{ name: 'data', usedBytes: 9n * MI }] });
+    }
+    expect(await h.m.synchronize()).toEqual([]);
+    expect(h.killed).toEqual([]);
+    const errors = lines.filter((l) => l.level >= 50);
+    expect(errors.map((e) => e.msg)).toEqual(['eviction manager: cannot evict critical pods']);
+    expect(errors[0]).toMatchObject({ count: 10 });
+  });
+
   it('leaves pods over their limits alone with localStorageCapacityIsolation false', async () => {
     const h = harness({}, { localStorageCapacityIsolation: false });
     const over = pod('over', {}, { spec: { containers: [], volumes: [{ name: 'data', emptyDir: { sizeLimit: '1Mi' } }] } });

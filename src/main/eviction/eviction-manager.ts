@@ -156,7 +156,10 @@ export class EvictionManager {
     const overLimits =
       this.o.localStorageCapacityIsolation === false ? [] : storageLimitViolations(active, stats, summary.dedicatedImageFs);
     const evictedForStorage: Pod[] = [];
+    const criticalOverLimits = overLimits.filter((v) => isCriticalPod(v.pod)).map((v) => v.pod);
+    this.reportCritical(criticalOverLimits);
     for (const v of overLimits) {
+      if (isCriticalPod(v.pod)) continue;
       if (this.evictPod(v.pod, 0, v.message)) {
         this.evictions?.inc({ eviction_signal: v.signal });
         evictedForStorage.push(v.pod);
