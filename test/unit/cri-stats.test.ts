@@ -57,6 +57,23 @@ describe('criStats: every ready sandbox is reported', () => {
     expect(cri.callsOf('podSandboxStats')).toEqual([{ podSandboxId: 'a' }, { podSandboxId: 'b' }]);
   });
 
+  it('never has two sandbox stats calls in flight, even for three snapshots at once (containerd 1.6 races on them)', async () => {
+    let inFlight = 0;
+    let most = 0;
+    const held = async <T>(value: T): Promise<T> => {
+      most = Math.max(most, ++inFlight);
+      await new Promise((r) => setImmediate(r));
+      inFlight--;
+      return value;
+    };
+    const cri = runtime(() => held(undefined).then(() => Promise.reject(cgroupPathEmpty('a'))));
+    cri.handlers.podSandboxStats = (r) => held({ stats: { attributes: { id: r.podSandboxId } } });
+    const snaps = await Promise.all([criStats(cri.api), criStats(cri.api), criStats(cri.api)]);
+    expect(snaps.map((x) => x.pods.length)).toEqual([2, 2, 2]);
+    expect(cri.callsOf('podSandboxStats')).toHaveLength(6);
+    expect(most).toBe(1);
+  });
+
   it('a runtime without ListPodSandboxStats (UNIMPLEMENTED) gets container sums, with no per-sandbox calls', async () => {
     const cri = runtime(() => Promise.reject(new CriError('unimplemented', 'ListPodSandboxStats', UNIMPLEMENTED)));
     const snap = await criStats(cri.api);

@@ -25,6 +25,7 @@ import type { CriApi } from '../../cri/client.js';
 import { CriError } from '../../common/errors.js';
 import { readNetDev, type InterfaceCounters } from '../../common/net-dev.js';
 import { ContainerState, PodSandboxState, type ContainerStats, type MemoryUsage, type PodSandboxStats } from '../../gen/runtime/v1/api.js';
+import { Semaphore } from '../../common/semaphore.js';
 
 export interface CpuSample {
   /** ns since the epoch */
@@ -118,10 +119,21 @@ function memoryOf(m: MemoryUsage | undefined): MemorySample | undefined {
 
 const UNIMPLEMENTED = 12;
 
+/**
+ * Sandbox stats calls of this thread, one at a time: containerd 1.6 updates
+ * its sandbox store's CPU sample without a lock in PodSandboxStats (and in
+ * ListPodSandboxStats, which makes the same call per sandbox), so two such
+ * calls at once can end the daemon with "fatal error: concurrent map writes".
+ * It did here: CI's containerd died in sandbox_stats_linux.go while calls were
+ * in flight in parallel. The Go kubelet v1.20 takes pod stats from cadvisor
+ * and never makes these calls.
+ */
+const sandboxStatsCalls = new Semaphore(1);
+
 /** ListPodSandboxStats by sandbox id: empty when the runtime lacks it, undefined when the list failed. */
 async function listSandboxStats(cri: CriApi): Promise<Map<string, PodSandboxStats> | undefined> {
   try {
-    const r = await cri.listPodSandboxStats({});
+    const r = await sandboxStatsCalls.run(() => cri.listPodSandboxStats({}));
     return new Map(r.stats.map((s) => [s.attributes?.id ?? '', s]));
   } catch (err) {
     if (!(err instanceof CriError)) throw err;
@@ -131,11 +143,11 @@ async function listSandboxStats(cri: CriApi): Promise<Map<string, PodSandboxStat
 
 /** PodSandboxStats of each sandbox; those that fail are missing. */
 async function eachSandboxStats(cri: CriApi, ids: readonly string[]): Promise<Map<string, PodSandboxStats>> {
-  const each = await Promise.allSettled(ids.map((podSandboxId) => cri.podSandboxStats({ podSandboxId })));
   const out = new Map<string, PodSandboxStats>();
-  each.forEach((r, i) => {
-    if (r.status === 'fulfilled' && r.value.stats) out.set(ids[i], r.value.stats);
-  });
+  for (const podSandboxId of ids) {
+    const r = await sandboxStatsCalls.run(() => cri.podSandboxStats({ podSandboxId })).catch(() => undefined);
+    if (r?.stats) out.set(podSandboxId, r.stats);
+  }
   return out;
 }
 
