@@ -30,7 +30,7 @@ import { eventedPlegMetrics, plegMetrics } from '../src/main/pleg/pleg-metrics.j
 import type { PlegEvent } from '../src/runtime/pleg-event.js';
 import { populate, type RawPod } from '../src/sim/populate.js';
 import { startSimRuntime } from '../src/sim/server.js';
-import { createSharedState } from '../src/workers/shared-state.js';
+import { createSharedState } from '../src/shared/shared-state.js';
 import { PoolRunner } from '../src/workers/task-runner.js';
 import { arg, machine, percentile, round, writeResults } from './lib/report.js';
 

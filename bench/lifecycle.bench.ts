@@ -27,7 +27,8 @@ import { upstreamStaticPodUID } from '../src/main/podconfig/static-pod-uid/stati
 import type { ContainerStatus, PodStatus } from '../src/runtime/types.js';
 import { computePodActions } from '../src/workers/sync/compute-pod-actions.js';
 import { hashContainer } from '../src/pod/container-hash.js';
-import { DEFAULT_GC_POLICY, selectContainers, type GcContainer } from '../src/workers/sync/container-gc.js';
+import { DEFAULT_GC_POLICY, selectContainers } from '../src/main/kubelet/container-gc-select.js';
+import type { GcContainer } from '../src/workers/protocol/gc-wire.js';
 import { arg, machine, round, taskRows, taskTable, writeResults } from './lib/report.js';
 
 const TIME = Number(arg('time', '500'));

@@ -23,7 +23,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AgentProcess, podManifest } from '../test/e2e/agent-harness.js';
 import { pollUntil } from '../test/helpers/poll.js';
-import { createSharedState } from '../src/workers/shared-state.js';
+import { createSharedState } from '../src/shared/shared-state.js';
 import { summarizeHeapSnapshot, type HeapSummary } from './lib/heap-summary.js';
 import { memoryMiB } from './lib/peer-agents.js';
 import { arg, machine, percentile, round, writeResults } from './lib/report.js';

@@ -30,7 +30,7 @@ import { CriClient } from '../src/cri/client.js';
 import { GenericPleg } from '../src/main/pleg/generic-pleg.js';
 import { plegMetrics } from '../src/main/pleg/pleg-metrics.js';
 import { populate, SIM_BUSYBOX_IMAGE, type RawPod } from '../src/sim/populate.js';
-import { createSharedState } from '../src/workers/shared-state.js';
+import { createSharedState } from '../src/shared/shared-state.js';
 import { InlineRunner, PoolRunner, type TaskRunner } from '../src/workers/task-runner.js';
 import { arg, machine, percentile, round, writeResults } from './lib/report.js';
 import { plegChartSetup, writePlegCharts } from './lib/charts.js';

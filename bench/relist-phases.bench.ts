@@ -20,7 +20,7 @@ import { CriClient } from '../src/cri/client.js';
 import { GenericPleg } from '../src/main/pleg/generic-pleg.js';
 import { plegMetrics } from '../src/main/pleg/pleg-metrics.js';
 import { populate } from '../src/sim/populate.js';
-import { createSharedState } from '../src/workers/shared-state.js';
+import { createSharedState } from '../src/shared/shared-state.js';
 import { PoolRunner, type RelistLoopConnection, type TaskRunner } from '../src/workers/task-runner.js';
 import type { TaskResults, TaskType, RequestOf } from '../src/workers/protocol/protocol.js';
 import { histograms, parseProm } from './lib/prom.js';

@@ -9,3 +9,8 @@ export function rfc3339(ms: number): string {
 export function microTime(ms: number): string {
   return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
 }
+
+/** Milliseconds since the epoch with sub-millisecond precision, comparable across threads. */
+export function epochHiRes(): number {
+  return performance.timeOrigin + performance.now();
+}

@@ -16,10 +16,11 @@ import { diskUsage } from './stats/disk-usage.js';
 import { CriClient } from '../cri/client.js';
 import { CriRuntime } from '../runtime/cri-runtime.js';
 import type { Runtime } from '../runtime/runtime.js';
-import { serializeError } from './protocol/error-wire.js';
+import { serializeError } from '../common/error-wire.js';
 import { serveRelistLoop } from './relist/relist-loop.js';
 import { writeInspection } from './relist/write-inspection.js';
-import { assertNever, type InspectOutcome, type PodRef, type TaskRequest, type TaskResult, type WorkerInit } from './protocol/protocol.js';
+import { assertNever, type InspectOutcome, type PodRef, type TaskRequest, type TaskResult } from './protocol/protocol.js';
+import type { WorkerInit } from '../shared/shared-state.js';
 import { hasRuntimeState } from '../runtime/types.js';
 import { ImagePullGate } from '../shared/image-pull-gate.js';
 import { MetricBlock } from '../shared/metric-block.js';
@@ -27,7 +28,7 @@ import { PodStatusCache } from '../shared/pod-status-cache.js';
 import { RelistRecordTable } from '../shared/relist-records.js';
 import { idKey } from '../shared/id-key.js';
 import { threadId } from 'node:worker_threads';
-import { sharedRuntimeObserver } from './worker-metrics.js';
+import { sharedRuntimeObserver } from '../shared/worker-metrics.js';
 
 export interface TaskContext {
   runtime: Runtime;

@@ -4,7 +4,8 @@
  * lifetime; every task is a plain function of its request plus that context.
  */
 import { Piscina } from 'piscina';
-import type { TaskRequest, WorkerInit } from './protocol/protocol.js';
+import type { TaskRequest } from './protocol/protocol.js';
+import type { WorkerInit } from '../shared/shared-state.js';
 import { createTaskContext, runTask } from './tasks.js';
 
 const ctx = createTaskContext(Piscina.workerData as WorkerInit);

@@ -1,5 +1,5 @@
 import type { ContainerEventSource } from '../../src/main/pleg/container-event-source.js';
-import type { ContainerEventBatch, WatchOutcome } from '../../src/workers/container-events/event-watcher.js';
+import type { ContainerEventBatch, WatchOutcome } from '../../src/container-events/event-watcher.js';
 
 /**
  * A ContainerEventSource driven by the test: each watch() waits until the test

@@ -8,7 +8,7 @@ import type { ContainerStatus, PodStatus, SandboxStatus } from '../../src/runtim
 import { PodStatusCache } from '../../src/shared/pod-status-cache.js';
 import { hashContainer } from '../../src/pod/container-hash.js';
 import type { SyncContext } from '../../src/workers/sync/sync-pod.js';
-import type { NodeInfo, SyncPodInput } from '../../src/workers/sync/sync-types.js';
+import type { NodeInfo, SyncPodInput } from '../../src/pod/sync-types.js';
 import { FakeClock } from '../fakes/fake-clock.js';
 import { FakeCri } from '../fakes/fake-cri.js';
 import { FakeRuntime } from '../fakes/fake-runtime.js';

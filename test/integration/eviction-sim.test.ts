@@ -16,7 +16,7 @@ import { CriEvictionStats } from '../../src/main/eviction/cri-eviction-stats.js'
 import { EvictionManager } from '../../src/main/eviction/eviction-manager.js';
 import { parseThresholds } from '../../src/main/eviction/thresholds.js';
 import { startSimRuntime, type SimRuntimeHandle } from '../../src/sim/server.js';
-import { createSharedState } from '../../src/workers/shared-state.js';
+import { createSharedState } from '../../src/shared/shared-state.js';
 import { createTaskRunner, type TaskRunner } from '../../src/workers/task-runner.js';
 import { FakeClock } from '../fakes/fake-clock.js';
 import { FakeHostProbe } from '../fakes/fake-host-probe.js';

@@ -25,7 +25,7 @@ import { captureLogger } from '../helpers/capture-logger.js';
 import type { PlegEvent } from '../../src/runtime/pleg-event.js';
 import { runRawPod } from '../../src/sim/populate.js';
 import { startSimRuntime, type SimRuntimeHandle } from '../../src/sim/server.js';
-import { createSharedState, type SharedState } from '../../src/workers/shared-state.js';
+import { createSharedState, type SharedState } from '../../src/shared/shared-state.js';
 import { PoolRunner } from '../../src/workers/task-runner.js';
 import { pollUntil } from '../helpers/poll.js';
 

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimRuntime, type SimRuntimeHandle } from '../../src/sim/server.js';
-import { createSharedState } from '../../src/workers/shared-state.js';
+import { createSharedState } from '../../src/shared/shared-state.js';
 import { PoolRunner } from '../../src/workers/task-runner.js';
 import type { RelistReport } from '../../src/workers/protocol/protocol.js';
 import { pollUntil } from '../helpers/poll.js';

@@ -12,7 +12,7 @@ import {
   next,
   reset,
   type BackoffState,
-} from '../../src/workers/sync/backoff.js';
+} from '../../src/pod/backoff.js';
 import { hashContainer } from '../../src/pod/container-hash.js';
 
 const T0 = 1_700_000_000_000;

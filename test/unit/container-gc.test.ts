@@ -8,10 +8,9 @@ import {
   selectContainers,
   selectLogDirectories,
   selectSandboxes,
-  type GcContainer,
   type GcInput,
-  type GcSandbox,
-} from '../../src/workers/sync/container-gc.js';
+} from '../../src/main/kubelet/container-gc-select.js';
+import type { GcContainer, GcSandbox } from '../../src/workers/protocol/gc-wire.js';
 
 const NOW = 1_700_000_000_000;
 const ns = (msAgo: number) => BigInt(NOW - msAgo) * 1_000_000n;

@@ -6,7 +6,7 @@ import {
   type ContainerEventResponse,
   type ContainerStatus,
 } from '../../src/gen/runtime/v1/api.js';
-import { ContainerEventWatcher, type ContainerEventBatch } from '../../src/workers/container-events/event-watcher.js';
+import { ContainerEventWatcher, type ContainerEventBatch } from '../../src/container-events/event-watcher.js';
 import { PodStatusCache } from '../../src/shared/pod-status-cache.js';
 
 const MS = 1_000_000n;

@@ -6,7 +6,7 @@ import { BoundedQueue } from '../../src/main/pleg/bounded-queue.js';
 import { eventedPlegMetrics, plegMetrics } from '../../src/main/pleg/pleg-metrics.js';
 import type { PlegEvent } from '../../src/runtime/pleg-event.js';
 import type { PodStatus } from '../../src/runtime/types.js';
-import { createSharedState } from '../../src/workers/shared-state.js';
+import { createSharedState } from '../../src/shared/shared-state.js';
 import { InlineRunner } from '../../src/workers/task-runner.js';
 import { FakeClock } from '../fakes/fake-clock.js';
 import { FakeContainerEventSource } from '../fakes/fake-container-event-source.js';

@@ -6,7 +6,7 @@ import { EARLY_RELIST_MIN_GAP_MS, GenericPleg, type GenericPlegOptions } from '.
 import { plegMetrics, type PlegMetrics } from '../../src/main/pleg/pleg-metrics.js';
 import type { PlegEvent } from '../../src/runtime/pleg-event.js';
 import type { ContainerState, PodStatus, RuntimePod } from '../../src/runtime/types.js';
-import { createSharedState, type SharedState } from '../../src/workers/shared-state.js';
+import { createSharedState, type SharedState } from '../../src/shared/shared-state.js';
 import { InlineRunner, type TaskRunner } from '../../src/workers/task-runner.js';
 import { FakeClock } from '../fakes/fake-clock.js';
 import { captureLogger } from '../helpers/capture-logger.js';

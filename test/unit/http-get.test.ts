@@ -2,8 +2,8 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { realClock } from '../../src/common/clock.js';
-import { resolveContainerPort } from '../../src/workers/handlers/container-port.js';
-import { canonicalHeaderName, HttpGetError, httpGet, newRequestForHttpGetAction } from '../../src/workers/handlers/http-get.js';
+import { resolveContainerPort } from '../../src/handlers/container-port.js';
+import { canonicalHeaderName, HttpGetError, httpGet, newRequestForHttpGetAction } from '../../src/handlers/http-get.js';
 
 describe('resolveContainerPort (upstream probe.ResolveContainerPort)', () => {
   const c = {

@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { PodSchema, type Pod } from '../../src/api/pod.js';
-import { getBackoff, type BackoffState } from '../../src/workers/sync/backoff.js';
+import { getBackoff, type BackoffState } from '../../src/pod/backoff.js';
 import { ensureImage } from '../../src/workers/sync/image-puller.js';
 import { CriError } from '../../src/common/errors.js';
 import { ImagePullGate, imagePullLimits } from '../../src/shared/image-pull-gate.js';

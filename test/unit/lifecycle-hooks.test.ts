@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PodSchema, type Container, type Pod } from '../../src/api/pod.js';
-import { newRequestForHttpGetAction } from '../../src/workers/handlers/http-get.js';
+import { newRequestForHttpGetAction } from '../../src/handlers/http-get.js';
 import { runHandler } from '../../src/workers/sync/lifecycle-hooks.js';
 import { FakeClock } from '../fakes/fake-clock.js';
 import { FakeCri } from '../fakes/fake-cri.js';

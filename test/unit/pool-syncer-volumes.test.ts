@@ -6,7 +6,7 @@ import { PodManager } from '../../src/main/podconfig/pod-manager.js';
 import { PoolSyncer } from '../../src/main/kubelet/pool-syncer.js';
 import { StatusManager } from '../../src/main/status/status-manager.js';
 import { PodStatusCache } from '../../src/shared/pod-status-cache.js';
-import type { SyncPodInput } from '../../src/workers/sync/sync-types.js';
+import type { SyncPodInput } from '../../src/pod/sync-types.js';
 import type { TaskRunner } from '../../src/workers/task-runner.js';
 import { FakeClock } from '../fakes/fake-clock.js';
 import { FakeVolumeManager } from '../fakes/fake-volume-manager.js';

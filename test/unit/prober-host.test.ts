@@ -2,9 +2,9 @@ import { describe, expect, it } from 'vitest';
 import type { Probe } from '../../src/api/pod.js';
 import type { Clock } from '../../src/common/clock.js';
 import type { ContainerStatus, PodStatus } from '../../src/runtime/types.js';
-import { ProberHost, type ProberBatch } from '../../src/workers/prober/prober-host.js';
-import type { ProbeContainer, ProbePod, ProbeType } from '../../src/workers/prober/probe-types.js';
-import type { ProbeAttempt, ProbeTarget } from '../../src/workers/prober/run-probe.js';
+import { ProberHost, type ProberBatch } from '../../src/prober/prober-host.js';
+import type { ProbeContainer, ProbePod, ProbeType } from '../../src/prober/probe-types.js';
+import type { ProbeAttempt, ProbeTarget } from '../../src/prober/run-probe.js';
 import { FakeClock } from '../fakes/fake-clock.js';
 
 const settle = async () => {

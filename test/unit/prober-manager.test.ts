@@ -6,8 +6,8 @@ import type { ProberChannel } from '../../src/main/prober/prober-channel.js';
 import { ProberManager, toProbePod } from '../../src/main/prober/prober-manager.js';
 import type { ProbeResult } from '../../src/main/sync-loop/sync-loop-queue.js';
 import type { ContainerStatus, PodStatus } from '../../src/runtime/types.js';
-import type { ProberBatch } from '../../src/workers/prober/prober-host.js';
-import type { ProbePod, ProbeResultChange } from '../../src/workers/prober/probe-types.js';
+import type { ProberBatch } from '../../src/prober/prober-host.js';
+import type { ProbePod, ProbeResultChange } from '../../src/prober/probe-types.js';
 
 class RecordingChannel implements ProberChannel {
   readonly calls: string[] = [];

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { RelistAck, RelistReport } from '../../src/workers/protocol/protocol.js';
 import { RelistLoop } from '../../src/workers/relist/relist-loop.js';
-import { createSharedState } from '../../src/workers/shared-state.js';
+import { createSharedState } from '../../src/shared/shared-state.js';
 import type { RuntimePod } from '../../src/runtime/types.js';
 import { FakeClock } from '../fakes/fake-clock.js';
 import { FakeRuntime } from '../fakes/fake-runtime.js';

@@ -5,9 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Probe } from '../../src/api/pod.js';
 import { realClock } from '../../src/common/clock.js';
 import { CriDeadlineError, CriError } from '../../src/common/errors.js';
-import { decodeHealthCheckResponse, encodeHealthCheckRequest } from '../../src/workers/prober/grpc-probe.js';
+import { decodeHealthCheckResponse, encodeHealthCheckRequest } from '../../src/prober/grpc-probe.js';
 import { goDuration } from '../../src/common/go-duration.js';
-import { runProbe, type ProbeRunContext, type ProbeTarget } from '../../src/workers/prober/run-probe.js';
+import { runProbe, type ProbeRunContext, type ProbeTarget } from '../../src/prober/run-probe.js';
 import { FakeCri } from '../fakes/fake-cri.js';
 
 const target = (over: Partial<ProbeTarget> = {}): ProbeTarget => ({

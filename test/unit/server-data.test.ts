@@ -10,7 +10,7 @@ import { loadServingCert } from '../../src/main/server/serving-cert.js';
 import type { Pod } from '../../src/api/pod.js';
 import { StatsProvider, stringifyWithBigints } from '../../src/main/server/stats-provider.js';
 import type { PodStatus } from '../../src/runtime/types.js';
-import type { CriStatsSnapshot } from '../../src/workers/stats/cri-stats.js';
+import type { CriStatsSnapshot } from '../../src/workers/protocol/stats-wire.js';
 import { FakeClock } from '../fakes/fake-clock.js';
 import { FakeHostProbe } from '../fakes/fake-host-probe.js';
 

@@ -155,17 +155,13 @@ export class EvictionManager {
 
     const overLimits =
       this.o.localStorageCapacityIsolation === false ? [] : storageLimitViolations(active, stats, summary.dedicatedImageFs);
-    const evictedForStorage: Pod[] = [];
-    const criticalOverLimits = overLimits.filter((v) => isCriticalPod(v.pod)).map((v) => v.pod);
-    this.reportCritical(criticalOverLimits);
-    for (const v of overLimits) {
-      if (isCriticalPod(v.pod)) continue;
-      if (this.evictPod(v.pod, 0, v.message)) {
-        this.evictions?.inc({ eviction_signal: v.signal });
-        evictedForStorage.push(v.pod);
-      }
+    this.reportCritical(overLimits.filter((v) => isCriticalPod(v.pod)).map((v) => v.pod));
+    const evictedForStorage = overLimits.filter((v) => !isCriticalPod(v.pod));
+    for (const v of evictedForStorage) {
+      this.evictPod(v.pod, 0, v.message);
+      this.evictions?.inc({ eviction_signal: v.signal });
     }
-    if (evictedForStorage.length) return evictedForStorage;
+    if (evictedForStorage.length) return evictedForStorage.map((v) => v.pod);
 
     const target = thresholdToReclaim(updated);
     if (!target) return [];
@@ -183,22 +179,17 @@ export class EvictionManager {
     const ranked = [...active];
     rankFor(target.signal, summary.dedicatedImageFs)(ranked, stats);
     logger.info({ pods: ranked.map(podRefString) }, 'eviction manager: pods ranked for eviction');
-    const grace = isHard(target) ? 0 : this.o.maxPodGracePeriodSeconds;
-    const critical: Pod[] = [];
-    for (const pod of ranked) {
-      if (isCriticalPod(pod)) {
-        critical.push(pod);
-        continue;
-      }
-      if (this.evictPod(pod, grace, evictionMessage(resource, pod, stats))) {
-        this.reportCritical(critical);
-        this.evictions?.inc({ eviction_signal: target.signal });
-        return [pod];
-      }
+    // Upstream walks the ranking and evicts the first pod that is not critical; the critical pods ranked ahead of it are reported.
+    const victim = ranked.findIndex((pod) => !isCriticalPod(pod));
+    this.reportCritical(victim < 0 ? ranked : ranked.slice(0, victim));
+    if (victim < 0) {
+      logger.info('eviction manager: unable to evict any pods from the node');
+      return [];
     }
-    this.reportCritical(critical);
-    logger.info('eviction manager: unable to evict any pods from the node');
-    return [];
+    const pod = ranked[victim];
+    this.evictPod(pod, isHard(target) ? 0 : this.o.maxPodGracePeriodSeconds, evictionMessage(resource, pod, stats));
+    this.evictions?.inc({ eviction_signal: target.signal });
+    return [pod];
   }
 
   /** Upstream reclaimNodeLevelResources: true when, after reclaiming, no threshold is met any more. */
@@ -239,16 +230,11 @@ export class EvictionManager {
     );
   }
 
-  /** Upstream evictPod: false for critical pods; otherwise the Evicted event and the kill. */
-  private evictPod(pod: Pod, gracePeriodSeconds: number, message: string): boolean {
-    if (isCriticalPod(pod)) {
-      this.o.logger.error({ pod: podRefString(pod) }, 'eviction manager: cannot evict a critical pod');
-      return false;
-    }
+  /** Upstream evictPod for a pod that is not critical (callers leave those out): the Evicted event and the kill. */
+  private evictPod(pod: Pod, gracePeriodSeconds: number, message: string): void {
     this.o.recorder.record(podReference(pod), 'Warning', EVICTED_REASON, message);
     this.o.killPod(pod, gracePeriodSeconds, message);
     this.o.logger.info({ pod: podRefString(pod), message }, 'eviction manager: pod is evicted');
-    return true;
   }
 
   private async waitForPodsCleanup(pods: Pod[], signal: AbortSignal): Promise<void> {

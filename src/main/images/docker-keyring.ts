@@ -9,7 +9,7 @@
  * wildcards per label), port and path prefix match. Docker Hub images fall back
  * to the credentials of index.docker.io.
  */
-import type { RegistryAuth } from '../../workers/sync/sync-types.js';
+import type { RegistryAuth } from '../../pod/sync-types.js';
 
 export const DEFAULT_REGISTRY_HOST = 'index.docker.io';
 

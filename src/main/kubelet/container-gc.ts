@@ -17,8 +17,8 @@ import {
   selectSandboxes,
   type GcInput,
   type GcPolicy,
-  type GcResult,
-} from '../../workers/sync/container-gc.js';
+} from './container-gc-select.js';
+import type { GcResult } from '../../workers/protocol/gc-wire.js';
 import { runPeriodically } from '../../common/periodic.js';
 
 export interface ContainerGcOptions {

@@ -17,7 +17,7 @@ import { parseKernelVersion, safeSysctlAllowlist } from '../admission/sysctls.js
 import type { NodeAddress } from '../node/node-address.js';
 import type { MachineFacts } from '../host/host-probe.js';
 import { initialNode } from '../node/node-registration.js';
-import type { NodeInfo } from '../../workers/sync/sync-types.js';
+import type { NodeInfo } from '../../pod/sync-types.js';
 
 export interface NodeResources {
   allocatable: AdmitResources;

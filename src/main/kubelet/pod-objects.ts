@@ -18,7 +18,7 @@ import { DockerKeyring, dockerConfigOf } from '../images/docker-keyring.js';
 import { podReference, type EventRecorder } from '../events/event-recorder.js';
 import type { ObjectRef, ObjectSource } from '../volumes/volume-plugin.js';
 import { isEnvVarName } from '../../pod/env-values.js';
-import type { PodObjects } from '../../workers/sync/sync-types.js';
+import type { PodObjects } from '../../pod/sync-types.js';
 
 interface Refs {
   secrets: Set<string>;

@@ -8,13 +8,13 @@ import type { Worker } from 'node:worker_threads';
 import * as Comlink from 'comlink';
 import { realClock } from '../../common/clock.js';
 import { CriClient } from '../../cri/client.js';
-import { serializeError } from '../../workers/protocol/error-wire.js';
+import { serializeError } from '../../common/error-wire.js';
 import { startThread } from '../../workers/start-thread.js';
-import type { WorkerInit } from '../../workers/protocol/protocol.js';
+import type { WorkerInit } from '../../shared/shared-state.js';
 import { PodStatusCache } from '../../shared/pod-status-cache.js';
 import { nodeEndpoint } from '../../common/comlink-node.js';
-import { ContainerEventWatcher, type ContainerEventBatch, type WatchOutcome } from '../../workers/container-events/event-watcher.js';
-import type { ContainerEventsApi } from '../../workers/container-events/events-worker.js';
+import { ContainerEventWatcher, type ContainerEventBatch, type WatchOutcome } from '../../container-events/event-watcher.js';
+import type { ContainerEventsApi } from '../../workers/protocol/container-events-protocol.js';
 
 export interface ContainerEventSource {
   /**
@@ -74,7 +74,7 @@ export class WorkerContainerEventSource implements ContainerEventSource {
 
   private ensureWorker(): { remote: Comlink.Remote<ContainerEventsApi>; exited: Promise<Error> } {
     if (this.worker && this.remote && this.exited) return { remote: this.remote, exited: this.exited };
-    const worker = startThread(new URL('../../workers/container-events/events-worker.js', import.meta.url), this.init);
+    const worker = startThread('containerEvents', this.init);
     const exited = new Promise<Error>((resolve) => {
       worker.once('error', (err) => resolve(err));
       worker.once('exit', (code) => resolve(new Error(`the container-events worker thread exited (code ${code})`)));

@@ -25,7 +25,7 @@
  * running pod and container gauges are updated by the relist only.
  */
 import { runPeriodically } from '../../common/periodic.js';
-import type { ContainerEventBatch, WatchOutcome } from '../../workers/container-events/event-watcher.js';
+import type { ContainerEventBatch, WatchOutcome } from '../../container-events/event-watcher.js';
 import type { ContainerEventSource } from './container-event-source.js';
 import type { GenericPleg } from './generic-pleg.js';
 import type { PlegHealth, PodLifecycleEventGenerator } from './pleg.js';

@@ -33,12 +33,12 @@ import type { InspectOutcome, PodRef, RelistAck, RelistHandler, RelistReport, Re
 import { hasRuntimeState } from '../../runtime/types.js';
 import type { PodStatusCache } from '../../shared/pod-status-cache.js';
 import type { RelistRecordTable } from '../../shared/relist-records.js';
-import { serializeError } from '../../workers/protocol/error-wire.js';
+import { serializeError } from '../../common/error-wire.js';
 import { WorkerCrashedError } from '../../common/errors.js';
 import { errorMessage } from '../../common/error-message.js';
 import type { RelistLoopConnection, TaskRunner } from '../../workers/task-runner.js';
-import { deserializeError } from '../../workers/protocol/error-wire.js';
-import { epochHiRes } from '../../workers/relist/relist-loop.js';
+import { deserializeError } from '../../common/error-wire.js';
+import { epochHiRes } from '../../common/time.js';
 import { BoundedQueue } from './bounded-queue.js';
 import type { PlegMetrics } from './pleg-metrics.js';
 import type { PlegHealth, PodLifecycleEventGenerator } from './pleg.js';

@@ -9,12 +9,12 @@ import type { Worker } from 'node:worker_threads';
 import type { Clock } from '../../common/clock.js';
 import { CriClient } from '../../cri/client.js';
 import type { PodStatusCache } from '../../shared/pod-status-cache.js';
-import { ProberHost, type ProberBatch } from '../../workers/prober/prober-host.js';
-import type { ProberInit, ProberThreadApi } from '../../workers/prober/prober-protocol.js';
+import { ProberHost, type ProberBatch } from '../../prober/prober-host.js';
+import type { ProberInit, ProberThreadApi } from '../../workers/protocol/prober-protocol.js';
 import { nodeEndpoint } from '../../common/comlink-node.js';
 import { startThread } from '../../workers/start-thread.js';
-import type { ProbePod, ProbeType } from '../../workers/prober/probe-types.js';
-import { runProbe } from '../../workers/prober/run-probe.js';
+import type { ProbePod, ProbeType } from '../../prober/probe-types.js';
+import { runProbe } from '../../prober/run-probe.js';
 
 /** The prober thread's API (results go to the callback given at construction), and close(). */
 export interface ProberChannel extends Omit<ProberThreadApi, 'attach'> {
@@ -30,7 +30,7 @@ export class ThreadProber implements ProberChannel {
   private readonly exited: Promise<void>;
 
   constructor(init: ProberInit, onBatch: (batch: ProberBatch) => void, onExit: (err: Error | undefined) => void) {
-    this.worker = startThread(new URL('../../workers/prober/prober-thread-entry.js', import.meta.url), init);
+    this.worker = startThread('prober', init);
     this.remote = Comlink.wrap<ProberThreadApi>(nodeEndpoint(this.worker));
     this.exited = new Promise((resolve) => this.worker.once('exit', () => resolve()));
     this.worker.on('error', (err) => onExit(err));

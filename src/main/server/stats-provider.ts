@@ -17,7 +17,7 @@ import type { Clock } from '../../common/clock.js';
 import { DEFAULT_INTERFACE } from '../../common/net-dev.js';
 import { rfc3339 } from '../../common/time.js';
 import type { HostProbe } from '../host/host-probe.js';
-import type { CpuSample, CriStatsSnapshot, FsSample, MemorySample } from '../../workers/stats/cri-stats.js';
+import type { CpuSample, CriStatsSnapshot, FsSample, MemorySample } from '../../workers/protocol/stats-wire.js';
 import type { TaskRunner } from '../../workers/task-runner.js';
 import type { Pod } from '../../api/pod.js';
 import { etcHostsPath, podDir } from '../../pod/pod-dirs.js';

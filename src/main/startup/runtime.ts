@@ -6,11 +6,11 @@
 import type { Registry } from 'prom-client';
 import { CriClient } from '../../cri/client.js';
 import type { VersionResponse } from '../../gen/runtime/v1/api.js';
-import { createSharedState, type SharedState } from '../../workers/shared-state.js';
+import { createSharedState, type SharedState } from '../../shared/shared-state.js';
 import { imagePullLimits } from '../../shared/image-pull-gate.js';
 import { createTaskRunner, PoolRunner, type TaskRunner } from '../../workers/task-runner.js';
-import type { WorkerInit } from '../../workers/protocol/protocol.js';
-import { RUNTIME_OPS_DURATION, RUNTIME_OPS_ERRORS, RUNTIME_OPS_TOTAL, sharedRuntimeObserver } from '../../workers/worker-metrics.js';
+import type { WorkerInit } from '../../shared/shared-state.js';
+import { RUNTIME_OPS_DURATION, RUNTIME_OPS_ERRORS, RUNTIME_OPS_TOTAL, sharedRuntimeObserver } from '../../shared/worker-metrics.js';
 import { configSummary } from '../config/config-summary.js';
 import type { ConfigSources } from '../config/load-config.js';
 import { startEmbeddedSim } from './embedded-sim.js';

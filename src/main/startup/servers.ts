@@ -10,7 +10,7 @@
 import type { Registry } from 'prom-client';
 import type { CriClient } from '../../cri/client.js';
 import { setVerbosity, verbosityOf } from '../../common/logger.js';
-import type { SharedState } from '../../workers/shared-state.js';
+import type { SharedState } from '../../shared/shared-state.js';
 import { PoolRunner, type TaskRunner } from '../../workers/task-runner.js';
 import type { ClusterConnection } from './cluster-node.js';
 import { LogHealth } from '../http/log-health.js';

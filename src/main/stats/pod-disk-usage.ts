@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import type { Pod } from '../../api/pod.js';
 import { escapePluginName, podDir, podVolumesDir } from '../../pod/pod-dirs.js';
 import type { TaskRunner } from '../../workers/task-runner.js';
-import type { DiskUsage } from '../../workers/stats/disk-usage.js';
+import type { DiskUsage } from '../../workers/protocol/stats-wire.js';
 import { buildPodLogsDirectory } from '../../pod/log-paths.js';
 
 /** Volume source → the plugin directory its data lives in under the pod's volumes/ dir. */

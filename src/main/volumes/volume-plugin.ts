@@ -16,7 +16,7 @@ import type { ConfigMap, PersistentVolume, Secret, TokenRequest, Volume } from '
 import type { Pod } from '../../api/pod.js';
 import type { Clock } from '../../common/clock.js';
 import type { Mounter } from '../../common/mounter.js';
-import type { PodVolume } from '../../workers/sync/sync-types.js';
+import type { PodVolume } from '../../pod/sync-types.js';
 import type { EventRecorder } from '../events/event-recorder.js';
 import type { ClaimSource, PersistentSpec } from './claim-resolver.js';
 

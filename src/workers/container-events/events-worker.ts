@@ -8,19 +8,19 @@ import * as Comlink from 'comlink';
 import { parentPort, workerData } from 'node:worker_threads';
 import { realClock } from '../../common/clock.js';
 import { CriClient } from '../../cri/client.js';
-import type { WorkerInit } from '../protocol/protocol.js';
+import type { WorkerInit } from '../../shared/shared-state.js';
 import { PodStatusCache } from '../../shared/pod-status-cache.js';
 import { nodeEndpoint } from '../../common/comlink-node.js';
-import { ContainerEventWatcher, type ContainerEventBatch, type WatchOutcome } from './event-watcher.js';
+import { ContainerEventWatcher, type ContainerEventBatch } from '../../container-events/event-watcher.js';
+import type { ContainerEventsApi } from '../protocol/container-events-protocol.js';
 
 const init = workerData as WorkerInit;
 const cri = new CriClient({ runtimeEndpoint: init.runtimeEndpoint, timeoutMs: init.runtimeRequestTimeoutMs });
 const cache = PodStatusCache.attach(init.podCache);
 let watcher: ContainerEventWatcher | undefined;
 
-const api = {
-  /** Opens the stream and delivers batches to `deliver` (a comlink proxy) until it ends. */
-  watch(deliver: (batch: ContainerEventBatch) => void): Promise<WatchOutcome> {
+const api: ContainerEventsApi = {
+  watch(deliver: (batch: ContainerEventBatch) => void) {
     watcher = new ContainerEventWatcher({
       open: () => cri.getContainerEvents(),
       cache,
@@ -40,8 +40,6 @@ const api = {
     cri.close();
   },
 };
-
-export type ContainerEventsApi = typeof api;
 
 if (!parentPort) throw new Error('events-worker.ts runs as a worker thread');
 Comlink.expose(api, nodeEndpoint(parentPort));

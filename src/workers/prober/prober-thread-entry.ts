@@ -9,10 +9,10 @@ import { realClock } from '../../common/clock.js';
 import { CriClient } from '../../cri/client.js';
 import { nodeEndpoint } from '../../common/comlink-node.js';
 import { PodStatusCache } from '../../shared/pod-status-cache.js';
-import { CacheStatusSource } from './cache-status-source.js';
-import { ProberHost, type ProberBatch } from './prober-host.js';
-import type { ProberInit, ProberThreadApi } from './prober-protocol.js';
-import { runProbe } from './run-probe.js';
+import { CacheStatusSource } from '../../prober/cache-status-source.js';
+import { ProberHost, type ProberBatch } from '../../prober/prober-host.js';
+import type { ProberInit, ProberThreadApi } from '../protocol/prober-protocol.js';
+import { runProbe } from '../../prober/run-probe.js';
 
 const init = workerData as ProberInit;
 const cri = new CriClient({ runtimeEndpoint: init.runtimeEndpoint, timeoutMs: init.runtimeRequestTimeoutMs });

@@ -5,29 +5,14 @@
  * rejected pool promise always means the worker itself failed (crash,
  * termination) and never a task error.
  */
+import type { SerializedError } from '../../common/error-wire.js';
 import type { MessagePort } from 'node:worker_threads';
 import type { PlegEvent } from '../../runtime/pleg-event.js';
 import type { KnownPodIds } from '../../runtime/types.js';
-import type { GcContainer, GcRemoval, GcResult, GcSandbox } from '../sync/container-gc.js';
+import type { GcContainer, GcRemoval, GcResult, GcSandbox } from './gc-wire.js';
 import type { RotateLogsInput, RotateLogsResult } from '../logs/rotate-logs.js';
-import type { CriStatsSnapshot } from '../stats/cri-stats.js';
-import type { DiskUsage } from '../stats/disk-usage.js';
-import type { SyncPodInput, SyncPodResult, TerminatePodInput, TerminatePodResult } from '../sync/sync-types.js';
-
-/** Data every worker is started with (piscina workerData). */
-export interface WorkerInit {
-  runtimeEndpoint: string;
-  imageEndpoint?: string;
-  runtimeRequestTimeoutMs: number;
-  /** The shared pod status cache (PodStatusCache.buffer). */
-  podCache: SharedArrayBuffer;
-  /** The relist record table (RelistRecordTable.buffer). */
-  relistRecords: SharedArrayBuffer;
-  /** Worker-side metric counters (MetricBlock.buffer). */
-  metrics: SharedArrayBuffer;
-  /** Node-wide image pull limits (ImagePullGate.buffer); absent: none. */
-  imagePullGate?: SharedArrayBuffer;
-}
+import type { CriStatsSnapshot, DiskUsage } from './stats-wire.js';
+import type { SyncPodInput, SyncPodResult, TerminatePodInput, TerminatePodResult } from '../../pod/sync-types.js';
 
 export interface PodRef {
   uid: string;
@@ -153,14 +138,6 @@ export interface TaskResults {
 
 export type TaskType = TaskRequest['type'];
 export type RequestOf<K extends TaskType> = Extract<TaskRequest, { type: K }>;
-
-export interface SerializedError {
-  name: string;
-  code: string;
-  message: string;
-  operation?: string;
-  grpcCode?: number;
-}
 
 export type TaskResult<K extends TaskType> = { ok: true; value: TaskResults[K] } | { ok: false; error: SerializedError };
 

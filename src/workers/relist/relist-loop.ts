@@ -21,16 +21,12 @@ import type { Clock } from '../../common/clock.js';
 import { Nudge, runPeriodically } from '../../common/periodic.js';
 import type { Runtime } from '../../runtime/runtime.js';
 import { nodeEndpoint } from '../../common/comlink-node.js';
-import { serializeError } from '../protocol/error-wire.js';
+import { serializeError } from '../../common/error-wire.js';
 import type { RelistAck, RelistHandler, RelistLoopApi, RelistReport } from '../protocol/protocol.js';
 import type { PodStatusCache } from '../../shared/pod-status-cache.js';
 import type { RelistRecordTable } from '../../shared/relist-records.js';
 import { relist } from './relist.js';
-
-/** Milliseconds since the epoch with sub-millisecond precision, comparable across threads. */
-export function epochHiRes(): number {
-  return performance.timeOrigin + performance.now();
-}
+import { epochHiRes } from '../../common/time.js';
 
 export interface RelistLoopContext {
   runtime: Runtime;

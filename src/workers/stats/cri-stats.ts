@@ -26,58 +26,7 @@ import { CriError } from '../../common/errors.js';
 import { readNetDev, type InterfaceCounters } from '../../common/net-dev.js';
 import { ContainerState, PodSandboxState, type ContainerStats, type MemoryUsage, type PodSandboxStats } from '../../gen/runtime/v1/api.js';
 import { Semaphore } from '../../common/semaphore.js';
-
-export interface CpuSample {
-  /** ns since the epoch */
-  time: bigint;
-  usageCoreNanoSeconds: bigint;
-  /** When the runtime reports it. */
-  usageNanoCores?: bigint;
-}
-
-export interface MemorySample {
-  time: bigint;
-  workingSetBytes?: bigint;
-  usageBytes?: bigint;
-  rssBytes?: bigint;
-  availableBytes?: bigint;
-  pageFaults?: bigint;
-  majorPageFaults?: bigint;
-}
-
-export interface FsSample {
-  time: bigint;
-  usedBytes?: bigint;
-  inodesUsed?: bigint;
-  mountpoint?: string;
-}
-
-export interface ContainerStatsSample {
-  id: string;
-  name: string;
-  /** ns */
-  createdAt: bigint;
-  cpu?: CpuSample;
-  memory?: MemorySample;
-  rootfs?: FsSample;
-}
-
-export interface PodStatsSample {
-  uid: string;
-  name: string;
-  namespace: string;
-  sandboxId: string;
-  createdAt: bigint;
-  cpu?: CpuSample;
-  memory?: MemorySample;
-  network?: {
-    time: bigint;
-    interfaces: { name: string; rxBytes?: bigint; rxErrors?: bigint; txBytes?: bigint; txErrors?: bigint }[];
-    defaultName?: string;
-  };
-  processCount?: bigint;
-  containers: ContainerStatsSample[];
-}
+import type { ContainerStatsSample, CpuSample, CriStatsSnapshot, FsSample, MemorySample, PodStatsSample } from '../protocol/stats-wire.js';
 
 export interface CriStatsOptions {
   /** Read the network of pods the runtime gives none for from /proc (a PodSandboxStatus call each); default off. */
@@ -86,11 +35,6 @@ export interface CriStatsOptions {
   netDev?: (pid: number) => InterfaceCounters[] | undefined;
   /** ns since the epoch (default: the wall clock). */
   nowNs?: () => bigint;
-}
-
-export interface CriStatsSnapshot {
-  pods: PodStatsSample[];
-  imageFs?: FsSample;
 }
 
 const u = (v: { value: bigint } | undefined) => v?.value;

@@ -8,12 +8,7 @@
  */
 import { lstat, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-
-export interface DiskUsage {
-  path: string;
-  usedBytes: bigint;
-  inodesUsed: bigint;
-}
+import type { DiskUsage } from '../protocol/stats-wire.js';
 
 async function walk(path: string, dev: number, acc: { bytes: bigint; inodes: bigint }): Promise<void> {
   let st;

@@ -38,7 +38,7 @@ import {
 import { goJSONString, hashContainer } from '../../pod/container-hash.js';
 import { containerOOMScoreAdjust } from '../../pod/qos.js';
 import { namespacesForPod, podSupplementalGroups } from './sandbox-config.js';
-import type { PodObjects, PodVolume } from './sync-types.js';
+import type { PodObjects, PodVolume } from '../../pod/sync-types.js';
 
 export const ANNOTATION_DELETION_GRACE = 'io.kubernetes.pod.deletionGracePeriod';
 export const ANNOTATION_PRESTOP_HANDLER = 'io.kubernetes.container.preStopHandler';

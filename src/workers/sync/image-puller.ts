@@ -21,8 +21,8 @@ import type { CriApi } from '../../cri/client.js';
 import { CriError } from '../../common/errors.js';
 import { errorMessage } from '../../common/error-message.js';
 import { ImagePullQPSExceededError, type ImagePullGate } from '../../shared/image-pull-gate.js';
-import { IMAGE_PULL_BACKOFF, isInBackOffSinceUpdate, next, formatGoDuration, type BackoffState } from './backoff.js';
-import type { PodEvent, RegistryAuth, SyncReason } from './sync-types.js';
+import { IMAGE_PULL_BACKOFF, isInBackOffSinceUpdate, next, formatGoDuration, type BackoffState } from '../../pod/backoff.js';
+import type { PodEvent, RegistryAuth, SyncReason } from '../../pod/sync-types.js';
 
 export type EnsureImageResult =
   | { ok: true; imageRef: string; backoff: BackoffState; events: PodEvent[] }

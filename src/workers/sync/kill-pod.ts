@@ -23,7 +23,7 @@ import type { KillReason } from './compute-pod-actions.js';
 import { ANNOTATION_DELETION_GRACE, ANNOTATION_PRESTOP_HANDLER } from './container-config.js';
 import { hasRestartableInitContainer } from '../../pod/init-containers.js';
 import { runHandler, type HookContext } from './lifecycle-hooks.js';
-import type { PodEvent } from './sync-types.js';
+import type { PodEvent } from '../../pod/sync-types.js';
 import { TerminationOrdering } from './termination-order.js';
 
 /** upstream minimumGracePeriodInSeconds */

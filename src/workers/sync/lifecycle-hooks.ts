@@ -12,9 +12,9 @@
 import type { Container, Pod } from '../../api/pod.js';
 import type { Clock } from '../../common/clock.js';
 import type { CriApi } from '../../cri/client.js';
-import { execInContainer, exitErrorMessage } from '../handlers/exec-in-container.js';
-import { httpGet, newRequestForHttpGetAction, type HttpGetRequest } from '../handlers/http-get.js';
-import { formatPod } from './backoff.js';
+import { execInContainer, exitErrorMessage } from '../../handlers/exec-in-container.js';
+import { httpGet, newRequestForHttpGetAction, type HttpGetRequest } from '../../handlers/http-get.js';
+import { formatPod } from '../../pod/backoff.js';
 import { errorMessage } from '../../common/error-message.js';
 
 type LifecycleHandler = NonNullable<NonNullable<Container['lifecycle']>['postStart']>;

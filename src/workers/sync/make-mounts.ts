@@ -18,7 +18,7 @@ import { prepareSafeSubpath } from '../../pod/subpath.js';
 import { MountPropagation, type DeepPartial, type Mount } from '../../gen/runtime/v1/api.js';
 import { expand } from '../../pod/env-values.js';
 import { ensureHostsFile, ETC_HOSTS_PATH } from './etc-hosts.js';
-import type { PodVolume } from './sync-types.js';
+import type { PodVolume } from '../../pod/sync-types.js';
 
 export interface MakeMountsOptions {
   /** pods/<uid> under --root-dir; without it no hosts file or termination-log file is made. */

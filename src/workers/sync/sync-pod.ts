@@ -21,7 +21,7 @@ import { toSandboxStatus } from '../../runtime/convert.js';
 import { hasRuntimeState, type KnownPodIds, type PodStatus } from '../../runtime/types.js';
 import type { ImagePullGate } from '../../shared/image-pull-gate.js';
 import type { PodStatusCache } from '../../shared/pod-status-cache.js';
-import { doBackOff, type BackoffState } from './backoff.js';
+import { doBackOff, type BackoffState } from '../../pod/backoff.js';
 import { computePodActions, describePodActions } from './compute-pod-actions.js';
 import {
   extraSupplementalGroups,
@@ -41,7 +41,15 @@ import { findLatestContainerStatus } from '../../pod/restart-policy.js';
 import { publishCreatedSandbox, publishStartedContainers, type StartedContainer } from './publish-status.js';
 import { buildPodLogsDirectory } from '../../pod/log-paths.js';
 import { generatePodSandboxConfig, podHostNameAndDomain } from './sandbox-config.js';
-import type { NodeInfo, PodEvent, SyncPodInput, SyncPodResult, SyncReason, TerminatePodInput, TerminatePodResult } from './sync-types.js';
+import type {
+  NodeInfo,
+  PodEvent,
+  SyncPodInput,
+  SyncPodResult,
+  SyncReason,
+  TerminatePodInput,
+  TerminatePodResult,
+} from '../../pod/sync-types.js';
 
 export interface SyncContext extends HookContext {
   cri: CriApi;

@@ -15,10 +15,10 @@
  * (a readiness result is wanted now). Unknown pods are ignored.
  */
 import { Counter, Histogram, Registry } from 'prom-client';
-import type { Probe } from '../../api/pod.js';
-import type { Clock } from '../../common/clock.js';
-import type { PodStatus } from '../../runtime/types.js';
-import { findLatestContainerStatus } from '../../pod/restart-policy.js';
+import type { Probe } from '../api/pod.js';
+import type { Clock } from '../common/clock.js';
+import type { PodStatus } from '../runtime/types.js';
+import { findLatestContainerStatus } from '../pod/restart-policy.js';
 import { ProbeWorker, type ContainerView, type WorkerHost } from './probe-worker.js';
 import { probeSpecOf, type ProbeEvent, type ProbePod, type ProbeResultChange, type ProbeType, type ResultValue } from './probe-types.js';
 import type { ProbeAttempt, ProbeTarget } from './run-probe.js';

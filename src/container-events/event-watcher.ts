@@ -14,13 +14,13 @@
  * write. This side keeps a uid → slot map, checked by every write (a write to
  * a slot that was freed or reused fails and the slot is looked up again).
  */
-import { ContainerEventType, type ContainerEventResponse } from '../../gen/runtime/v1/api.js';
-import { isSandboxDeleted, plegEventsOf, podStatusFromEvent } from '../../runtime/event-status.js';
-import type { PlegEvent } from '../../runtime/pleg-event.js';
-import type { PodStatus } from '../../runtime/types.js';
-import { serializeError } from '../protocol/error-wire.js';
-import type { SerializedError } from '../protocol/protocol.js';
-import type { PodStatusCache } from '../../shared/pod-status-cache.js';
+import { ContainerEventType, type ContainerEventResponse } from '../gen/runtime/v1/api.js';
+import { isSandboxDeleted, plegEventsOf, podStatusFromEvent } from '../runtime/event-status.js';
+import type { PlegEvent } from '../runtime/pleg-event.js';
+import type { PodStatus } from '../runtime/types.js';
+import { serializeError } from '../common/error-wire.js';
+import type { SerializedError } from '../common/error-wire.js';
+import type { PodStatusCache } from '../shared/pod-status-cache.js';
 
 /** An open GetContainerEvents stream (CriClient.getContainerEvents). */
 export interface ContainerEventStream {

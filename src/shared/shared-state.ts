@@ -3,12 +3,26 @@
  * WorkerInit that hands them to workers. Capacity derives from maxPods.
  */
 import { DEFAULT_RUNTIME_REQUEST_TIMEOUT_MS } from '../cri/client.js';
-import type { WorkerInit } from './protocol/protocol.js';
-import { ImagePullGate, type ImagePullLimits } from '../shared/image-pull-gate.js';
-import { MetricBlock } from '../shared/metric-block.js';
-import { capacityForMaxPods, PodStatusCache } from '../shared/pod-status-cache.js';
-import { RelistRecordTable } from '../shared/relist-records.js';
+import { ImagePullGate, type ImagePullLimits } from './image-pull-gate.js';
+import { MetricBlock } from './metric-block.js';
+import { capacityForMaxPods, PodStatusCache } from './pod-status-cache.js';
+import { RelistRecordTable } from './relist-records.js';
 import { workerMetricSpec } from './worker-metrics.js';
+
+/** Data every worker is started with (piscina workerData, and the long-lived threads). */
+export interface WorkerInit {
+  runtimeEndpoint: string;
+  imageEndpoint?: string;
+  runtimeRequestTimeoutMs: number;
+  /** The shared pod status cache (PodStatusCache.buffer). */
+  podCache: SharedArrayBuffer;
+  /** The relist record table (RelistRecordTable.buffer). */
+  relistRecords: SharedArrayBuffer;
+  /** Worker-side metric counters (MetricBlock.buffer). */
+  metrics: SharedArrayBuffer;
+  /** Node-wide image pull limits (ImagePullGate.buffer); absent: none. */
+  imagePullGate?: SharedArrayBuffer;
+}
 
 export interface SharedStateOptions {
   maxPods: number;

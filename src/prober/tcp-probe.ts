@@ -4,7 +4,7 @@
  * carry Go's dial error text.
  */
 import net from 'node:net';
-import type { Clock } from '../../common/clock.js';
+import type { Clock } from '../common/clock.js';
 import { joinHostPort } from '../handlers/container-port.js';
 import type { ProbeOutcome } from './probe-types.js';
 

@@ -5,9 +5,9 @@
  * verifies the uid), and a miss rescans the slots, at most once per
  * `rescanMs`, so a pod without a status yet costs little.
  */
-import type { Clock } from '../../common/clock.js';
-import type { PodStatus } from '../../runtime/types.js';
-import type { PodStatusCache } from '../../shared/pod-status-cache.js';
+import type { Clock } from '../common/clock.js';
+import type { PodStatus } from '../runtime/types.js';
+import type { PodStatusCache } from '../shared/pod-status-cache.js';
 
 export class CacheStatusSource {
   private slots = new Map<string, number>();

@@ -9,17 +9,17 @@
  * Failure with an Unhealthy event; a redirect to another host is a Success
  * with a ProbeWarning event.
  */
-import type { Container, Probe } from '../../api/pod.js';
-import type { Clock } from '../../common/clock.js';
-import type { CriApi } from '../../cri/client.js';
-import { expand } from '../../pod/env-values.js';
+import type { Container, Probe } from '../api/pod.js';
+import type { Clock } from '../common/clock.js';
+import type { CriApi } from '../cri/client.js';
+import { expand } from '../pod/env-values.js';
 import { resolveContainerPort } from '../handlers/container-port.js';
 import { execInContainer, ExecTimeoutError } from '../handlers/exec-in-container.js';
 import { HttpGetError, httpGet, newRequestForHttpGetAction, type HttpGetRequest, type HttpGetResponse } from '../handlers/http-get.js';
 import { doGrpcProbe } from './grpc-probe.js';
 import type { ProbeContainer, ProbeOutcome, ProbeType } from './probe-types.js';
 import { doTcpProbe, type ProbeRun } from './tcp-probe.js';
-import { errorMessage } from '../../common/error-message.js';
+import { errorMessage } from '../common/error-message.js';
 
 const MAX_PROBE_RETRIES = 3;
 /** upstream exec prober maxReadLength */

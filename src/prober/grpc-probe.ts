@@ -10,11 +10,11 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import { BinaryReader, BinaryWriter, WireType } from '@bufbuild/protobuf/wire';
-import type { Clock } from '../../common/clock.js';
-import { UPSTREAM_MAJOR_MINOR } from '../../common/upstream-version.js';
+import type { Clock } from '../common/clock.js';
+import { UPSTREAM_MAJOR_MINOR } from '../common/upstream-version.js';
 import { joinHostPort } from '../handlers/container-port.js';
-import { goDuration } from '../../common/go-duration.js';
-import { GO_CODE_NAMES } from '../../common/rpc-error.js';
+import { goDuration } from '../common/go-duration.js';
+import { GO_CODE_NAMES } from '../common/rpc-error.js';
 import type { ProbeRun } from './tcp-probe.js';
 
 const CHECK = '/grpc.health.v1.Health/Check';

@@ -10,8 +10,15 @@ import {
   CriUnavailableError,
   KubeletTsError,
   ERROR_CODES,
-} from '../../common/errors.js';
-import type { SerializedError } from './protocol.js';
+} from './errors.js';
+
+export interface SerializedError {
+  name: string;
+  code: string;
+  message: string;
+  operation?: string;
+  grpcCode?: number;
+}
 
 export function serializeError(err: unknown): SerializedError {
   if (err instanceof CriError) {

@@ -5,7 +5,7 @@
  * in a pkg/probe Result (success, warning, failure, unknown); what a worker
  * records is a results.Result (Success, Failure, Unknown).
  */
-import type { Container, EnvVar, Probe } from '../../api/pod.js';
+import type { Container, EnvVar, Probe } from '../api/pod.js';
 
 export type ProbeType = 'Liveness' | 'Readiness' | 'Startup';
 

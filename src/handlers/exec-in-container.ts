@@ -10,8 +10,8 @@
  *   ExecTimeoutError `command "<cmd>" timed out`.
  * - Output is stdout followed by stderr, as upstream combines them.
  */
-import type { CriApi } from '../../cri/client.js';
-import { CriDeadlineError } from '../../common/errors.js';
+import type { CriApi } from '../cri/client.js';
+import { CriDeadlineError } from '../common/errors.js';
 
 /** A year: gRPC needs a deadline, upstream sets none for hooks. */
 const NO_DEADLINE_MS = 365 * 24 * 3600 * 1000;

@@ -4,7 +4,7 @@
  * number written as a string. The result must be 1–65535. Errors carry Go's
  * wording (they reach events).
  */
-import type { Container } from '../../api/pod.js';
+import type { Container } from '../api/pod.js';
 
 /** intstr.IntOrString. */
 type IntOrString = number | string;

@@ -4,8 +4,8 @@
  * fire-and-forget on the main thread's side (comlink keeps their order);
  * result batches come back through the callback given to attach().
  */
-import type { ProberBatch } from './prober-host.js';
-import type { ProbePod, ProbeType } from './probe-types.js';
+import type { ProberBatch } from '../../prober/prober-host.js';
+import type { ProbePod, ProbeType } from '../../prober/probe-types.js';
 
 /** workerData of the prober thread. */
 export interface ProberInit {

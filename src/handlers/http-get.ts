@@ -25,11 +25,11 @@
 import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
 import type { Socket } from 'node:net';
-import type { Container, HTTPGetAction } from '../../api/pod.js';
-import type { Clock } from '../../common/clock.js';
-import { UPSTREAM_MAJOR_MINOR } from '../../common/upstream-version.js';
+import type { Container, HTTPGetAction } from '../api/pod.js';
+import type { Clock } from '../common/clock.js';
+import { UPSTREAM_MAJOR_MINOR } from '../common/upstream-version.js';
 import { joinHostPort, resolveContainerPort } from './container-port.js';
-import { errorMessage } from '../../common/error-message.js';
+import { errorMessage } from '../common/error-message.js';
 
 /** upstream maxRespBodyLength */
 export const MAX_RESPONSE_BODY_BYTES = 10 * 1024;

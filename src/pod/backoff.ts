@@ -13,10 +13,10 @@
  *    the event being judged is more than `resetAfterMs` after the entry's last
  *    update: for containers, "ran for 10 minutes without crashing".
  */
-import type { Container, Pod } from '../../api/pod.js';
-import type { PodStatus } from '../../runtime/types.js';
-import { hashContainer } from '../../pod/container-hash.js';
-import { findLatestExitedStatus } from '../../pod/restart-policy.js';
+import type { Container, Pod } from '../api/pod.js';
+import type { PodStatus } from '../runtime/types.js';
+import { hashContainer } from './container-hash.js';
+import { findLatestExitedStatus } from './restart-policy.js';
 
 export interface BackoffEntry {
   /** Current delay. */

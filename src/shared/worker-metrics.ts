@@ -7,7 +7,7 @@
 import type { CriCallObserver } from '../cri/client.js';
 import { IMAGE_OPERATIONS, RUNTIME_OPERATIONS, type OperationType } from '../cri/operations.js';
 import { RUNTIME_OPERATION_BUCKETS } from '../common/buckets.js';
-import { type MetricBlock, type MetricBlockSpec } from '../shared/metric-block.js';
+import { type MetricBlock, type MetricBlockSpec } from './metric-block.js';
 
 export const RUNTIME_OPS_TOTAL = 'kubelet_runtime_operations_total';
 export const RUNTIME_OPS_ERRORS = 'kubelet_runtime_operations_errors_total';

@@ -20,8 +20,8 @@
  * then probe, and record the result once successThreshold / failureThreshold
  * consecutive runs agree.
  */
-import type { Probe } from '../../api/pod.js';
-import type { Clock } from '../../common/clock.js';
+import type { Probe } from '../api/pod.js';
+import type { Clock } from '../common/clock.js';
 import type { ProbeAttempt, ProbeTarget } from './run-probe.js';
 import type { ProbeContainer, ProbePod, ProbeType, ResultValue } from './probe-types.js';
 

@@ -3,8 +3,8 @@
  * structured clone). The pod worker on the main thread passes the backoff
  * state in and stores the one that comes back; workers keep none.
  */
-import type { Pod } from '../../api/pod.js';
-import type { PodStatus } from '../../runtime/types.js';
+import type { Pod } from '../api/pod.js';
+import type { PodStatus } from '../runtime/types.js';
 import type { BackoffState } from './backoff.js';
 
 /** Node facts a sync needs. */
