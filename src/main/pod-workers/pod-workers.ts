@@ -56,12 +56,13 @@ import {
   type PodWorkersOptions,
   type UpdatePodOptions,
 } from './pod-sync-status.js';
+import { ResyncQueue } from './resync-queue.js';
 
 export * from './pod-sync-status.js';
 
 export class PodWorkers {
   private readonly statuses = new Map<string, PodSyncStatus>();
-  private readonly resyncAt = new Map<string, number>();
+  private readonly resyncs: ResyncQueue;
   private readonly loops = new Set<Promise<void>>();
   private readonly staticOrder = new StaticPodStartOrder();
   /** Set by the first syncKnownPods: until then unknown UIDs may still be running. */
@@ -74,6 +75,7 @@ export class PodWorkers {
     this.resyncMs = o.resyncIntervalMs ?? DEFAULT_RESYNC_INTERVAL_MS;
     this.backOffMs = o.backOffPeriodMs ?? BACKOFF_PERIOD_MS;
     this.random = o.random ?? Math.random;
+    this.resyncs = new ResyncQueue(o.clock);
   }
 
   /** Delivers an update (upstream UpdatePod). Never blocks; see the module contract. */
@@ -186,19 +188,12 @@ export class PodWorkers {
 
   /** Returns and dequeues the UIDs whose resync or retry is due (upstream workQueue.GetWork). */
   dueForResync(now: number = this.o.clock.now()): string[] {
-    const due: string[] = [];
-    for (const [uid, at] of this.resyncAt) {
-      if (at <= now) {
-        due.push(uid);
-        this.resyncAt.delete(uid);
-      }
-    }
-    return due;
+    return this.resyncs.getWork(now);
   }
 
   /** When the UID is next due for a resync, if queued. */
   resyncDueAt(uid: string): number | undefined {
-    return this.resyncAt.get(uid);
+    return this.resyncs.dueAtOf(uid);
   }
 
   /**
@@ -426,7 +421,7 @@ export class PodWorkers {
         }
         status.pendingUpdate = update;
         status.working = false;
-        this.enqueue(uid, jitter(this.backOffMs, JITTER_FACTOR, this.random));
+        this.resyncs.enqueue(uid, jitter(this.backOffMs, JITTER_FACTOR, this.random));
         return undefined;
       }
     }
@@ -445,7 +440,7 @@ export class PodWorkers {
     status.finished = true;
     status.working = false;
     status.pendingUpdate = undefined;
-    this.resyncAt.delete(uid);
+    this.resyncs.forget(uid);
     this.staticOrder.forget(status.fullname, uid);
   }
 
@@ -456,7 +451,7 @@ export class PodWorkers {
     status.working = false;
     this.staticOrder.forget(status.fullname, uid);
     if (this.statuses.get(uid) === status) this.statuses.delete(uid);
-    this.resyncAt.delete(uid);
+    this.resyncs.forget(uid);
   }
 
   /** Replays the last update to drive the next phase, unless one is already pending. */
@@ -473,11 +468,7 @@ export class PodWorkers {
     else if (String((error as Error)?.message ?? error).includes(NETWORK_NOT_READY_MSG))
       delay = jitter(TRANSIENT_BACKOFF_MS, JITTER_FACTOR, this.random);
     else delay = jitter(this.backOffMs, JITTER_FACTOR, this.random);
-    this.enqueue(uid, delay);
-  }
-
-  private enqueue(uid: string, delayMs: number): void {
-    this.resyncAt.set(uid, this.o.clock.now() + delayMs);
+    this.resyncs.enqueue(uid, delay);
   }
 
   /** Upstream removeTerminatedWorker: true when the record was forgotten. */
@@ -498,7 +489,7 @@ export class PodWorkers {
       }
     }
     this.statuses.delete(uid);
-    this.resyncAt.delete(uid);
+    this.resyncs.forget(uid);
     this.staticOrder.forget(status.fullname, uid);
     return true;
   }
