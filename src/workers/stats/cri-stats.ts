@@ -26,7 +26,7 @@ import { CriError } from '../../common/errors.js';
 import { readNetDev, type InterfaceCounters } from '../../common/net-dev.js';
 import { ContainerState, PodSandboxState, type ContainerStats, type MemoryUsage, type PodSandboxStats } from '../../gen/runtime/v1/api.js';
 import { Semaphore } from '../../common/semaphore.js';
-import type { ContainerStatsSample, CpuSample, CriStatsSnapshot, FsSample, MemorySample, PodStatsSample } from '../protocol/stats-wire.js';
+import type { ContainerStatsSample, CpuSample, CriStatsSnapshot, MemorySample, PodStatsSample } from '../protocol/stats-wire.js';
 
 export interface CriStatsOptions {
   /** Read the network of pods the runtime gives none for from /proc (a PodSandboxStatus call each); default off. */
