@@ -58,13 +58,13 @@ export interface PeriodicOptions {
   nudge?: Nudge;
 }
 
-export function runPeriodically(fn: () => unknown, o: PeriodicOptions): Promise<void> {
-  const sliding = o.sliding !== false;
-  const random = o.random ?? Math.random;
-  const base = typeof o.periodMs === 'function' ? o.periodMs : () => o.periodMs as number;
-  const period = () => (o.jitterFactor ? base() * (1 + random() * o.jitterFactor) : base());
+export function runPeriodically(fn: () => unknown, options: PeriodicOptions): Promise<void> {
+  const sliding = options.sliding !== false;
+  const random = options.random ?? Math.random;
+  const base = typeof options.periodMs === 'function' ? options.periodMs : () => options.periodMs as number;
+  const period = () => (options.jitterFactor ? base() * (1 + random() * options.jitterFactor) : base());
   return new Promise((resolve) => {
-    if (o.signal.aborted) return resolve();
+    if (options.signal.aborted) return resolve();
     let cancel: (() => void) | undefined;
     let running = false;
     let stopped = false;
@@ -73,31 +73,31 @@ export function runPeriodically(fn: () => unknown, o: PeriodicOptions): Promise<
       cancel = undefined;
       if (stopped) return;
       running = true;
-      const startedAt = o.clock.now();
+      const startedAt = options.clock.now();
       const next = sliding ? 0 : period();
       const after = () => {
         running = false;
         if (stopped) return resolve();
-        const wait = nudged ? 0 : sliding ? period() : Math.max(0, next - (o.clock.now() - startedAt));
+        const wait = nudged ? 0 : sliding ? period() : Math.max(0, next - (options.clock.now() - startedAt));
         nudged = false;
-        cancel = o.clock.setTimer(wait, tick);
+        cancel = options.clock.setTimer(wait, tick);
       };
       let result: unknown;
       try {
         result = fn();
       } catch (err) {
-        o.onError(err);
+        options.onError(err);
       }
       if (result instanceof Promise) {
         result.then(after, (err: unknown) => {
-          o.onError(err);
+          options.onError(err);
           after();
         });
       } else {
         after();
       }
     };
-    const unlisten = o.nudge?.listen(() => {
+    const unlisten = options.nudge?.listen(() => {
       if (stopped) return;
       if (running) {
         nudged = true;
@@ -113,8 +113,8 @@ export function runPeriodically(fn: () => unknown, o: PeriodicOptions): Promise<
       cancel = undefined;
       if (!running) resolve();
     };
-    o.signal.addEventListener('abort', stop, { once: true });
-    if (o.immediate) tick();
-    else cancel = o.clock.setTimer(o.firstDelayMs ?? period(), tick);
+    options.signal.addEventListener('abort', stop, { once: true });
+    if (options.immediate) tick();
+    else cancel = options.clock.setTimer(options.firstDelayMs ?? period(), tick);
   });
 }

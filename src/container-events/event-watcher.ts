@@ -1,6 +1,6 @@
 /**
  * The evented PLEG's stream side (upstream EventedPLEG.watchEventsChannel and
- * processCRIEvents): holds one CRI GetContainerEvents stream, turns each event
+ * processCRIEvents, v1.26 and later): holds one CRI GetContainerEvents stream, turns each event
  * into the pod status it carries, writes that status into the shared pod
  * status cache (only if it is not older than the cached one), and hands the
  * lifecycle events to `deliver` in batches, after their statuses are written.
@@ -64,14 +64,14 @@ export class ContainerEventWatcher {
   private batch: ContainerEventBatch = emptyBatch();
   private flushScheduled = false;
 
-  constructor(private readonly o: EventWatcherOptions) {}
+  constructor(private readonly options: Readonly<EventWatcherOptions>) {}
 
   /** Holds the stream until it ends; never throws. One watch at a time. */
   async watch(): Promise<WatchOutcome> {
     this.cancelled = false;
     let received = 0;
     try {
-      this.stream = this.o.open();
+      this.stream = this.options.open();
       for await (const event of this.stream.events) {
         received++;
         await this.handle(event);
@@ -97,7 +97,7 @@ export class ContainerEventWatcher {
     if (!status) return; // no sandbox status: upstream ignores the event (see podStatusFromEvent)
     const b = this.batch;
     const written = this.writeStatus(status);
-    b.lagMs.push(this.o.now() - status.timestamp);
+    b.lagMs.push(this.options.now() - status.timestamp);
     if (isSandboxDeleted(event)) b.sandboxDeleted.push(status.uid);
     // upstream: a deletion is always reported; otherwise only a status that updated the cache is.
     if (written || event.containerEventType === ContainerEventType.CONTAINER_DELETED_EVENT)
@@ -110,12 +110,12 @@ export class ContainerEventWatcher {
     for (let attempt = 0; attempt < 2; attempt++) {
       let slot = this.slots.get(status.uid);
       if (slot === undefined) {
-        slot = this.o.cache.slotOf(status.uid);
+        slot = this.options.cache.slotOf(status.uid);
         if (slot === undefined) break;
         this.slots.set(status.uid, slot);
       }
       try {
-        return this.o.cache.write(slot, status, { ifNotOlder: true });
+        return this.options.cache.write(slot, status, { ifNotOlder: true });
       } catch {
         // The slot was freed or given to another pod (or the status does not fit): look it up again once.
         this.slots.delete(status.uid);
@@ -128,7 +128,7 @@ export class ContainerEventWatcher {
   private scheduleFlush(): void {
     if (this.flushScheduled) return;
     this.flushScheduled = true;
-    (this.o.defer ?? setImmediate)(() => this.flush());
+    (this.options.defer ?? setImmediate)(() => this.flush());
   }
 
   private flush(): void {
@@ -136,7 +136,7 @@ export class ContainerEventWatcher {
     const b = this.batch;
     if (b.events.length === 0 && b.unslotted.length === 0 && b.sandboxDeleted.length === 0 && b.lagMs.length === 0) return;
     this.batch = emptyBatch();
-    this.o.deliver(b);
+    this.options.deliver(b);
   }
 }
 

@@ -133,14 +133,14 @@ export class H2Channel {
   private active = 0;
   private closed = false;
 
-  constructor(private readonly o: H2ChannelOptions) {}
+  constructor(private readonly options: Readonly<H2ChannelOptions>) {}
 
   /** The live session, or a new one (after a GOAWAY, a socket error or a close). */
   private current(): ClientHttp2Session {
     const s = this.session;
     if (s && !s.closed && !s.destroyed) return s;
     const session = connectH2('http://localhost', {
-      createConnection: () => connectNet(this.o.socketPath),
+      createConnection: () => connectNet(this.options.socketPath),
       // grpc-js disables the session memory check too: large list responses must not trip it.
       maxSessionMemory: Number.MAX_SAFE_INTEGER,
       maxSendHeaderBlockLength: Number.MAX_SAFE_INTEGER,
@@ -175,9 +175,12 @@ export class H2Channel {
       const fail = (e: GrpcCallError) => reject(e);
       if (this.closed) return fail(new GrpcCallError(Status.UNAVAILABLE, 'the CRI client is closed'));
       if (options.signal?.aborted) return fail(new GrpcCallError(Status.CANCELLED, `cancelled: ${String(options.signal.reason)}`));
-      if (message.length > this.o.maxMessageBytes)
+      if (message.length > this.options.maxMessageBytes)
         return fail(
-          new GrpcCallError(Status.RESOURCE_EXHAUSTED, `Sent message larger than max (${message.length} vs. ${this.o.maxMessageBytes})`),
+          new GrpcCallError(
+            Status.RESOURCE_EXHAUSTED,
+            `Sent message larger than max (${message.length} vs. ${this.options.maxMessageBytes})`,
+          ),
         );
       let session: ClientHttp2Session;
       let stream: ClientHttp2Stream;
@@ -230,11 +233,11 @@ export class H2Channel {
       });
       stream.on('data', (chunk: Buffer) => {
         received += chunk.length;
-        if (received > this.o.maxMessageBytes + 5) {
+        if (received > this.options.maxMessageBytes + 5) {
           abortWith(
             new GrpcCallError(
               Status.RESOURCE_EXHAUSTED,
-              `Received message larger than max (${received - 5} vs. ${this.o.maxMessageBytes})`,
+              `Received message larger than max (${received - 5} vs. ${this.options.maxMessageBytes})`,
             ),
           );
           return;
@@ -264,7 +267,7 @@ export class H2Channel {
           return fail(
             new GrpcCallError(
               Status.UNAVAILABLE,
-              cause ? `connection to ${this.o.socketPath}: ${cause.message}` : 'the stream closed before a response',
+              cause ? `connection to ${this.options.socketPath}: ${cause.message}` : 'the stream closed before a response',
             ),
           );
         return fail(

@@ -4,7 +4,9 @@
  * kuberuntime_container.go computeInitContainerActions,
  * hasAnyRegularContainerCreated, purgeInitContainers and
  * pruneInitContainersBeforeStart decide them (the SidecarContainers path,
- * which upstream uses for every pod since LegacySidecarContainers went away).
+ * which upstream uses for every pod since LegacySidecarContainers went away;
+ * sidecars are v1.28 and later. v1.20's computeInitContainerActions runs
+ * init containers strictly in order with no restartable kind).
  *
  * Contract: pure functions of (pod, runtime status, probe results); they
  * return indices and container ids and never call the runtime. The runtime

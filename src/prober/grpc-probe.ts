@@ -1,5 +1,6 @@
 /**
- * The grpc probe (upstream pkg/probe/grpc): the standard health service
+ * The grpc probe (upstream pkg/probe/grpc, since v1.23, GA in v1.27; v1.20 has
+ * exec, httpGet and tcpSocket probes only): the standard health service
  * grpc.health.v1.Health/Check over plaintext, with the probe's timeout for
  * the connection and the call together. Any problem is a failure (as
  * grpc_health_probe), with upstream's messages; only SERVING succeeds.

@@ -59,10 +59,10 @@ export class ProberHost implements WorkerHost {
   private pending: ProberBatch = { results: [], events: [], logs: [] };
   private flushQueued = false;
 
-  constructor(private readonly o: ProberHostOptions) {
-    this.clock = o.clock;
-    this.startedAt = o.clock.now();
-    this.registry = o.registry ?? new Registry();
+  constructor(private readonly options: Readonly<ProberHostOptions>) {
+    this.clock = options.clock;
+    this.startedAt = options.clock.now();
+    this.registry = options.registry ?? new Registry();
     this.probeTotal = new Counter({
       name: 'prober_probe_total',
       help: 'Cumulative number of a liveness, readiness or startup probe for a container by result.',
@@ -78,7 +78,7 @@ export class ProberHost implements WorkerHost {
   }
 
   random(): number {
-    return (this.o.random ?? Math.random)();
+    return (this.options.random ?? Math.random)();
   }
 
   get workerCount(): number {
@@ -130,9 +130,9 @@ export class ProberHost implements WorkerHost {
   // ---- WorkerHost --------------------------------------------------------
 
   view(pod: ProbePod, container: string): { podIP: string; container?: ContainerView } | undefined {
-    const status = this.o.statusOf(pod.uid);
+    const status = this.options.statusOf(pod.uid);
     if (!status) return undefined;
-    const podIP = pod.hostNetwork ? this.o.nodeIP : (status.ips[0] ?? '');
+    const podIP = pod.hostNetwork ? this.options.nodeIP : (status.ips[0] ?? '');
     const c = findLatestContainerStatus(status, container);
     if (!c) return { podIP };
     return {
@@ -167,7 +167,7 @@ export class ProberHost implements WorkerHost {
   }
 
   probe(type: ProbeType, spec: Probe, target: ProbeTarget): Promise<ProbeAttempt> {
-    return this.o.probe(type, spec, target);
+    return this.options.probe(type, spec, target);
   }
 
   observed(w: ProbeWorker, attempt: ProbeAttempt, seconds: number): void {
@@ -238,7 +238,7 @@ export class ProberHost implements WorkerHost {
       this.flushQueued = false;
       const batch = this.pending;
       this.pending = { results: [], events: [], logs: [] };
-      if (batch.results.length || batch.events.length || batch.logs.length) this.o.emit(batch);
+      if (batch.results.length || batch.events.length || batch.logs.length) this.options.emit(batch);
     });
   }
 }

@@ -1,6 +1,7 @@
 /**
  * The evented PLEG's reading of one CRI ContainerEventResponse (upstream
- * kubeGenericRuntimeManager.GeneratePodStatus and EventedPLEG.processCRIEvent):
+ * kubeGenericRuntimeManager.GeneratePodStatus and EventedPLEG.processCRIEvent,
+ * v1.26 and later; v1.20 has no CRI event stream):
  * the pod status the event carries and the lifecycle events it means.
  */
 import { ContainerEventType, type ContainerEventResponse } from '../gen/runtime/v1/api.js';

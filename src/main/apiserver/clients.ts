@@ -42,15 +42,15 @@ export interface ConnectOptions {
 }
 
 /** Resolves the node's credentials (bootstrapping if configured) and builds the three clients. */
-export async function connectApiserver(config: KubeletConfig, o: ConnectOptions): Promise<ApiClients> {
-  const observer = restClientMetrics(o.registry);
+export async function connectApiserver(config: KubeletConfig, options: ConnectOptions): Promise<ApiClients> {
+  const observer = restClientMetrics(options.registry);
   const make = (kc: KubeConfig, qps: number, burst: number, timeoutMs: number, obs?: RestClientObserver) =>
     new RestClient({
       kubeConfig: kc,
-      clock: o.clock,
-      limiter: new TokenBucket(qps, burst, o.clock),
+      clock: options.clock,
+      limiter: new TokenBucket(qps, burst, options.clock),
       timeoutMs,
-      userAgent: userAgent(o.version),
+      userAgent: userAgent(options.version),
       observer: obs,
     });
   if (config.bootstrapKubeconfig) {
@@ -59,9 +59,9 @@ export async function connectApiserver(config: KubeletConfig, o: ConnectOptions)
       bootstrapKubeconfigPath: config.bootstrapKubeconfig,
       certDir: config.certDir || join(config.rootDir, 'pki'),
       nodeName: config.nodeName,
-      clock: o.clock,
-      logger: o.logger,
-      signal: o.signal,
+      clock: options.clock,
+      logger: options.logger,
+      signal: options.signal,
       makeClient: (kc) => make(kc, 5, 10, REQUEST_TIMEOUT_MS, observer),
     });
   }

@@ -55,8 +55,8 @@ export class Reflector<T extends Meta> {
   /** A LIST has completed. */
   synced = false;
 
-  constructor(private readonly o: ReflectorOptions<T>) {
-    this.failures = new FailureLog(o.logger, o.clock, o.what, 30_000);
+  constructor(private readonly options: Readonly<ReflectorOptions<T>>) {
+    this.failures = new FailureLog(options.logger, options.clock, options.what, 30_000);
   }
 
   /** Runs until `signal` aborts; never rejects. */
@@ -73,45 +73,48 @@ export class Reflector<T extends Meta> {
       } catch (err) {
         if (signal.aborted) return;
         if (err instanceof Gone || (err instanceof ApiStatusError && err.status === 410)) {
-          this.o.logger.info({ resourceVersion: this.resourceVersion }, `${this.o.what}: the watch expired; relisting`);
+          this.options.logger.info({ resourceVersion: this.resourceVersion }, `${this.options.what}: the watch expired; relisting`);
           this.resourceVersion = '';
           continue;
         }
         this.lastError = err as Error;
-        const now = this.o.clock.now();
+        const now = this.options.clock.now();
         if (now - lastBackoffAt > BACKOFF_RESET_MS) backoff = MIN_BACKOFF_MS;
         lastBackoffAt = now;
         this.failures.failure(err, { retryInMs: backoff });
-        await this.o.clock.sleep(backoff, signal).catch(() => undefined);
+        await this.options.clock.sleep(backoff, signal).catch(() => undefined);
         backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
       }
     }
   }
 
   private async list(signal: AbortSignal): Promise<void> {
-    const list = await this.o.client.get<List<T>>(this.o.path, { query: { fieldSelector: this.o.fieldSelector }, signal });
+    const list = await this.options.client.get<List<T>>(this.options.path, {
+      query: { fieldSelector: this.options.fieldSelector },
+      signal,
+    });
     this.store.clear();
     for (const item of list.items ?? []) this.store.set(item.metadata?.uid ?? '', item);
     this.resourceVersion = list.metadata?.resourceVersion ?? '';
     this.synced = true;
     this.lastError = undefined;
-    this.o.onSync(this.store);
+    this.options.onSync(this.store);
   }
 
   private async watch(signal: AbortSignal): Promise<void> {
-    const timeoutSeconds = Math.floor(MIN_WATCH_TIMEOUT_S * (1 + (this.o.random ?? Math.random)()));
+    const timeoutSeconds = Math.floor(MIN_WATCH_TIMEOUT_S * (1 + (this.options.random ?? Math.random)()));
     let changed = false;
     const onEvent = (e: WatchEvent) => {
       if (e.type === 'ERROR') {
         // Deliver what this chunk already changed before the watch ends.
         if (changed) {
           changed = false;
-          this.o.onSync(this.store);
+          this.options.onSync(this.store);
         }
         const status = e.object as { code?: number; reason?: string; message?: string };
         if (status.code === 410) throw new Gone(status.message ?? 'resource version too old');
         throw new ApiStatusError(
-          `watch ${this.o.path}: ${status.code ?? '?'} ${status.reason ?? ''}: ${status.message ?? ''}`,
+          `watch ${this.options.path}: ${status.code ?? '?'} ${status.reason ?? ''}: ${status.message ?? ''}`,
           status.code ?? 500,
           status.reason ?? '',
         );
@@ -125,16 +128,16 @@ export class Reflector<T extends Meta> {
       else this.store.set(uid, obj);
       changed = true;
     };
-    await this.o.client.watch(
-      this.o.path,
-      { fieldSelector: this.o.fieldSelector, resourceVersion: this.resourceVersion, allowWatchBookmarks: true, timeoutSeconds },
+    await this.options.client.watch(
+      this.options.path,
+      { fieldSelector: this.options.fieldSelector, resourceVersion: this.resourceVersion, allowWatchBookmarks: true, timeoutSeconds },
       onEvent,
       {
         signal,
         onChunkEnd: () => {
           if (!changed) return;
           changed = false;
-          this.o.onSync(this.store);
+          this.options.onSync(this.store);
         },
       },
     );

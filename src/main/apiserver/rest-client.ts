@@ -66,8 +66,8 @@ export class RestClient {
   readonly host: string;
   private agent: http.Agent | undefined;
 
-  constructor(private readonly o: RestClientOptions) {
-    const cluster = o.kubeConfig.getCurrentCluster();
+  constructor(private readonly options: Readonly<RestClientOptions>) {
+    const cluster = options.kubeConfig.getCurrentCluster();
     if (!cluster?.server) throw new ApiUnreachableError('the kubeconfig has no current cluster with a server URL');
     this.server = new URL(cluster.server);
     this.host = this.server.host;
@@ -107,8 +107,8 @@ export class RestClient {
     onEvent: (e: WatchEvent) => void,
     opts: { signal?: AbortSignal; onChunkEnd?: () => void } = {},
   ): Promise<void> {
-    await this.o.limiter.take(opts.signal);
-    const started = this.o.clock.now();
+    await this.options.limiter.take(opts.signal);
+    const started = this.options.clock.now();
     let code = '<error>';
     try {
       const res = await this.open('GET', path, { query: { ...query, watch: 1 }, signal: opts.signal });
@@ -121,7 +121,7 @@ export class RestClient {
         let pending = '';
         let consumerError: Error | undefined;
         const timeoutSeconds = Number(query.timeoutSeconds ?? 0);
-        const cancel = this.o.clock.setTimer((timeoutSeconds > 0 ? timeoutSeconds + 30 : 3600) * 1000, () =>
+        const cancel = this.options.clock.setTimer((timeoutSeconds > 0 ? timeoutSeconds + 30 : 3600) * 1000, () =>
           res.destroy(new ApiUnreachableError(`WATCH ${path}: the stream outlived its timeout`)),
         );
         const onAbort = () => res.destroy(new ApiUnreachableError(`WATCH ${path}: aborted`));
@@ -135,7 +135,7 @@ export class RestClient {
         res.setEncoding('utf8');
         res.on('data', (chunk: string) => {
           pending += chunk;
-          if (pending.length > (this.o.maxResponseBytes ?? 256 * 1024 * 1024)) {
+          if (pending.length > (this.options.maxResponseBytes ?? 256 * 1024 * 1024)) {
             res.destroy(new ApiUnreachableError(`WATCH ${path}: an event larger than the response limit`));
             return;
           }
@@ -176,7 +176,7 @@ export class RestClient {
         );
       });
     } finally {
-      this.o.observer?.request('GET', this.host, code, (this.o.clock.now() - started) / 1000);
+      this.options.observer?.request('GET', this.host, code, (this.options.clock.now() - started) / 1000);
     }
   }
 
@@ -188,8 +188,8 @@ export class RestClient {
   }
 
   async json<T>(method: HttpMethod, path: string, opts: RequestOptions): Promise<T> {
-    await this.o.limiter.take(opts.signal);
-    const started = this.o.clock.now();
+    await this.options.limiter.take(opts.signal);
+    const started = this.options.clock.now();
     let code = '<error>';
     try {
       const res = await this.send(method, path, opts);
@@ -198,7 +198,7 @@ export class RestClient {
       if (res.status < 200 || res.status >= 300) throw statusError(method, path, res.status, text);
       return (text ? JSON.parse(text) : {}) as T;
     } finally {
-      this.o.observer?.request(method, this.host, code, (this.o.clock.now() - started) / 1000);
+      this.options.observer?.request(method, this.host, code, (this.options.clock.now() - started) / 1000);
     }
   }
 
@@ -210,11 +210,11 @@ export class RestClient {
     const url = new URL(path, this.server);
     for (const [k, v] of Object.entries(opts.query ?? {})) if (v !== undefined) url.searchParams.set(k, String(v));
     const reqOpts: https.RequestOptions = { method, headers: {} };
-    await this.o.kubeConfig.applyToHTTPSOptions(reqOpts);
+    await this.options.kubeConfig.applyToHTTPSOptions(reqOpts);
     const headers: Record<string, string> = {
       ...(reqOpts.headers as Record<string, string>),
       accept: 'application/json',
-      'user-agent': this.o.userAgent,
+      'user-agent': this.options.userAgent,
     };
     let payload: Buffer | undefined;
     if (opts.body !== undefined) {
@@ -249,8 +249,8 @@ export class RestClient {
 
   private async send(method: HttpMethod, path: string, opts: RequestOptions): Promise<Response> {
     const { url, headers, payload, agent, isHttps } = await this.requestOptions(method, path, opts);
-    const limit = this.o.maxResponseBytes ?? 256 * 1024 * 1024;
-    const timeoutMs = opts.timeoutMs ?? this.o.timeoutMs;
+    const limit = this.options.maxResponseBytes ?? 256 * 1024 * 1024;
+    const timeoutMs = opts.timeoutMs ?? this.options.timeoutMs;
     const where = `${method} ${url.pathname}`;
     return new Promise<Response>((resolve, reject) => {
       let settled = false;
@@ -279,7 +279,7 @@ export class RestClient {
         });
         res.on('error', (err) => fail(new ApiUnreachableError(`${where}: ${err.message}`, { cause: err })));
       });
-      const cancelTimer = this.o.clock.setTimer(timeoutMs, () =>
+      const cancelTimer = this.options.clock.setTimer(timeoutMs, () =>
         fail(new ApiUnreachableError(`${where}: no answer from ${this.host} within ${timeoutMs} ms`)),
       );
       const onAbort = () => fail(new ApiUnreachableError(`${where}: aborted`));

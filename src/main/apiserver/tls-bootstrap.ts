@@ -107,21 +107,24 @@ function writeKubeconfig(path: string, bootstrap: KubeConfig, certPath: string):
 }
 
 /** Ensures --kubeconfig holds usable credentials, bootstrapping a client certificate if needed. */
-export async function loadClientCertificate(o: BootstrapOptions): Promise<void> {
-  const now = o.clock.now();
-  const problem = usableKubeconfig(o.kubeconfigPath, now);
+export async function loadClientCertificate(options: BootstrapOptions): Promise<void> {
+  const now = options.clock.now();
+  const problem = usableKubeconfig(options.kubeconfigPath, now);
   if (problem === undefined) return;
-  o.logger.info({ kubeconfig: o.kubeconfigPath, reason: problem }, 'Using the bootstrap kubeconfig to get a client certificate');
-  const bootstrap = loadKubeConfig(o.bootstrapKubeconfigPath, '--bootstrap-kubeconfig');
-  mkdirSync(o.certDir, { recursive: true, mode: 0o700 });
-  const current = join(o.certDir, CURRENT_CERT);
+  options.logger.info(
+    { kubeconfig: options.kubeconfigPath, reason: problem },
+    'Using the bootstrap kubeconfig to get a client certificate',
+  );
+  const bootstrap = loadKubeConfig(options.bootstrapKubeconfigPath, '--bootstrap-kubeconfig');
+  mkdirSync(options.certDir, { recursive: true, mode: 0o700 });
+  const current = join(options.certDir, CURRENT_CERT);
   if (existsSync(current) && certProblem(readFileSync(current, 'utf8'), now) === undefined) {
-    o.logger.info({ cert: current }, 'Reusing the client certificate from an earlier bootstrap');
-    writeKubeconfig(o.kubeconfigPath, bootstrap, current);
+    options.logger.info({ cert: current }, 'Reusing the client certificate from an earlier bootstrap');
+    writeKubeconfig(options.kubeconfigPath, bootstrap, current);
     return;
   }
 
-  const keyPath = join(o.certDir, PENDING_KEY);
+  const keyPath = join(options.certDir, PENDING_KEY);
   let keyPem: string;
   if (existsSync(keyPath)) {
     keyPem = readFileSync(keyPath, 'utf8');
@@ -129,9 +132,9 @@ export async function loadClientCertificate(o: BootstrapOptions): Promise<void> 
     keyPem = generateClientKey();
     writeFileSync(keyPath, keyPem, { mode: 0o600 });
   }
-  const subject = nodeSubject(o.nodeName);
+  const subject = nodeSubject(options.nodeName);
   const name = csrName(keyPem, subject);
-  const client = o.makeClient(bootstrap);
+  const client = options.makeClient(bootstrap);
   const body = {
     apiVersion: 'certificates.k8s.io/v1',
     kind: 'CertificateSigningRequest',
@@ -143,33 +146,33 @@ export async function loadClientCertificate(o: BootstrapOptions): Promise<void> 
     },
   };
   try {
-    await client.create(CSR_PATH, body, { signal: o.signal });
-    o.logger.info({ csr: name, signer: KUBELET_CLIENT_SIGNER }, 'Created a certificate signing request; waiting for approval');
+    await client.create(CSR_PATH, body, { signal: options.signal });
+    options.logger.info({ csr: name, signer: KUBELET_CLIENT_SIGNER }, 'Created a certificate signing request; waiting for approval');
   } catch (err) {
     if (!isAlreadyExists(err)) throw err;
-    o.logger.info({ csr: name }, 'Waiting for the certificate signing request created earlier');
+    options.logger.info({ csr: name }, 'Waiting for the certificate signing request created earlier');
   }
-  const certPem = await waitForCertificate(client, name, o);
-  const stamp = new Date(o.clock.now()).toISOString().replace(/[-:]/g, '').replace(/\..*/, '');
-  const file = join(o.certDir, `kubelet-client-${stamp}.pem`);
+  const certPem = await waitForCertificate(client, name, options);
+  const stamp = new Date(options.clock.now()).toISOString().replace(/[-:]/g, '').replace(/\..*/, '');
+  const file = join(options.certDir, `kubelet-client-${stamp}.pem`);
   writeFileSync(file, `${certPem.trimEnd()}\n${keyPem}`, { mode: 0o600 });
   const link = `${current}.updating`;
   rmSync(link, { force: true });
   symlinkSync(file, link);
   renameSync(link, current);
   rmSync(keyPath, { force: true });
-  writeKubeconfig(o.kubeconfigPath, bootstrap, current);
-  o.logger.info({ cert: file, kubeconfig: o.kubeconfigPath }, 'Client certificate issued and stored');
+  writeKubeconfig(options.kubeconfigPath, bootstrap, current);
+  options.logger.info({ cert: file, kubeconfig: options.kubeconfigPath }, 'Client certificate issued and stored');
 }
 
 interface CsrObject {
   status?: { certificate?: string; conditions?: { type: string; reason?: string; message?: string }[] };
 }
 
-async function waitForCertificate(client: RestClient, name: string, o: BootstrapOptions): Promise<string> {
+async function waitForCertificate(client: RestClient, name: string, options: BootstrapOptions): Promise<string> {
   let delay = 500;
   for (;;) {
-    const csr = await client.get<CsrObject>(`${CSR_PATH}/${name}`, { signal: o.signal });
+    const csr = await client.get<CsrObject>(`${CSR_PATH}/${name}`, { signal: options.signal });
     const bad = csr.status?.conditions?.find((c) => c.type === 'Denied' || c.type === 'Failed');
     if (bad) {
       throw new ConfigError(
@@ -177,7 +180,7 @@ async function waitForCertificate(client: RestClient, name: string, o: Bootstrap
       );
     }
     if (csr.status?.certificate) return Buffer.from(csr.status.certificate, 'base64').toString();
-    await o.clock.sleep(delay, o.signal);
+    await options.clock.sleep(delay, options.signal);
     delay = Math.min(delay * 2, 5000);
   }
 }

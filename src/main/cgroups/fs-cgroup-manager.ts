@@ -76,11 +76,11 @@ export class FsCgroupManager implements CgroupManager {
 
   private readonly driver: CgroupDriver;
 
-  constructor(private readonly o: FsCgroupManagerOptions) {
-    this.version = o.layout.version;
-    this.driver = o.driver ?? 'cgroupfs';
-    this.clock = o.clock ?? realClock;
-    this.removeDir = o.rmdir ?? ((p) => rmdir(p));
+  constructor(private readonly options: Readonly<FsCgroupManagerOptions>) {
+    this.version = options.layout.version;
+    this.driver = options.driver ?? 'cgroupfs';
+    this.clock = options.clock ?? realClock;
+    this.removeDir = options.rmdir ?? ((p) => rmdir(p));
   }
 
   name(name: CgroupName): string {
@@ -98,7 +98,7 @@ export class FsCgroupManager implements CgroupManager {
 
   /** The cgroup's directory in the hierarchy of `controller` (undefined when not mounted). */
   private dir(controller: string, name: CgroupName): string | undefined {
-    const root = this.o.layout.controllers.get(controller);
+    const root = this.options.layout.controllers.get(controller);
     return root === undefined ? undefined : join(root, ...this.path(name));
   }
 
@@ -126,9 +126,9 @@ export class FsCgroupManager implements CgroupManager {
     const path = this.path(name);
     if (this.version === 2) {
       await this.enableSubtreeControllers(path);
-      await mkdir(join(this.o.layout.hierarchies[0], ...path), { recursive: true });
+      await mkdir(join(this.options.layout.hierarchies[0], ...path), { recursive: true });
     } else {
-      for (const h of this.o.layout.hierarchies) await mkdir(join(h, ...path), { recursive: true });
+      for (const h of this.options.layout.hierarchies) await mkdir(join(h, ...path), { recursive: true });
       await this.inheritCpuset(path);
     }
     await this.update(name, resources);
@@ -170,8 +170,8 @@ export class FsCgroupManager implements CgroupManager {
 
   /** v2: every ancestor of `path` (directories) enables the controllers the root offers for its children. */
   private async enableSubtreeControllers(path: string[]): Promise<void> {
-    const root = this.o.layout.hierarchies[0];
-    const line = V2_SUBTREE_CONTROLLERS.filter((c) => this.o.layout.controllers.has(c))
+    const root = this.options.layout.hierarchies[0];
+    const line = V2_SUBTREE_CONTROLLERS.filter((c) => this.options.layout.controllers.has(c))
       .map((c) => `+${c}`)
       .join(' ');
     if (!line) return;
@@ -186,7 +186,7 @@ export class FsCgroupManager implements CgroupManager {
 
   /** v1 cpuset: a directory of `path` whose cpus or mems are empty takes its parent's (libcontainer's cpuset Apply). */
   private async inheritCpuset(path: string[]): Promise<void> {
-    const root = this.o.layout.controllers.get('cpuset');
+    const root = this.options.layout.controllers.get('cpuset');
     if (root === undefined) return;
     for (let i = 1; i <= path.length; i++) {
       const parent = join(root, ...path.slice(0, i - 1));
@@ -202,7 +202,7 @@ export class FsCgroupManager implements CgroupManager {
 
   /** The controller hierarchies and those the runtime also uses (named systemd, hybrid unified). */
   private everyHierarchy(): string[] {
-    return [...this.o.layout.hierarchies, ...this.o.layout.extra];
+    return [...this.options.layout.hierarchies, ...this.options.layout.extra];
   }
 
   async destroy(name: CgroupName): Promise<void> {

@@ -62,33 +62,33 @@ export class PodCgroupManager implements PodCgroups {
   private running: Promise<void> | undefined;
   private lastQosUpdate = 0;
 
-  constructor(private readonly o: PodCgroupManagerOptions) {}
+  constructor(private readonly options: Readonly<PodCgroupManagerOptions>) {}
 
   /** The pod's cgroup name (upstream GetPodContainerName). */
   nameOf(pod: Pod): CgroupName {
-    return childCgroupName(this.o.qos.tierOf(getPodQOS(pod)), POD_CGROUP_PREFIX + (pod.metadata.uid ?? ''));
+    return childCgroupName(this.options.qos.tierOf(getPodQOS(pod)), POD_CGROUP_PREFIX + (pod.metadata.uid ?? ''));
   }
 
   cgroupParent(pod: Pod): string {
-    return this.o.manager.name(this.nameOf(pod));
+    return this.options.manager.name(this.nameOf(pod));
   }
 
   /** The pod cgroup's resources (ResourceConfigForPod plus the pids limit). */
   resourcesOf(pod: Pod): ResourceConfig {
-    const r = resourceConfigForPod(pod, this.o.resources);
-    return this.o.podPidsLimit > 0 ? { ...r, pidsLimit: this.o.podPidsLimit } : r;
+    const r = resourceConfigForPod(pod, this.options.resources);
+    return this.options.podPidsLimit > 0 ? { ...r, pidsLimit: this.options.podPidsLimit } : r;
   }
 
   async ensureExists(pod: Pod): Promise<void> {
     const name = this.nameOf(pod);
-    if (await this.o.manager.exists(name)) return;
+    if (await this.options.manager.exists(name)) return;
     await this.updateQos();
-    await this.o.manager.create(name, this.resourcesOf(pod));
+    await this.options.manager.create(name, this.resourcesOf(pod));
   }
 
   /** Upstream GetAllPodsFromCgroups: pod uid → its cgroup, found under the three tiers. */
   async podCgroups(): Promise<Map<string, CgroupName>> {
-    const { qos, manager } = this.o;
+    const { qos, manager } = this.options;
     const out = new Map<string, CgroupName>();
     for (const tier of [qos.kubepods, qos.burstable, qos.besteffort]) {
       for (const child of await manager.children(tier)) {
@@ -104,35 +104,36 @@ export class PodCgroupManager implements PodCgroups {
   async destroy(name: CgroupName): Promise<void> {
     const killed = new Set<number>();
     let failures: string[] = [];
-    const pids = await this.o.manager.pids(name);
+    const pids = await this.options.manager.pids(name);
     for (let pass = 0; pass < KILL_PASSES && killed.size < pids.length; pass++) {
       failures = [];
       for (const pid of pids) {
         if (killed.has(pid)) continue;
         try {
-          this.o.kill(pid);
+          this.options.kill(pid);
           killed.add(pid);
         } catch (err) {
           failures.push(`${pid}: ${errorMessage(err)}`);
         }
       }
     }
-    if (failures.length > 0) throw new Error(`cannot kill the processes left in ${this.o.manager.name(name)} (${failures.join('; ')})`);
+    if (failures.length > 0)
+      throw new Error(`cannot kill the processes left in ${this.options.manager.name(name)} (${failures.join('; ')})`);
     if (killed.size > 0)
-      this.o.logger.info({ cgroup: this.o.manager.name(name), pids: [...killed] }, 'Killed processes left in a pod cgroup');
-    await this.o.manager.destroy(name);
+      this.options.logger.info({ cgroup: this.options.manager.name(name), pids: [...killed] }, 'Killed processes left in a pod cgroup');
+    await this.options.manager.destroy(name);
   }
 
   cleanup(keep: (uid: string) => boolean): void {
     if (this.running) return;
     this.running = this.cleanupPass(keep)
-      .catch((err: unknown) => this.o.logger.warn({ err: errorMessage(err) }, 'Pod cgroup cleanup failed; will retry'))
+      .catch((err: unknown) => this.options.logger.warn({ err: errorMessage(err) }, 'Pod cgroup cleanup failed; will retry'))
       .finally(() => (this.running = undefined));
   }
 
   private async updateQos(): Promise<void> {
-    this.lastQosUpdate = this.o.clock.now();
-    await this.o.qos.update();
+    this.lastQosUpdate = this.options.clock.now();
+    await this.options.qos.update();
   }
 
   idle(): Promise<void> {
@@ -146,15 +147,18 @@ export class PodCgroupManager implements PodCgroups {
       try {
         await this.destroy(name);
         removed++;
-        this.o.logger.info({ podUID: uid, cgroup: this.o.manager.name(name) }, 'Removed the cgroup of a pod that no longer runs');
+        this.options.logger.info(
+          { podUID: uid, cgroup: this.options.manager.name(name) },
+          'Removed the cgroup of a pod that no longer runs',
+        );
       } catch (err) {
-        this.o.logger.warn({ podUID: uid, err: errorMessage(err) }, 'Failed to remove a pod cgroup; will retry');
+        this.options.logger.warn({ podUID: uid, err: errorMessage(err) }, 'Failed to remove a pod cgroup; will retry');
       }
     }
     // Upstream updates the tiers when a pod cgroup is made and every minute; here also when one was removed.
-    if (removed > 0 || this.o.clock.now() - this.lastQosUpdate >= QOS_UPDATE_PERIOD_MS) {
+    if (removed > 0 || this.options.clock.now() - this.lastQosUpdate >= QOS_UPDATE_PERIOD_MS) {
       await this.updateQos();
-      this.o.logger.debug({ removed, burstableShares: this.o.qos.burstableShares() }, 'Updated the QoS cgroups');
+      this.options.logger.debug({ removed, burstableShares: this.options.qos.burstableShares() }, 'Updated the QoS cgroups');
     }
   }
 }

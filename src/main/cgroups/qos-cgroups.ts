@@ -66,8 +66,8 @@ export class QosCgroups {
   readonly besteffort: CgroupName;
   private lastBurstableShares: number | undefined;
 
-  constructor(private readonly o: QosCgroupsOptions) {
-    this.kubepods = childCgroupName(o.root, KUBEPODS);
+  constructor(private readonly options: Readonly<QosCgroupsOptions>) {
+    this.kubepods = childCgroupName(options.root, KUBEPODS);
     this.burstable = childCgroupName(this.kubepods, BURSTABLE_TIER);
     this.besteffort = childCgroupName(this.kubepods, BESTEFFORT_TIER);
   }
@@ -79,7 +79,7 @@ export class QosCgroups {
 
   /** Creates kubepods and the two tiers (existing ones are updated). */
   async start(): Promise<void> {
-    const { manager, kubepods } = this.o;
+    const { manager, kubepods } = this.options;
     await manager.create(this.kubepods, {
       cpuShares: milliCPUToShares(Number(milliValue(kubepods.cpu))),
       memoryLimitBytes: Number(value(kubepods.memory)),
@@ -92,9 +92,9 @@ export class QosCgroups {
 
   /** Upstream UpdateCgroups: besteffort back to 2 shares, burstable from the active pods. */
   async update(): Promise<void> {
-    const shares = burstableTierShares(this.o.activePods());
-    await this.o.manager.update(this.besteffort, { cpuShares: MIN_SHARES });
-    await this.o.manager.update(this.burstable, { cpuShares: shares });
+    const shares = burstableTierShares(this.options.activePods());
+    await this.options.manager.update(this.besteffort, { cpuShares: MIN_SHARES });
+    await this.options.manager.update(this.burstable, { cpuShares: shares });
     this.lastBurstableShares = shares;
   }
 

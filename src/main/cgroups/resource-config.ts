@@ -74,21 +74,21 @@ export interface PodResourceOptions {
 }
 
 /** Upstream ResourceConfigForPod (hugepage limits are not set by kubelet-ts). */
-export function resourceConfigForPod(pod: Pod, o: PodResourceOptions): ResourceConfig {
+export function resourceConfigForPod(pod: Pod, options: PodResourceOptions): ResourceConfig {
   const { requests, limits } = podRequestsAndLimits(pod);
   const cpuShares = milliCPUToShares(Number(requests.get('cpu') ?? 0n));
-  const cpuQuota = o.enforceCPULimits ? milliCPUToQuota(Number(limits.get('cpu') ?? 0n), o.cpuPeriodUs) : -1;
+  const cpuQuota = options.enforceCPULimits ? milliCPUToQuota(Number(limits.get('cpu') ?? 0n), options.cpuPeriodUs) : -1;
   const memoryLimitBytes = Number(limits.get('memory') ?? 0n);
   const containers = pod.spec.containers ?? [];
   const cpuLimitsDeclared = containers.every((c) => !isZero(c.resources?.limits, 'cpu'));
   const memoryLimitsDeclared = containers.every((c) => !isZero(c.resources?.limits, 'memory'));
   switch (getPodQOS(pod)) {
     case 'Guaranteed':
-      return { cpuShares, cpuQuota, cpuPeriod: o.cpuPeriodUs, memoryLimitBytes };
+      return { cpuShares, cpuQuota, cpuPeriod: options.cpuPeriodUs, memoryLimitBytes };
     case 'Burstable':
       return {
         cpuShares,
-        ...(cpuLimitsDeclared && { cpuQuota, cpuPeriod: o.cpuPeriodUs }),
+        ...(cpuLimitsDeclared && { cpuQuota, cpuPeriod: options.cpuPeriodUs }),
         ...(memoryLimitsDeclared && { memoryLimitBytes }),
       };
     case 'BestEffort':

@@ -73,7 +73,7 @@ export function cpuCFSQuotaOf(config: Pick<KubeletConfig, 'otherSettings'>): boo
   return config.otherSettings['cpuCFSQuota'] !== false;
 }
 
-export async function setupPodCgroups(config: CgroupSettings, o: SetupPodCgroupsOptions): Promise<PodCgroups | undefined> {
+export async function setupPodCgroups(config: CgroupSettings, options: SetupPodCgroupsOptions): Promise<PodCgroups | undefined> {
   const idle = [
     ...(config.cgroupRoot !== '' ? [`cgroupRoot ${config.cgroupRoot}`] : []),
     ...(config.cgroupDriver === 'systemd' ? ['cgroupDriver systemd'] : []),
@@ -83,26 +83,26 @@ export async function setupPodCgroups(config: CgroupSettings, o: SetupPodCgroups
     if (config.podPidsLimit > 0) {
       throw new CgroupConfigError('podPidsLimit is applied to pod cgroups, which need cgroupsPerQOS: true; set both or neither');
     }
-    o.logger.info(
+    options.logger.info(
       "cgroupsPerQOS is false (upstream's default is true): no QoS or pod cgroups are made, the runtime places each pod" + idleNote,
     );
     return undefined;
   }
   // As upstream's hollow node (kubemark: a stub container manager), a simulated runtime gets no cgroups:
   // nothing on the host is touched, so a non-root `npm start` works with the default cgroupsPerQOS: true.
-  if (o.simulated) {
-    o.logger.info(
+  if (options.simulated) {
+    options.logger.info(
       'cgroupsPerQOS has no effect with the simulated runtime: it ignores cgroup_parent, so no QoS or pod cgroups are made' + idleNote,
     );
     return undefined;
   }
-  const runtimeDriver = runtimeCgroupDriver(await o.runtimeInfo?.());
+  const runtimeDriver = runtimeCgroupDriver(await options.runtimeInfo?.());
   if (runtimeDriver !== undefined && runtimeDriver !== config.cgroupDriver) {
     throw new CgroupConfigError(
       `cgroupDriver is ${config.cgroupDriver} but the runtime uses the ${runtimeDriver} cgroup driver (containerd: SystemdCgroup = ${runtimeDriver === 'systemd'}); they must match`,
     );
   }
-  const layout = await readCgroupLayout(o.fsRoot ?? DEFAULT_CGROUP_FS_ROOT);
+  const layout = await readCgroupLayout(options.fsRoot ?? DEFAULT_CGROUP_FS_ROOT);
   checkRequiredControllers(layout, { pids: config.podPidsLimit > 0 });
   // systemd: upstream's slice names and on-disk layout, written through the cgroup filesystem (no D-Bus).
   const manager = new FsCgroupManager({ layout, driver: config.cgroupDriver });
@@ -115,25 +115,25 @@ export async function setupPodCgroups(config: CgroupSettings, o: SetupPodCgroups
     );
   }
   // Upstream's internal capacity has the pid_max as "pid": kubepods' pids.max (where the pids controller is).
-  const pidMax = layout.controllers.has('pids') ? await (o.pidMax ?? readPidMax)() : undefined;
-  const capacity = { ...o.capacity, ...(pidMax !== undefined && { pid: String(pidMax) }) };
+  const pidMax = layout.controllers.has('pids') ? await (options.pidMax ?? readPidMax)() : undefined;
+  const capacity = { ...options.capacity, ...(pidMax !== undefined && { pid: String(pidMax) }) };
   const kubepods = kubepodsLimits(capacity, {
     enforcePods: config.enforceNodeAllocatable.includes('pods'),
     systemReserved: config.systemReserved,
     kubeReserved: config.kubeReserved,
   });
-  const qos = new QosCgroups({ manager, root, kubepods, activePods: o.activePods });
+  const qos = new QosCgroups({ manager, root, kubepods, activePods: options.activePods });
   try {
     await qos.start();
   } catch (err) {
     if (!deniedAccess(err)) throw err;
     throw new CgroupConfigError(
       `cannot create the QoS cgroups under ${manager.name(root)} (${errorMessage(err)}): cgroupsPerQOS needs write access to ` +
-        `${o.fsRoot ?? DEFAULT_CGROUP_FS_ROOT} (run as root), or set cgroupsPerQOS: false`,
+        `${options.fsRoot ?? DEFAULT_CGROUP_FS_ROOT} (run as root), or set cgroupsPerQOS: false`,
       { cause: err },
     );
   }
-  o.logger.info(
+  options.logger.info(
     {
       cgroupRoot: manager.name(root),
       kubepods: manager.name(qos.kubepods),
@@ -148,8 +148,8 @@ export async function setupPodCgroups(config: CgroupSettings, o: SetupPodCgroups
     qos,
     resources: { enforceCPULimits: cpuCFSQuotaOf(config), cpuPeriodUs: QUOTA_PERIOD_US },
     podPidsLimit: config.podPidsLimit,
-    kill: o.kill ?? killProcess,
-    clock: o.clock ?? realClock,
-    logger: o.logger,
+    kill: options.kill ?? killProcess,
+    clock: options.clock ?? realClock,
+    logger: options.logger,
   });
 }

@@ -28,7 +28,7 @@ interface Opts {
 
 const entry =
   (status: UpstreamSetting['status']) =>
-  (field: string, note: string, o: Opts = {}): UpstreamSetting => ({ field, status, note, ...o });
+  (field: string, note: string, options: Opts = {}): UpstreamSetting => ({ field, status, note, ...options });
 const h = entry('honoured');
 const x = entry('explained');
 const r = entry('refused');

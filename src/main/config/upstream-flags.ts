@@ -13,7 +13,7 @@ interface Opts {
 }
 const entry =
   (status: UpstreamSetting['status']) =>
-  (flag: string, note: string, o: Opts = {}): UpstreamSetting => ({ flag, status, note, ...o });
+  (flag: string, note: string, options: Opts = {}): UpstreamSetting => ({ flag, status, note, ...options });
 const h = entry('honoured');
 const x = entry('explained');
 const r = entry('refused');

@@ -76,14 +76,15 @@ export class EventCorrelator {
 
   private readonly nameOf: EventNamer;
 
-  constructor(o: CorrelatorOptions) {
-    this.clock = o.clock;
-    this.nameOf = o.nameOf ?? ((e) => `${e.involvedObject.name ?? 'unknown'}.${(BigInt(o.clock.now()) * 1_000_000n).toString(16)}`);
-    this.maxSimilar = o.maxSimilar ?? 10;
-    this.windowMs = o.aggregateWindowMs ?? 600_000;
-    this.spamBurst = o.spamBurst ?? 25;
-    this.spamQps = o.spamQps ?? 1 / 300;
-    const size = o.cacheSize ?? 4096;
+  constructor(options: CorrelatorOptions) {
+    this.clock = options.clock;
+    this.nameOf =
+      options.nameOf ?? ((e) => `${e.involvedObject.name ?? 'unknown'}.${(BigInt(options.clock.now()) * 1_000_000n).toString(16)}`);
+    this.maxSimilar = options.maxSimilar ?? 10;
+    this.windowMs = options.aggregateWindowMs ?? 600_000;
+    this.spamBurst = options.spamBurst ?? 25;
+    this.spamQps = options.spamQps ?? 1 / 300;
+    const size = options.cacheSize ?? 4096;
     this.aggregates = new Lru(size);
     this.seen = new Lru(size);
     this.spam = new Lru(size);

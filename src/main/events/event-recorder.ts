@@ -51,25 +51,25 @@ export interface RecorderOptions {
 }
 
 export class Recorder implements EventRecorder {
-  constructor(private readonly o: RecorderOptions) {}
+  constructor(private readonly options: Readonly<RecorderOptions>) {}
 
   record(ref: ObjectReference, type: EventType, reason: string, message: string): void {
     const object = ref.namespace ? `${ref.namespace}/${ref.name ?? ''}` : (ref.name ?? '');
-    v(this.o.logger, 3).info({ object, kind: ref.kind, fieldPath: ref.fieldPath, type, reason }, message);
-    if (!this.o.sink) return;
-    const now = rfc3339(this.o.now());
-    this.o.sink.add({
+    v(this.options.logger, 3).info({ object, kind: ref.kind, fieldPath: ref.fieldPath, type, reason }, message);
+    if (!this.options.sink) return;
+    const now = rfc3339(this.options.now());
+    this.options.sink.add({
       metadata: { namespace: ref.namespace || 'default' },
       involvedObject: ref,
       reason,
       message,
       type,
-      source: { component: this.o.component, host: this.o.host },
+      source: { component: this.options.component, host: this.options.host },
       firstTimestamp: now,
       lastTimestamp: now,
       count: 1,
-      reportingComponent: this.o.component,
-      reportingInstance: this.o.host,
+      reportingComponent: this.options.component,
+      reportingInstance: this.options.host,
     });
   }
 }

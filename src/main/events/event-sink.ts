@@ -37,20 +37,20 @@ export class ApiEventSink implements EventSink {
   dropped = 0;
   written = 0;
 
-  constructor(private readonly o: ApiEventSinkOptions) {
-    this.correlator = new EventCorrelator({ clock: o.clock, nameOf: (e) => this.eventName(e) });
+  constructor(private readonly options: Readonly<ApiEventSinkOptions>) {
+    this.correlator = new EventCorrelator({ clock: options.clock, nameOf: (e) => this.eventName(e) });
   }
 
   add(event: Event): void {
-    if (this.o.signal.aborted) return;
-    if (this.queue.length >= (this.o.maxQueued ?? 1000)) {
-      if (this.dropped++ % 100 === 0) this.o.logger.warn({ dropped: this.dropped }, 'Event queue is full; dropping events');
+    if (this.options.signal.aborted) return;
+    if (this.queue.length >= (this.options.maxQueued ?? 1000)) {
+      if (this.dropped++ % 100 === 0) this.options.logger.warn({ dropped: this.dropped }, 'Event queue is full; dropping events');
       return;
     }
     // Named when recorded, as upstream's recorder does, so repeats can patch it by name.
     if (!event.metadata?.name) event.metadata = { ...event.metadata, name: this.eventName(event) };
     this.queue.push(event);
-    if (!this.draining) this.drain().catch((err: unknown) => this.o.logger.error({ err }, 'Event sink drain failed'));
+    if (!this.draining) this.drain().catch((err: unknown) => this.options.logger.error({ err }, 'Event sink drain failed'));
   }
 
   /** Resolves once the queue is empty and nothing is being written (tests, shutdown). */
@@ -62,7 +62,7 @@ export class ApiEventSink implements EventSink {
   private async drain(): Promise<void> {
     this.draining = true;
     try {
-      while (this.queue.length > 0 && !this.o.signal.aborted) {
+      while (this.queue.length > 0 && !this.options.signal.aborted) {
         const result = this.correlator.correlate(this.queue.shift()!);
         if (result.kind === 'skip') continue;
         await this.writeWithRetries(result.kind, result.event);
@@ -74,13 +74,13 @@ export class ApiEventSink implements EventSink {
   }
 
   private eventName(e: Event): string {
-    const nanos = BigInt(this.o.clock.now()) * 1_000_000n + BigInt(this.seq++ % 1_000_000);
+    const nanos = BigInt(this.options.clock.now()) * 1_000_000n + BigInt(this.seq++ % 1_000_000);
     return `${e.involvedObject.name ?? 'unknown'}.${nanos.toString(16)}`;
   }
 
   private async writeWithRetries(kind: 'create' | 'update', event: Event): Promise<void> {
-    const maxTries = this.o.maxTries ?? 12;
-    const delay = this.o.retryDelayMs ?? 10_000;
+    const maxTries = this.options.maxTries ?? 12;
+    const delay = this.options.retryDelayMs ?? 10_000;
     for (let attempt = 1; ; attempt++) {
       try {
         await this.write(kind, event);
@@ -90,17 +90,17 @@ export class ApiEventSink implements EventSink {
         // Upstream recordToSink: any answer from the apiserver (a StatusError, 4xx or 5xx) drops the event;
         // only a failure to reach it is retried.
         const permanent = err instanceof ApiStatusError;
-        if (permanent || attempt >= maxTries || this.o.signal.aborted) {
+        if (permanent || attempt >= maxTries || this.options.signal.aborted) {
           this.dropped++;
-          this.o.logger.warn(
+          this.options.logger.warn(
             { reason: event.reason, object: event.involvedObject.name, attempts: attempt, err: errorMessage(err) },
             'Could not write event; dropping it',
           );
           return;
         }
-        if (attempt === 1) this.o.logger.info({ err: errorMessage(err) }, 'Unable to write event; will retry');
-        const wait = attempt === 1 ? Math.floor((this.o.random ?? Math.random)() * delay) : delay;
-        await this.o.clock.sleep(wait, this.o.signal).catch(() => undefined);
+        if (attempt === 1) this.options.logger.info({ err: errorMessage(err) }, 'Unable to write event; will retry');
+        const wait = attempt === 1 ? Math.floor((this.options.random ?? Math.random)() * delay) : delay;
+        await this.options.clock.sleep(wait, this.options.signal).catch(() => undefined);
       }
     }
   }
@@ -111,14 +111,14 @@ export class ApiEventSink implements EventSink {
     if (kind === 'update') {
       try {
         const patch = { count: event.count, lastTimestamp: event.lastTimestamp, message: event.message };
-        await this.o.client.patch(`${base}/${encodeURIComponent(event.metadata?.name ?? '')}`, patch, 'strategic', {
-          signal: this.o.signal,
+        await this.options.client.patch(`${base}/${encodeURIComponent(event.metadata?.name ?? '')}`, patch, 'strategic', {
+          signal: this.options.signal,
         });
         return;
       } catch (err) {
         if (!isNotFound(err)) throw err;
       }
     }
-    await this.o.client.create(base, { apiVersion: 'v1', kind: 'Event', ...event }, { signal: this.o.signal });
+    await this.options.client.create(base, { apiVersion: 'v1', kind: 'Event', ...event }, { signal: this.options.signal });
   }
 }

@@ -35,25 +35,25 @@ export interface CriEvictionStatsOptions {
 }
 
 export class CriEvictionStats implements EvictionStatsProvider {
-  constructor(private readonly o: CriEvictionStatsOptions) {}
+  constructor(private readonly options: Readonly<CriEvictionStatsOptions>) {}
 
   private async imageFsPath(): Promise<string> {
     try {
-      const info = await this.o.cri.imageFsInfo({}, { timeoutMs: 10_000 });
-      return info.imageFilesystems[0]?.fsId?.mountpoint || this.o.rootDir;
+      const info = await this.options.cri.imageFsInfo({}, { timeoutMs: 10_000 });
+      return info.imageFilesystems[0]?.fsId?.mountpoint || this.options.rootDir;
     } catch {
-      return this.o.rootDir;
+      return this.options.rootDir;
     }
   }
 
   private nodeObservations(imageFsPath: string, podsWorkingSet: bigint): Observations {
-    const { host, clock } = this.o;
+    const { host, clock } = this.options;
     const time = clock.now();
     const obs: Observations = {};
     const mem = host.machine().memoryBytes;
     const ws = host.memoryWorkingSetBytes();
     obs['memory.available'] = { available: mem > ws ? mem - ws : 0n, capacity: mem, time };
-    const alloc = this.o.allocatableMemory();
+    const alloc = this.options.allocatableMemory();
     if (alloc !== undefined) {
       const cap = value(alloc);
       obs['allocatableMemory.available'] = { available: cap > podsWorkingSet ? cap - podsWorkingSet : 0n, capacity: cap, time };
@@ -67,7 +67,7 @@ export class CriEvictionStats implements EvictionStatsProvider {
         // An unreadable file system gives no observation: its thresholds are not met.
       }
     };
-    fs('nodefs', this.o.rootDir);
+    fs('nodefs', this.options.rootDir);
     fs('imagefs', imageFsPath);
     if (obs['imagefs.available']) obs['containerfs.available'] = obs['imagefs.available'];
     if (obs['imagefs.inodesFree']) obs['containerfs.inodesFree'] = obs['imagefs.inodesFree'];
@@ -78,7 +78,7 @@ export class CriEvictionStats implements EvictionStatsProvider {
 
   private dedicated(imageFsPath: string): boolean {
     try {
-      return statSync(imageFsPath).dev !== statSync(this.o.rootDir).dev;
+      return statSync(imageFsPath).dev !== statSync(this.options.rootDir).dev;
     } catch {
       return false;
     }
@@ -88,8 +88,8 @@ export class CriEvictionStats implements EvictionStatsProvider {
     const imageFsPath = await this.imageFsPath();
     const wanted = new Map(pods.map((p) => [p.metadata.uid ?? '', p]));
     const [snap, disk] = await Promise.all([
-      this.o.runner.run({ type: 'criStats' }),
-      measurePodDiskUsage(this.o.runner, { rootDir: this.o.rootDir, podLogsDir: this.o.podLogsDir }, wanted.values()),
+      this.options.runner.run({ type: 'criStats' }),
+      measurePodDiskUsage(this.options.runner, { rootDir: this.options.rootDir, podLogsDir: this.options.podLogsDir }, wanted.values()),
     ]);
     const out: PodUsage[] = [];
     let podsWorkingSet = 0n;

@@ -95,26 +95,32 @@ export class EvictionManager {
   private lastObservations: Observations = {};
   private readonly evictions?: Counter<'eviction_signal'>;
 
-  constructor(private readonly o: EvictionManagerOptions) {
-    this.pressure = new PressureTracker(o.pressureTransitionPeriodMs, o.clock);
-    if (o.registry) {
+  constructor(private readonly options: Readonly<EvictionManagerOptions>) {
+    this.pressure = new PressureTracker(options.pressureTransitionPeriodMs, options.clock);
+    if (options.registry) {
       this.evictions = new Counter({
         name: 'kubelet_evictions',
         help: 'Cumulative number of pod evictions by eviction signal',
         labelNames: ['eviction_signal'],
-        registers: [o.registry],
+        registers: [options.registry],
       });
     }
   }
 
   start(signal: AbortSignal): Promise<void> {
-    const onError = (err: unknown) => this.o.logger.error({ err: String(err) }, 'eviction manager: synchronize failed');
+    const onError = (err: unknown) => this.options.logger.error({ err: String(err) }, 'eviction manager: synchronize failed');
     return runPeriodically(
       async () => {
         const evicted = await this.synchronize();
         if (evicted.length) await this.waitForPodsCleanup(evicted, signal);
       },
-      { periodMs: this.o.monitoringPeriodMs ?? DEFAULT_MONITORING_PERIOD_MS, signal, clock: this.o.clock, immediate: true, onError },
+      {
+        periodMs: this.options.monitoringPeriodMs ?? DEFAULT_MONITORING_PERIOD_MS,
+        signal,
+        clock: this.options.clock,
+        immediate: true,
+        onError,
+      },
     );
   }
 
@@ -129,19 +135,22 @@ export class EvictionManager {
     if (this.conditions.length === 1 && this.conditions[0] === 'MemoryPressure') {
       if (getPodQOS(pod) !== 'BestEffort' || toleratesMemoryPressure(pod)) return { admit: true };
     }
-    this.o.logger.warn({ pod: podRefString(pod), conditions: this.conditions }, 'Failed to admit pod: the node has pressure conditions');
+    this.options.logger.warn(
+      { pod: podRefString(pod), conditions: this.conditions },
+      'Failed to admit pod: the node has pressure conditions',
+    );
     return { admit: false, reason: EVICTED_REASON, message: `The node had condition: [${this.conditions.join(' ')}]. ` };
   }
 
   /** One pass of upstream synchronize; returns the pods evicted. */
   async synchronize(): Promise<Pod[]> {
-    const { logger, clock } = this.o;
-    const active = this.o.activePods();
-    const summary = await this.o.stats.get(active);
+    const { logger, clock } = this.options;
+    const active = this.options.activePods();
+    const summary = await this.options.stats.get(active);
     const obs = summary.observations;
     const stats = statsFuncOf(summary.pods);
 
-    let met = thresholdsMet(this.o.thresholds, obs, false);
+    let met = thresholdsMet(this.options.thresholds, obs, false);
     if (this.met.length) met = mergeThresholds(met, thresholdsMet(this.met, obs, true));
     const now = clock.now();
     const firstObservedAt = thresholdsFirstObservedAt(met, this.firstObservedAt, now);
@@ -154,7 +163,7 @@ export class EvictionManager {
     this.lastObservations = obs;
 
     const overLimits =
-      this.o.localStorageCapacityIsolation === false ? [] : storageLimitViolations(active, stats, summary.dedicatedImageFs);
+      this.options.localStorageCapacityIsolation === false ? [] : storageLimitViolations(active, stats, summary.dedicatedImageFs);
     this.reportCritical(overLimits.filter((v) => isCriticalPod(v.pod)).map((v) => v.pod));
     const evictedForStorage = overLimits.filter((v) => !isCriticalPod(v.pod));
     for (const v of evictedForStorage) {
@@ -167,7 +176,12 @@ export class EvictionManager {
     if (!target) return [];
     const resource = SIGNAL_RESOURCE[target.signal];
     logger.warn({ resource }, 'eviction manager: attempting to reclaim');
-    this.o.recorder.record(nodeReference(this.o.nodeName), 'Warning', 'EvictionThresholdMet', `Attempting to reclaim ${resource}`);
+    this.options.recorder.record(
+      nodeReference(this.options.nodeName),
+      'Warning',
+      'EvictionThresholdMet',
+      `Attempting to reclaim ${resource}`,
+    );
     if (await this.reclaimNodeLevelResources(target.signal, summary.dedicatedImageFs, active)) {
       logger.info({ resource }, 'eviction manager: able to reduce pressure without evicting pods');
       return [];
@@ -187,7 +201,7 @@ export class EvictionManager {
       return [];
     }
     const pod = ranked[victim];
-    this.evictPod(pod, isHard(target) ? 0 : this.o.maxPodGracePeriodSeconds, evictionMessage(resource, pod, stats));
+    this.evictPod(pod, isHard(target) ? 0 : this.options.maxPodGracePeriodSeconds, evictionMessage(resource, pod, stats));
     this.evictions?.inc({ eviction_signal: target.signal });
     return [pod];
   }
@@ -197,18 +211,18 @@ export class EvictionManager {
     const disk = SIGNAL_RESOURCE[signal] === 'ephemeral-storage' || SIGNAL_RESOURCE[signal] === 'inodes';
     // With a dedicated image fs, node fs signals have nothing node-level to reclaim (upstream buildSignalToNodeReclaimFuncs).
     if (!disk || (dedicatedImageFs && signal.startsWith('nodefs.'))) return false;
-    for (const step of [() => this.o.reclaimer.deleteAllUnusedContainers(), () => this.o.reclaimer.deleteUnusedImages()]) {
+    for (const step of [() => this.options.reclaimer.deleteAllUnusedContainers(), () => this.options.reclaimer.deleteUnusedImages()]) {
       try {
         await step();
       } catch (err) {
-        this.o.logger.warn({ err: String(err), signal }, 'eviction manager: unexpected error when attempting to reduce pressure');
+        this.options.logger.warn({ err: String(err), signal }, 'eviction manager: unexpected error when attempting to reduce pressure');
       }
     }
     try {
-      const after = await this.o.stats.get(active);
-      return thresholdsMet(this.o.thresholds, after.observations, false).length === 0;
+      const after = await this.options.stats.get(active);
+      return thresholdsMet(this.options.thresholds, after.observations, false).length === 0;
     } catch (err) {
-      this.o.logger.error({ err: String(err) }, 'eviction manager: failed to get summary stats after resource reclaim');
+      this.options.logger.error({ err: String(err) }, 'eviction manager: failed to get summary stats after resource reclaim');
       return false;
     }
   }
@@ -222,9 +236,9 @@ export class EvictionManager {
   private reportCritical(pods: Pod[]): void {
     if (pods.length === 0) return;
     const names = pods.map(podRefString);
-    for (const name of names) this.o.logger.debug({ pod: name }, 'eviction manager: cannot evict a critical pod');
+    for (const name of names) this.options.logger.debug({ pod: name }, 'eviction manager: cannot evict a critical pod');
     const shown = names.slice(0, CRITICAL_SHOWN);
-    this.o.logger.error(
+    this.options.logger.error(
       { count: names.length, pods: shown, ...(names.length > shown.length && { more: names.length - shown.length }) },
       'eviction manager: cannot evict critical pods',
     );
@@ -232,25 +246,25 @@ export class EvictionManager {
 
   /** Upstream evictPod for a pod that is not critical (callers leave those out): the Evicted event and the kill. */
   private evictPod(pod: Pod, gracePeriodSeconds: number, message: string): void {
-    this.o.recorder.record(podReference(pod), 'Warning', EVICTED_REASON, message);
-    this.o.killPod(pod, gracePeriodSeconds, message);
-    this.o.logger.info({ pod: podRefString(pod), message }, 'eviction manager: pod is evicted');
+    this.options.recorder.record(podReference(pod), 'Warning', EVICTED_REASON, message);
+    this.options.killPod(pod, gracePeriodSeconds, message);
+    this.options.logger.info({ pod: podRefString(pod), message }, 'eviction manager: pod is evicted');
   }
 
   private async waitForPodsCleanup(pods: Pod[], signal: AbortSignal): Promise<void> {
-    const deadline = this.o.clock.now() + POD_CLEANUP_TIMEOUT_MS;
+    const deadline = this.options.clock.now() + POD_CLEANUP_TIMEOUT_MS;
     while (!signal.aborted) {
       try {
-        await this.o.clock.sleep(POD_CLEANUP_POLL_MS, signal);
+        await this.options.clock.sleep(POD_CLEANUP_POLL_MS, signal);
       } catch {
         return;
       }
-      if (pods.every((p) => this.o.podCleanedUp(p))) {
-        this.o.logger.info({ pods: pods.map(podRefString) }, 'eviction manager: pods successfully cleaned up');
+      if (pods.every((p) => this.options.podCleanedUp(p))) {
+        this.options.logger.info({ pods: pods.map(podRefString) }, 'eviction manager: pods successfully cleaned up');
         return;
       }
-      if (this.o.clock.now() >= deadline) {
-        this.o.logger.warn({ pods: pods.map(podRefString) }, 'eviction manager: timed out waiting for pods to be cleaned up');
+      if (this.options.clock.now() >= deadline) {
+        this.options.logger.warn({ pods: pods.map(podRefString) }, 'eviction manager: timed out waiting for pods to be cleaned up');
         return;
       }
     }

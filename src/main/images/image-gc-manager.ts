@@ -63,17 +63,21 @@ export class ImageGcManager {
   private running: Promise<void> | undefined;
 
   /** Throws on a policy upstream's NewImageGCManager refuses. */
-  constructor(private readonly o: ImageGcOptions) {
-    const err = policyError(o.policy);
+  constructor(private readonly options: Readonly<ImageGcOptions>) {
+    const err = policyError(options.policy);
     if (err) throw new ImageGcError(`failed to initialize image manager: ${err}`);
   }
 
   start(signal: AbortSignal): void {
-    if (gcDisabled(this.o.policy)) this.o.logger.info('ImageGCHighThresholdPercent is set 100, Disable image GC');
-    const onError = (err: unknown) => this.o.logger.error({ err: String(err) }, 'Image garbage collection loop failed');
-    runPeriodically(() => this.runOnce(), { periodMs: this.o.periodMs, signal, clock: this.o.clock, immediate: true, onError }).catch(
+    if (gcDisabled(this.options.policy)) this.options.logger.info('ImageGCHighThresholdPercent is set 100, Disable image GC');
+    const onError = (err: unknown) => this.options.logger.error({ err: String(err) }, 'Image garbage collection loop failed');
+    runPeriodically(() => this.runOnce(), {
+      periodMs: this.options.periodMs,
+      signal,
+      clock: this.options.clock,
+      immediate: true,
       onError,
-    );
+    }).catch(onError);
   }
 
   /** One detection and (unless disabled) one collection; a run in progress is joined. */
@@ -93,14 +97,14 @@ export class ImageGcManager {
   }
 
   private async tick(): Promise<void> {
-    const { logger } = this.o;
+    const { logger } = this.options;
     try {
-      await this.detectImages(this.initialized ? this.o.clock.now() : 0);
+      await this.detectImages(this.initialized ? this.options.clock.now() : 0);
       this.initialized = true;
     } catch (err) {
       logger.warn({ err: String(err) }, '[imageGCManager] Failed to monitor images');
     }
-    if (gcDisabled(this.o.policy)) return;
+    if (gcDisabled(this.options.policy)) return;
     try {
       await this.garbageCollect();
       if (this.prevGcFailed) logger.info('Image garbage collection succeeded');
@@ -109,7 +113,7 @@ export class ImageGcManager {
       const message = errorMessage(err);
       if (this.prevGcFailed) {
         logger.error({ err: message }, 'Image garbage collection failed multiple times in a row');
-        this.o.recorder.record(this.o.nodeRef, 'Warning', 'ImageGCFailed', message);
+        this.options.recorder.record(this.options.nodeRef, 'Warning', 'ImageGCFailed', message);
       } else {
         logger.error({ err: message }, 'Image garbage collection failed once. Stats initialization may not have completed yet');
       }
@@ -119,16 +123,16 @@ export class ImageGcManager {
 
   /** Upstream detectImages: returns the images in use. */
   private async detectImages(detectTime: number): Promise<Set<string>> {
-    const [images, inUse] = await Promise.all([this.o.runtime.listImages(), this.o.runtime.imagesInUse()]);
-    const added = updateRecords(this.records, images, inUse, detectTime, this.o.clock.now());
-    if (added.length) this.o.logger.info({ images: added, firstDetected: detectTime }, '[imageGCManager] Detected new images');
+    const [images, inUse] = await Promise.all([this.options.runtime.listImages(), this.options.runtime.imagesInUse()]);
+    const added = updateRecords(this.records, images, inUse, detectTime, this.options.clock.now());
+    if (added.length) this.options.logger.info({ images: added, firstDetected: detectTime }, '[imageGCManager] Detected new images');
     return inUse;
   }
 
   /** Upstream GarbageCollect. Rejects (after its event) when it cannot free enough. */
   async garbageCollect(): Promise<void> {
-    const { policy, recorder, nodeRef, logger } = this.o;
-    const verdict = assessUsage(await this.o.runtime.imageFsStats(), policy);
+    const { policy, recorder, nodeRef, logger } = this.options;
+    const verdict = assessUsage(await this.options.runtime.imageFsStats(), policy);
     if (verdict.kind === 'invalid-capacity') {
       const message = 'invalid capacity 0 on image filesystem';
       recorder.record(nodeRef, 'Warning', 'InvalidDiskCapacity', message);
@@ -140,7 +144,7 @@ export class ImageGcManager {
       { usagePercent, highThresholdPercent: policy.highThresholdPercent, lowThresholdPercent: policy.lowThresholdPercent, bytesToFree },
       `[imageGCManager]: Disk usage on image filesystem is at ${usagePercent}% which is over the high threshold (${policy.highThresholdPercent}%). Trying to free ${bytesToFree} bytes down to the low threshold (${policy.lowThresholdPercent}%).`,
     );
-    const freed = await this.freeSpace(bytesToFree, this.o.clock.now());
+    const freed = await this.freeSpace(bytesToFree, this.options.clock.now());
     if (freed < bytesToFree) {
       const message = `failed to garbage collect required amount of images. Wanted to free ${bytesToFree} bytes, but freed ${freed} bytes`;
       recorder.record(nodeRef, 'Warning', 'FreeDiskSpaceFailed', message);
@@ -150,7 +154,7 @@ export class ImageGcManager {
 
   /** Upstream DeleteUnusedImages (for the eviction manager): every unused image old enough to go. */
   async deleteUnusedImages(): Promise<void> {
-    await this.freeSpace(Number.POSITIVE_INFINITY, this.o.clock.now());
+    await this.freeSpace(Number.POSITIVE_INFINITY, this.options.clock.now());
   }
 
   /** Upstream freeSpace: removes in removalOrder until enough is freed, going on past failed removals. */
@@ -158,13 +162,13 @@ export class ImageGcManager {
     const inUse = await this.detectImages(freeTime);
     const errors: string[] = [];
     let freed = 0;
-    for (const image of removalOrder(this.records, inUse, freeTime, this.o.policy.minAgeMs)) {
-      this.o.logger.info(
+    for (const image of removalOrder(this.records, inUse, freeTime, this.options.policy.minAgeMs)) {
+      this.options.logger.info(
         { image: image.id, size: image.size },
         `[imageGCManager]: Removing image "${image.id}" to free ${image.size} bytes`,
       );
       try {
-        await this.o.runtime.removeImage(image.id);
+        await this.options.runtime.removeImage(image.id);
       } catch (err) {
         errors.push(errorMessage(err));
         continue;

@@ -114,26 +114,32 @@ export interface BootProgressOptions {
 export class BootProgress {
   private state: ProgressState;
 
-  constructor(private readonly o: BootProgressOptions) {
-    this.state = { ...INITIAL_PROGRESS, since: o.clock.now() };
+  constructor(private readonly options: Readonly<BootProgressOptions>) {
+    this.state = { ...INITIAL_PROGRESS, since: options.clock.now() };
   }
 
   start(signal: AbortSignal): void {
     runPeriodically(() => this.tick(), {
-      periodMs: this.o.periodMs ?? 5_000,
-      firstDelayMs: this.o.firstMs ?? 1_000,
+      periodMs: this.options.periodMs ?? 5_000,
+      firstDelayMs: this.options.firstMs ?? 1_000,
       signal,
-      clock: this.o.clock,
-      onError: (err) => this.o.logger.error({ err: errorMessage(err) }, 'Start-up progress check failed'),
+      clock: this.options.clock,
+      onError: (err) => this.options.logger.error({ err: errorMessage(err) }, 'Start-up progress check failed'),
     }).catch(() => undefined);
   }
 
   tick(): void {
-    const { pending, ...counts } = this.o.counts();
-    const { state, line } = progressStep(this.state, counts, this.o.sourcesReady(), this.o.clock.now(), this.o.quietAfterMs ?? 300_000);
+    const { pending, ...counts } = this.options.counts();
+    const { state, line } = progressStep(
+      this.state,
+      counts,
+      this.options.sourcesReady(),
+      this.options.clock.now(),
+      this.options.quietAfterMs ?? 300_000,
+    );
     this.state = state;
     if (!line) return;
-    const { logger } = this.o;
+    const { logger } = this.options;
     switch (line.kind) {
       case 'progress':
         (line.level === 'info' ? logger : v(logger, 2)).info({ ...counts, pending }, 'Pods starting');

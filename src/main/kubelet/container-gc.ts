@@ -41,14 +41,14 @@ export interface ContainerGcOptions {
 export class ContainerGc {
   private running: Promise<void> | undefined;
 
-  constructor(private readonly o: ContainerGcOptions) {}
+  constructor(private readonly options: Readonly<ContainerGcOptions>) {}
 
   start(signal: AbortSignal): void {
     runPeriodically(() => this.runOnce(), {
-      periodMs: this.o.periodMs ?? CONTAINER_GC_PERIOD_MS,
+      periodMs: this.options.periodMs ?? CONTAINER_GC_PERIOD_MS,
       firstDelayMs: 0,
       signal,
-      clock: this.o.clock,
+      clock: this.options.clock,
       // runOnce logs its own failures and never rejects.
       onError: () => undefined,
     }).catch(() => undefined);
@@ -57,7 +57,7 @@ export class ContainerGc {
   /** One collection; resolves when done (a run already in progress is joined, not repeated). */
   runOnce(): Promise<void> {
     this.running ??= this.collect()
-      .catch((err: unknown) => this.o.logger.error({ err: String(err) }, 'Container garbage collection failed'))
+      .catch((err: unknown) => this.options.logger.error({ err: String(err) }, 'Container garbage collection failed'))
       .finally(() => (this.running = undefined));
     return this.running;
   }
@@ -79,26 +79,26 @@ export class ContainerGc {
   }
 
   private input(evictNonDeletedPods: boolean): GcInput {
-    const terminated = evictNonDeletedPods ? (uid: string) => this.o.shouldPodRuntimeBeRemoved?.(uid) ?? false : undefined;
+    const terminated = evictNonDeletedPods ? (uid: string) => this.options.shouldPodRuntimeBeRemoved?.(uid) ?? false : undefined;
     return {
-      policy: this.o.policy ?? DEFAULT_GC_POLICY,
-      allSourcesReady: this.o.allSourcesReady(),
-      removable: (uid) => this.o.shouldPodContentBeRemoved(uid) || (terminated?.(uid) ?? false),
-      now: this.o.clock.now(),
+      policy: this.options.policy ?? DEFAULT_GC_POLICY,
+      allSourcesReady: this.options.allSourcesReady(),
+      removable: (uid) => this.options.shouldPodContentBeRemoved(uid) || (terminated?.(uid) ?? false),
+      now: this.options.clock.now(),
     };
   }
 
   private async collect(evictNonDeletedPods = false): Promise<void> {
-    const { runner, logger } = this.o;
+    const { runner, logger } = this.options;
     const first = await runner.run({ type: 'gcList' });
     const containers = selectContainers(first.containers, this.input(evictNonDeletedPods));
     const removed: GcResult[] = [];
-    const containerLogsDir = this.o.containerLogsDir || undefined;
+    const containerLogsDir = this.options.containerLogsDir || undefined;
     if (containers.length) removed.push(await runner.run({ type: 'gcRemove', removal: { containers, containerLogsDir } }));
     const second = await runner.run({ type: 'gcList' });
     const input = this.input(evictNonDeletedPods);
     const sandboxes = selectSandboxes(second.sandboxes, second.containers, input);
-    const logDirectories = selectLogDirectories(this.o.podLogsDir, input);
+    const logDirectories = selectLogDirectories(this.options.podLogsDir, input);
     if (sandboxes.length || logDirectories.length || containerLogsDir)
       removed.push(await runner.run({ type: 'gcRemove', removal: { sandboxes, logDirectories, containerLogsDir } }));
     const sum = (k: 'containers' | 'sandboxes' | 'logDirectories') => removed.reduce((n, r) => n + r[k], 0);

@@ -27,10 +27,10 @@ const podPath = (namespace: string, name: string) =>
   `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods${name ? `/${encodeURIComponent(name)}` : ''}`;
 
 export class MirrorClient {
-  constructor(private readonly o: MirrorClientOptions) {}
+  constructor(private readonly options: Readonly<MirrorClientOptions>) {}
 
   async create(pod: Pod): Promise<void> {
-    const node = this.o.node();
+    const node = this.options.node();
     const hash = pod.metadata.annotations?.[CONFIG_HASH_ANNOTATION] ?? pod.metadata.uid ?? '';
     const mirror = {
       apiVersion: 'v1',
@@ -40,16 +40,18 @@ export class MirrorClient {
         namespace: pod.metadata.namespace,
         labels: pod.metadata.labels,
         annotations: { ...pod.metadata.annotations, [CONFIG_MIRROR_ANNOTATION]: hash },
-        ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: this.o.nodeName, uid: node?.metadata?.uid ?? '', controller: true }],
+        ownerReferences: [
+          { apiVersion: 'v1', kind: 'Node', name: this.options.nodeName, uid: node?.metadata?.uid ?? '', controller: true },
+        ],
       },
       spec: pod.spec,
     };
     try {
-      await this.o.client.create(podPath(pod.metadata.namespace ?? 'default', ''), mirror);
-      this.o.logger.info({ pod: podFullName(pod) }, 'Created mirror pod');
+      await this.options.client.create(podPath(pod.metadata.namespace ?? 'default', ''), mirror);
+      this.options.logger.info({ pod: podFullName(pod) }, 'Created mirror pod');
     } catch (err) {
       if (!isAlreadyExists(err)) throw err;
-      const existing = await this.o.client.get<Pod>(podPath(pod.metadata.namespace ?? 'default', pod.metadata.name ?? ''));
+      const existing = await this.options.client.get<Pod>(podPath(pod.metadata.namespace ?? 'default', pod.metadata.name ?? ''));
       if (existing.metadata.annotations?.[CONFIG_MIRROR_ANNOTATION] !== hash) throw err;
     }
   }
@@ -57,7 +59,7 @@ export class MirrorClient {
   /** Deletes the mirror pod (grace 0, UID precondition when given); false when it was already gone. */
   async delete(namespace: string, name: string, uid?: string): Promise<boolean> {
     try {
-      await this.o.client.delete(podPath(namespace, name), { gracePeriodSeconds: 0, ...(uid ? { preconditions: { uid } } : {}) });
+      await this.options.client.delete(podPath(namespace, name), { gracePeriodSeconds: 0, ...(uid ? { preconditions: { uid } } : {}) });
       return true;
     } catch (err) {
       if (isNotFound(err) || isConflict(err)) return false;
@@ -70,10 +72,10 @@ export class MirrorClient {
     let deleted = false;
     if (mirror && (mirror.metadata.deletionTimestamp || !isMirrorOf(mirror, pod))) {
       deleted = await this.delete(mirror.metadata.namespace ?? 'default', mirror.metadata.name ?? '', mirror.metadata.uid);
-      if (deleted) this.o.logger.info({ pod: podFullName(mirror) }, 'Deleted mirror pod because it is outdated');
+      if (deleted) this.options.logger.info({ pod: podFullName(mirror) }, 'Deleted mirror pod because it is outdated');
     }
     if (mirror && !deleted) return;
-    const node = this.o.node();
+    const node = this.options.node();
     if (!node || node.metadata?.deletionTimestamp) return;
     await this.create(pod);
   }

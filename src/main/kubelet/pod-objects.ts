@@ -51,7 +51,7 @@ export class PodObjectsResolver {
   private readonly registered = new Map<string, ObjectRef[]>();
   private readonly warned = new Set<string>();
 
-  constructor(private readonly o: { objects: ObjectSource; recorder: EventRecorder }) {}
+  constructor(private readonly options: Readonly<{ objects: ObjectSource; recorder: EventRecorder }>) {}
 
   private register(uid: string, namespace: string, refs: Refs): void {
     const want: ObjectRef[] = [
@@ -62,8 +62,8 @@ export class PodObjectsResolver {
     const had = this.registered.get(uid) ?? [];
     const wantKeys = new Set(want.map(key));
     const hadKeys = new Set(had.map(key));
-    for (const r of want) if (!hadKeys.has(key(r))) this.o.objects.register(r);
-    for (const r of had) if (!wantKeys.has(key(r))) this.o.objects.unregister(r);
+    for (const r of want) if (!hadKeys.has(key(r))) this.options.objects.register(r);
+    for (const r of had) if (!wantKeys.has(key(r))) this.options.objects.unregister(r);
     this.registered.set(uid, want);
   }
 
@@ -86,11 +86,11 @@ export class PodObjectsResolver {
       }
     };
     for (const name of refs.secrets) {
-      const s = await orNull(this.o.objects.get({ kind: 'secret', namespace: ns, name }));
+      const s = await orNull(this.options.objects.get({ kind: 'secret', namespace: ns, name }));
       out.secrets[name] = s ? decode(s.data) : null;
     }
     for (const name of refs.configMaps) {
-      const c = await orNull(this.o.objects.get({ kind: 'configmap', namespace: ns, name }));
+      const c = await orNull(this.options.objects.get({ kind: 'configmap', namespace: ns, name }));
       out.configMaps[name] = c ? { ...c.data, ...decode(c.binaryData) } : null;
     }
     this.warnInvalidEnvFromKeys(pod, out);
@@ -99,7 +99,7 @@ export class PodObjectsResolver {
       const failed: string[] = [];
       for (const name of refs.pullSecrets) {
         try {
-          const s = await this.o.objects.get({ kind: 'secret', namespace: ns, name });
+          const s = await this.options.objects.get({ kind: 'secret', namespace: ns, name });
           const config = dockerConfigOf(s.type, s.data ?? {});
           if (config) keyring.add(config);
         } catch {
@@ -107,7 +107,7 @@ export class PodObjectsResolver {
         }
       }
       if (failed.length > 0) {
-        this.o.recorder.record(
+        this.options.recorder.record(
           podReference(pod),
           'Warning',
           'FailedToRetrieveImagePullSecret',
@@ -148,7 +148,7 @@ export class PodObjectsResolver {
         const key = `${uid}/${kind}/${name}`;
         if (invalid.length === 0 || this.warned.has(key)) continue;
         this.warned.add(key);
-        this.o.recorder.record(
+        this.options.recorder.record(
           podReference(pod),
           'Warning',
           'InvalidEnvironmentVariableNames',
@@ -159,7 +159,7 @@ export class PodObjectsResolver {
   }
 
   forget(uid: string): void {
-    for (const r of this.registered.get(uid) ?? []) this.o.objects.unregister(r);
+    for (const r of this.registered.get(uid) ?? []) this.options.objects.unregister(r);
     this.registered.delete(uid);
     for (const k of this.warned) if (k.startsWith(`${uid}/`)) this.warned.delete(k);
   }

@@ -118,8 +118,8 @@ export class PoolSyncer implements PodSyncer {
   /** Syncs waiting in waitForNewerStatus, woken by cacheUpdated(). */
   private readonly cacheWritten = new Wakeup();
 
-  constructor(private readonly o: PoolSyncerOptions) {
-    this.slots = new Semaphore(o.maxConcurrentSyncs ?? 12);
+  constructor(private readonly options: Readonly<PoolSyncerOptions>) {
+    this.slots = new Semaphore(options.maxConcurrentSyncs ?? 12);
   }
 
   /** A relist has finished writing the cache (wired to the PLEG): waiting syncs check it again. */
@@ -129,8 +129,8 @@ export class PoolSyncer implements PodSyncer {
 
   /** Reads the pod's cached runtime status (zero-copy SAB read). */
   cachedStatus(uid: string): RuntimePodStatus | undefined {
-    const slot = this.o.cache.slotOf(uid);
-    return slot === undefined ? undefined : this.o.cache.read(slot, uid);
+    const slot = this.options.cache.slotOf(uid);
+    return slot === undefined ? undefined : this.options.cache.read(slot, uid);
   }
 
   /**
@@ -139,12 +139,12 @@ export class PoolSyncer implements PodSyncer {
    */
   refreshStatus(pod: Pod, podIsTerminal = false, runtime?: RuntimePodStatus): ApiPodStatus {
     const uid = pod.metadata.uid ?? '';
-    const previous = this.o.statusManager.getPodStatus(uid);
-    const evict = activeDeadlineEviction(pod, previous, this.o.clock.now());
+    const previous = this.options.statusManager.getPodStatus(uid);
+    const evict = activeDeadlineEviction(pod, previous, this.options.clock.now());
     if (evict && previous?.reason !== evict.reason) this.record(pod, [{ type: 'Normal', reason: evict.reason, message: evict.message }]);
     const status = this.generateStatus(pod, podIsTerminal, runtime, evict);
-    this.o.statusManager.setPodStatus(pod, status);
-    this.o.startMetrics?.statusGenerated(pod, status, this.o.clock.now());
+    this.options.statusManager.setPodStatus(pod, status);
+    this.options.startMetrics?.statusGenerated(pod, status, this.options.clock.now());
     return status;
   }
 
@@ -164,36 +164,36 @@ export class PoolSyncer implements PodSyncer {
     evict: { reason: string; message: string } | undefined,
   ): ApiPodStatus {
     const uid = pod.metadata.uid ?? '';
-    const now = this.o.clock.now();
-    const previous = this.o.statusManager.getPodStatus(uid);
+    const now = this.options.clock.now();
+    const previous = this.options.statusManager.getPodStatus(uid);
     const current = runtime ?? this.cachedStatus(uid);
     return generateAPIPodStatus(pod, current, {
-      ...this.o.probes?.statusInputs(pod, current),
+      ...this.options.probes?.statusInputs(pod, current),
       now,
       evict,
-      nodeIP: this.o.node.ip || undefined,
+      nodeIP: this.options.node.ip || undefined,
       previous,
       reasonCache: new Map(Object.entries(this.reasons.get(uid) ?? {})),
       podIsTerminal,
-      runtimeName: this.o.runtimeName ?? 'containerd',
+      runtimeName: this.options.runtimeName ?? 'containerd',
     });
   }
 
   private record(pod: Pod, events: PodEvent[]): void {
     for (const e of events) {
-      this.o.recorder.record(podReference(pod), e.type, e.reason, e.message);
-      if (e.pullMs) this.o.startMetrics?.imagePulled(pod.metadata.uid ?? '', e.pullMs[0], e.pullMs[1]);
+      this.options.recorder.record(podReference(pod), e.type, e.reason, e.message);
+      if (e.pullMs) this.options.startMetrics?.imagePulled(pod.metadata.uid ?? '', e.pullMs[0], e.pullMs[1]);
     }
   }
 
   async syncPod(ctx: SyncContext, updateType: SyncPodType, pod: Pod): Promise<{ terminal: boolean }> {
-    const started = this.o.clock.now();
+    const started = this.options.clock.now();
     try {
       return await this.syncPodOnce(ctx, pod);
     } finally {
       // upstream records create/update/sync (a kill goes through termination).
       if (updateType !== 'kill')
-        this.o.metrics?.podWorkerDuration.observe({ operation_type: updateType }, (this.o.clock.now() - started) / 1000);
+        this.options.metrics?.podWorkerDuration.observe({ operation_type: updateType }, (this.options.clock.now() - started) / 1000);
     }
   }
 
@@ -201,52 +201,55 @@ export class PoolSyncer implements PodSyncer {
     const uid = pod.metadata.uid ?? '';
     const api = this.refreshStatus(pod);
     if (api.phase === 'Succeeded' || api.phase === 'Failed') return { terminal: true };
-    const networkError = this.o.networkError();
+    const networkError = this.options.networkError();
     if (networkError && !pod.spec.hostNetwork) {
       this.record(pod, [{ type: 'Warning', reason: 'NetworkNotReady', message: `network is not ready: ${networkError}` }]);
       throw new Error(`network is not ready: ${networkError}`);
     }
     if (ctx.signal.aborted) return { terminal: false };
-    if (this.o.syncMirrorPod && isStaticPod(pod)) {
-      await this.o
+    if (this.options.syncMirrorPod && isStaticPod(pod)) {
+      await this.options
         .syncMirrorPod(pod)
         .catch((err: unknown) =>
-          this.o.logger.warn({ pod: podRef(pod), err: errorMessage(err) }, 'Failed to sync the mirror pod; will retry at the next sync'),
+          this.options.logger.warn(
+            { pod: podRef(pod), err: errorMessage(err) },
+            'Failed to sync the mirror pod; will retry at the next sync',
+          ),
         );
     }
     const volumes = await this.waitForVolumes(ctx, pod);
     // A failed read (not a missing object) fails the sync; the pod worker retries it with backoff.
-    const objects = await this.o.podObjects?.resolve(pod);
-    const serviceEnv = this.o.serviceEnv?.envFor(pod.metadata.namespace ?? 'default', pod.spec.enableServiceLinks !== false);
+    const objects = await this.options.podObjects?.resolve(pod);
+    const serviceEnv = this.options.serviceEnv?.envFor(pod.metadata.namespace ?? 'default', pod.spec.enableServiceLinks !== false);
     const cgroupParent = await this.ensurePodCgroup(pod);
-    const slot = this.o.cache.allocate(uid);
+    const slot = this.options.cache.allocate(uid);
     await this.waitForNewerStatus(uid, slot, ctx.signal);
     const result = await this.slots.run(() =>
-      this.o.runner.run({
+      this.options.runner.run({
         type: 'syncPod',
         input: {
           pod,
           slot,
           minTimestamp: this.lastSyncEnd.get(uid) ?? 0,
-          cacheUnreliable: this.o.cacheUnreliable?.(uid) ?? false,
+          cacheUnreliable: this.options.cacheUnreliable?.(uid) ?? false,
           backoff: this.backoff.get(uid) ?? {},
-          node: this.o.node,
-          ...this.o.probes?.syncInputs(uid),
-          ...(this.o.volumes ? { volumes, podDir: this.o.volumes.podDir(uid) } : {}),
+          node: this.options.node,
+          ...this.options.probes?.syncInputs(uid),
+          ...(this.options.volumes ? { volumes, podDir: this.options.volumes.podDir(uid) } : {}),
           ...(objects ? { objects } : {}),
           ...(serviceEnv ? { serviceEnv } : {}),
           ...(cgroupParent !== undefined && { cgroupParent }),
         },
       }),
     );
-    this.lastSyncEnd.set(uid, this.o.clock.now());
-    if (result.acted) this.o.runtimeChanged?.();
+    this.lastSyncEnd.set(uid, this.options.clock.now());
+    if (result.acted) this.options.runtimeChanged?.();
     this.backoff.set(uid, result.backoff);
     this.reasons.set(uid, result.reasons);
     this.record(pod, result.events);
     // upstream makeMounts: the detail (host paths) is logged, the pod's status and events get the message only.
-    for (const h of result.hiddenDetails ?? []) this.o.logger.error({ pod: podRef(pod), podUID: uid, err: h.detail }, h.message);
-    if (this.o.logger.isLevelEnabled('debug')) this.o.logger.debug({ pod: podRef(pod), plan: result.plan }, 'SyncPod plan');
+    for (const h of result.hiddenDetails ?? []) this.options.logger.error({ pod: podRef(pod), podUID: uid, err: h.detail }, h.message);
+    if (this.options.logger.isLevelEnabled('debug')) this.options.logger.debug({ pod: podRef(pod), plan: result.plan }, 'SyncPod plan');
     this.refreshStatus(pod);
     if (result.error) throw result.backoffOnly ? new SyncBackoffError(result.error) : new Error(result.error);
     return { terminal: false };
@@ -258,7 +261,7 @@ export class PoolSyncer implements PodSyncer {
    * and a sync error, retried by the pod worker.
    */
   private async ensurePodCgroup(pod: Pod): Promise<string | undefined> {
-    const cgroups = this.o.podCgroups;
+    const cgroups = this.options.podCgroups;
     if (!cgroups) return undefined;
     try {
       await cgroups.ensureExists(pod);
@@ -280,10 +283,10 @@ export class PoolSyncer implements PodSyncer {
    * wait, or for a pod whose inspection failed, the task reads the runtime.
    */
   private async waitForNewerStatus(uid: string, slot: number, signal: AbortSignal): Promise<void> {
-    const { cache, clock } = this.o;
-    const wait = this.o.cacheWaitMs ?? 0;
+    const { cache, clock } = this.options;
+    const wait = this.options.cacheWaitMs ?? 0;
     const min = this.lastSyncEnd.get(uid);
-    if (wait <= 0 || min === undefined || this.o.cacheUnreliable?.(uid)) return;
+    if (wait <= 0 || min === undefined || this.options.cacheUnreliable?.(uid)) return;
     const deadline = clock.now() + wait;
     while (!cache.isNewerThan(slot, min) && clock.now() < deadline && !signal.aborted) {
       await sleepOrWake(clock, Math.min(CACHE_RECHECK_MS, deadline - clock.now()), (s) => this.cacheWritten.next(s), signal);
@@ -296,15 +299,15 @@ export class PoolSyncer implements PodSyncer {
    * and a sync error, retried by the pod worker.
    */
   private async waitForVolumes(ctx: SyncContext, pod: Pod) {
-    if (!this.o.volumes) return undefined;
+    if (!this.options.volumes) return undefined;
     try {
-      return await this.o.volumes.waitForAttachAndMount(pod, ctx.signal);
+      return await this.options.volumes.waitForAttachAndMount(pod, ctx.signal);
     } catch (err) {
       if (ctx.signal.aborted) throw err;
       const message = `Unable to attach or mount volumes: ${errorMessage(err)}`;
       this.record(pod, [{ type: 'Warning', reason: 'FailedMount', message }]);
-      const line = this.o.nodeFailureCause?.(err) === undefined ? 'error' : 'debug';
-      this.o.logger[line]({ pod: podRef(pod), err: message }, 'Unable to attach or mount volumes for pod; skipping pod');
+      const line = this.options.nodeFailureCause?.(err) === undefined ? 'error' : 'debug';
+      this.options.logger[line]({ pod: podRef(pod), err: message }, 'Unable to attach or mount volumes for pod; skipping pod');
       throw new Error(message, { cause: err });
     }
   }
@@ -318,16 +321,16 @@ export class PoolSyncer implements PodSyncer {
    */
   async syncTerminatingPod(ctx: SyncContext, pod: Pod, gracePeriodSeconds: number, podStatusFunc?: PodStatusFunc): Promise<void> {
     const uid = pod.metadata.uid ?? '';
-    this.o.logger.info({ pod: podRef(pod), gracePeriod: gracePeriodSeconds }, 'Pod is terminating; stopping its containers');
-    this.o.probes?.stopLivenessAndStartup(uid);
+    this.options.logger.info({ pod: podRef(pod), gracePeriod: gracePeriodSeconds }, 'Pod is terminating; stopping its containers');
+    this.options.probes?.stopLivenessAndStartup(uid);
     const task = this.slots.run(() =>
-      this.o.runner.run({
+      this.options.runner.run({
         type: 'terminatePod',
         input: {
           pod,
-          slot: this.o.cache.slotOf(uid) ?? -1,
+          slot: this.options.cache.slotOf(uid) ?? -1,
           minTimestamp: this.lastSyncEnd.get(uid) ?? 0,
-          cacheUnreliable: this.o.cacheUnreliable?.(uid) ?? false,
+          cacheUnreliable: this.options.cacheUnreliable?.(uid) ?? false,
           gracePeriodSeconds,
           remove: false,
         },
@@ -335,10 +338,10 @@ export class PoolSyncer implements PodSyncer {
     );
     const result = await untilAborted(task, ctx.signal);
     // Once the containers are stopped, readiness probing stops too.
-    this.o.probes?.removePod(uid);
+    this.options.probes?.removePod(uid);
     this.record(pod, result.events);
     // The final status comes from the runtime as read after the stop, never from an older cache entry.
-    if (podStatusFunc) this.o.statusManager.setPodStatus(pod, podStatusFunc(pod, result.status));
+    if (podStatusFunc) this.options.statusManager.setPodStatus(pod, podStatusFunc(pod, result.status));
     else this.refreshStatus(pod, true, result.status);
     this.terminatedStatus.set(uid, result.status);
   }
@@ -347,27 +350,27 @@ export class PoolSyncer implements PodSyncer {
     const uid = pod.metadata.uid ?? '';
     const stopped = this.terminatedStatus.get(uid);
     this.terminatedStatus.delete(uid);
-    const desired = this.o.podManager.get(uid) !== undefined;
+    const desired = this.options.podManager.get(uid) !== undefined;
     if (!desired) {
       // Gone from every source. Its stopped containers and sandboxes stay until container GC removes them.
-      this.o.statusManager.removePodStatus(uid);
-      this.o.releaseCacheSlot?.(uid);
-      this.o.podObjects?.forget(uid);
+      this.options.statusManager.removePodStatus(uid);
+      this.options.releaseCacheSlot?.(uid);
+      this.options.podObjects?.forget(uid);
     } else {
       // upstream GetNewerThan(lastSyncTime): a cache entry older than the stop would bring back running containers.
-      const slot = this.o.cache.slotOf(uid);
-      const fresh = stopped && slot !== undefined && this.o.cache.isNewerThan(slot, stopped.timestamp) ? undefined : stopped;
+      const slot = this.options.cache.slotOf(uid);
+      const fresh = stopped && slot !== undefined && this.options.cache.isNewerThan(slot, stopped.timestamp) ? undefined : stopped;
       this.refreshStatus(pod, true, fresh);
     }
     // upstream SyncTerminatedPod: the volumes of a terminated pod are torn down before it is marked terminated.
     // A teardown that fails (a mount still busy) fails this call; the pod worker retries it.
-    await this.o.volumes?.waitForUnmount(uid);
+    await this.options.volumes?.waitForUnmount(uid);
     // upstream TerminatePod: the final status; only now may the apiserver object of a deleted pod go.
-    if (desired) this.o.statusManager.terminatePod(this.o.podManager.get(uid) ?? pod);
+    if (desired) this.options.statusManager.terminatePod(this.options.podManager.get(uid) ?? pod);
     this.backoff.delete(uid);
     this.reasons.delete(uid);
     this.lastSyncEnd.delete(uid);
-    this.o.logger.info({ pod: podRef(pod), removed: !desired }, 'Pod is terminated');
+    this.options.logger.info({ pod: podRef(pod), removed: !desired }, 'Pod is terminated');
   }
 
   async syncTerminatingRuntimePod(_ctx: SyncContext, runningPod: RuntimePod): Promise<void> {
@@ -377,11 +380,11 @@ export class PoolSyncer implements PodSyncer {
       metadata: { uid: runningPod.uid, name: runningPod.name, namespace: runningPod.namespace },
       spec: { containers: [] },
     };
-    this.o.logger.info(
+    this.options.logger.info(
       { pod: `${runningPod.namespace}/${runningPod.name}`, podUID: runningPod.uid },
       'Killing orphaned pod known only to the runtime',
     );
-    await this.o.runner.run({
+    await this.options.runner.run({
       type: 'terminatePod',
       input: { pod, slot: -1, minTimestamp: 0, cacheUnreliable: true, gracePeriodSeconds: 1, remove: false },
     });

@@ -65,15 +65,15 @@ export class SyncLoop {
   /** Sources whose updates the loop has handled (upstream kl.sourcesReady.AddSource). */
   private readonly seenSources = new Set<string>();
 
-  constructor(private readonly o: SyncLoopOptions) {
-    this.queue = o.queue ?? new SyncLoopQueue();
+  constructor(private readonly options: Readonly<SyncLoopOptions>) {
+    this.queue = options.queue ?? new SyncLoopQueue();
   }
 
   start(signal: AbortSignal): void {
     if (this.running) return;
-    const { clock, podConfig } = this.o;
+    const { clock, podConfig } = this.options;
     // upstream's syncTicker and housekeepingTicker.
-    const onError = (err: unknown) => this.o.logger.error({ err: String(err) }, 'syncLoop tick failed');
+    const onError = (err: unknown) => this.options.logger.error({ err: String(err) }, 'syncLoop tick failed');
     const tickers = Promise.all([
       runPeriodically(() => this.queue.tick('sync'), { periodMs: SYNC_TICK_MS, sliding: false, signal, clock, onError }),
       runPeriodically(() => this.queue.tick('housekeeping'), { periodMs: HOUSEKEEPING_PERIOD_MS, sliding: false, signal, clock, onError }),
@@ -85,12 +85,12 @@ export class SyncLoop {
       await this.waitForFirstChecks(signal);
       let backoff = RUNTIME_BACKOFF_MIN_MS;
       while (!signal.aborted) {
-        const errs = this.o.runtimeState.runtimeErrors();
+        const errs = this.options.runtimeState.runtimeErrors();
         if (errs.length > 0) {
           // upstream: while the runtime is unhealthy, skip iterations (nothing is consumed) with backoff.
-          this.o.logger.error({ err: errs.join('; '), retryInMs: backoff }, 'Skipping pod synchronization');
+          this.options.logger.error({ err: errs.join('; '), retryInMs: backoff }, 'Skipping pod synchronization');
           // Cut short when the runtime state may have changed.
-          await sleepOrWake(clock, backoff, (s) => this.o.runtimeState.nextChange(s), signal);
+          await sleepOrWake(clock, backoff, (s) => this.options.runtimeState.nextChange(s), signal);
           backoff = Math.min(backoff * 2, RUNTIME_BACKOFF_MAX_MS);
           continue;
         }
@@ -102,7 +102,7 @@ export class SyncLoop {
         try {
           this.iterate(event);
         } catch (err) {
-          this.o.logger.error({ err: String(err), event: event.kind }, 'syncLoop iteration failed');
+          this.options.logger.error({ err: String(err), event: event.kind }, 'syncLoop iteration failed');
         }
         this.lastIteration = clock.now();
       }
@@ -121,12 +121,12 @@ export class SyncLoop {
    * manager holds what they delivered).
    */
   sourcesReady(): boolean {
-    return this.o.podConfig.seenAllSources(this.seenSources);
+    return this.options.podConfig.seenAllSources(this.seenSources);
   }
 
   /** Waits, without logging, until the runtime has no errors, for at most STARTUP_WAIT_MS. */
   private async waitForFirstChecks(signal: AbortSignal): Promise<void> {
-    const { clock, runtimeState } = this.o;
+    const { clock, runtimeState } = this.options;
     const deadline = clock.now() + STARTUP_WAIT_MS;
     while (!signal.aborted && runtimeState.runtimeErrors().length > 0) {
       const left = deadline - clock.now();
@@ -141,8 +141,8 @@ export class SyncLoop {
    */
   healthy(): { ok: boolean; message: string } {
     if (this.lastIteration === undefined) return { ok: true, message: 'ok' };
-    const threshold = Math.max(2 * (this.o.syncFrequencyMs ?? 60_000), MIN_SYNC_LOOP_HEALTH_THRESHOLD_MS);
-    const idle = this.o.clock.now() - this.lastIteration;
+    const threshold = Math.max(2 * (this.options.syncFrequencyMs ?? 60_000), MIN_SYNC_LOOP_HEALTH_THRESHOLD_MS);
+    const idle = this.options.clock.now() - this.lastIteration;
     return idle > threshold ? { ok: false, message: 'sync Loop took longer than expected' } : { ok: true, message: 'ok' };
   }
 
@@ -153,8 +153,8 @@ export class SyncLoop {
    * server can reuse its JSON (json-list.ts); callers must not change items.
    */
   podList(): { apiVersion: 'v1'; kind: 'PodList'; metadata: Record<string, never>; items: Pod[] } {
-    const items = this.o.podManager.pods().map((p) => {
-      const status = this.o.statusManager.getPodStatus(p.metadata.uid ?? '');
+    const items = this.options.podManager.pods().map((p) => {
+      const status = this.options.statusManager.getPodStatus(p.metadata.uid ?? '');
       const known = this.listItems.get(p);
       if (known && known.status === status) return known.item;
       const item = { ...p, status: status ?? p.status ?? {} };
@@ -165,7 +165,7 @@ export class SyncLoop {
   }
 
   private iterate(event: SyncLoopEvent): void {
-    const { handlers, logger } = this.o;
+    const { handlers, logger } = this.options;
     switch (event.kind) {
       case 'config':
         return this.handleConfig(event.update);
@@ -178,7 +178,7 @@ export class SyncLoop {
         // (its status is regenerated with the new results; SyncPod restarts a failed container).
         return handlers.handlePodSyncs([event.result.podUid]);
       case 'sync':
-        return handlers.handlePodSyncs(handlers.podsToSync(this.o.podWorkers.dueForResync()));
+        return handlers.handlePodSyncs(handlers.podsToSync(this.options.podWorkers.dueForResync()));
       case 'housekeeping':
         if (!this.sourcesReady()) {
           if (logger.isLevelEnabled('debug')) logger.debug('SyncLoop (housekeeping, skipped): sources aren’t ready yet');
@@ -189,7 +189,7 @@ export class SyncLoop {
   }
 
   private handleConfig(u: PodUpdate): void {
-    const { handlers, logger } = this.o;
+    const { handlers, logger } = this.options;
     this.seenSources.add(u.source);
     logger.info({ source: u.source, pods: podNames(u.pods) }, `SyncLoop ${u.op}`);
     switch (u.op) {

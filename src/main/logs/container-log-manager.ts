@@ -41,20 +41,23 @@ export class ContainerLogManager {
   private running: Promise<void> | undefined;
   private readonly failures: FailureLog;
 
-  constructor(private readonly o: ContainerLogManagerOptions) {
-    this.failures = new FailureLog(o.logger, o.clock, 'Rotating the logs of running containers');
+  constructor(private readonly options: Readonly<ContainerLogManagerOptions>) {
+    this.failures = new FailureLog(options.logger, options.clock, 'Rotating the logs of running containers');
   }
 
   start(signal: AbortSignal): void {
     // runOnce logs its failures and never rejects.
-    runPeriodically(() => this.runOnce(), { periodMs: this.o.periodMs, signal, clock: this.o.clock, onError: () => undefined }).catch(
-      () => undefined,
-    );
+    runPeriodically(() => this.runOnce(), {
+      periodMs: this.options.periodMs,
+      signal,
+      clock: this.options.clock,
+      onError: () => undefined,
+    }).catch(() => undefined);
   }
 
   runOnce(): Promise<void> {
     this.running ??= this.rotate()
-      .catch((err: unknown) => this.o.logger.error({ err: errorMessage(err) }, 'Failed to rotate container logs'))
+      .catch((err: unknown) => this.options.logger.error({ err: errorMessage(err) }, 'Failed to rotate container logs'))
       .finally(() => (this.running = undefined));
     return this.running;
   }
@@ -64,19 +67,19 @@ export class ContainerLogManager {
   }
 
   private async rotate(): Promise<void> {
-    const r = await this.o.runner.run({
+    const r = await this.options.runner.run({
       type: 'rotateLogs',
       input: {
-        maxSizeBytes: Number(value(this.o.maxSize)),
-        maxFiles: this.o.maxFiles,
-        workers: this.o.maxWorkers,
-        nowMs: this.o.clock.now(),
-        podLogsDir: this.o.podLogsDir,
+        maxSizeBytes: Number(value(this.options.maxSize)),
+        maxFiles: this.options.maxFiles,
+        workers: this.options.maxWorkers,
+        nowMs: this.options.clock.now(),
+        podLogsDir: this.options.podLogsDir,
       },
     });
-    this.o.logger.debug({ statusReads: r.statusReads }, 'Checked the container logs for rotation');
-    for (const path of r.rotated) this.o.logger.info({ path }, 'Rotated the container log');
-    for (const err of r.errors) this.o.logger.debug({ err }, 'Failed to rotate the log of a running container');
+    this.options.logger.debug({ statusReads: r.statusReads }, 'Checked the container logs for rotation');
+    for (const path of r.rotated) this.options.logger.info({ path }, 'Rotated the container log');
+    for (const err of r.errors) this.options.logger.debug({ err }, 'Failed to rotate the log of a running container');
     if (r.errors.length === 0) return this.failures.success();
     const shown = r.errors.slice(0, ERRORS_SHOWN).join('; ');
     const more = r.errors.length > ERRORS_SHOWN ? ` (and ${r.errors.length - ERRORS_SHOWN} more)` : '';

@@ -93,10 +93,10 @@ function waitForChange(watcher: FSWatcher, file: string, clock: Clock, signal?: 
   });
 }
 
-export async function readLogs(o: ReadLogsOptions): Promise<void> {
-  const opts = o.options;
-  let fh = await open(o.path, 'r').catch((err: NodeJS.ErrnoException) => {
-    throw new Error(`failed to open log file "${o.path}": ${err.message}`);
+export async function readLogs(read: ReadLogsOptions): Promise<void> {
+  const opts = read.options;
+  let fh = await open(read.path, 'r').catch((err: NodeJS.ErrnoException) => {
+    throw new Error(`failed to open log file "${read.path}": ${err.message}`);
   });
   let watcher: FSWatcher | undefined;
   let pos = await findTailLineStart(fh, opts.tail);
@@ -117,7 +117,7 @@ export async function readLogs(o: ReadLogsOptions): Promise<void> {
     const batch = out.length === 1 ? out[0] : Buffer.concat(out, outBytes);
     out = [];
     outBytes = 0;
-    await o.write(batch);
+    await read.write(batch);
   };
 
   /** Adds one line's output to the batch; false once the byte limit is reached. */
@@ -126,7 +126,7 @@ export async function readLogs(o: ReadLogsOptions): Promise<void> {
     try {
       line = parseCriLogLine(raw);
     } catch (err) {
-      o.onBadLine?.(raw.toString(), errorMessage(err));
+      read.onBadLine?.(raw.toString(), errorMessage(err));
       return true;
     }
     if (line.timeNs >= opts.sinceNs) {
@@ -149,7 +149,7 @@ export async function readLogs(o: ReadLogsOptions): Promise<void> {
   /** Returns at the end (or throws Stop at the byte limit) with the last lines' output still in the batch. */
   const pump = async (): Promise<void> => {
     for (;;) {
-      if (o.signal?.aborted || (limited && limitedNum === 0)) return;
+      if (read.signal?.aborted || (limited && limitedNum === 0)) return;
       const { bytesRead } = await fh.read(chunk, 0, READ_CHUNK, pos);
       if (bytesRead > 0) {
         pos += bytesRead;
@@ -172,19 +172,19 @@ export async function readLogs(o: ReadLogsOptions): Promise<void> {
       }
       if (!found) return; // the container stopped and everything it wrote was read
       if (!watcher) {
-        watcher = watch(dirname(o.path));
+        watcher = watch(dirname(read.path));
         watcher.on('error', () => undefined);
         continue; // read once more: a write may have come before the watcher
       }
       // At the end of the file: if the path now names another file (rotated), read the old one to its end once
       // more (the writer moved to the new one before it existed under the path), then the new one from its start.
-      if (await replaced(fh, o.path)) {
+      if (await replaced(fh, read.path)) {
         if (!drained) {
           drained = true;
           continue;
         }
         drained = false;
-        const next = await open(o.path, 'r').catch(() => undefined);
+        const next = await open(read.path, 'r').catch(() => undefined);
         if (next) {
           await fh.close();
           fh = next;
@@ -193,9 +193,9 @@ export async function readLogs(o: ReadLogsOptions): Promise<void> {
           continue;
         }
       }
-      found = await o.isRunning();
+      found = await read.isRunning();
       if (!found) continue;
-      await waitForChange(watcher, basename(o.path), o.clock, o.signal);
+      await waitForChange(watcher, basename(read.path), read.clock, read.signal);
     }
   };
 
@@ -203,7 +203,7 @@ export async function readLogs(o: ReadLogsOptions): Promise<void> {
     await pump().catch((err: unknown) => {
       if (!(err instanceof Stop)) throw err;
     });
-    if (!o.signal?.aborted) await flush();
+    if (!read.signal?.aborted) await flush();
   } finally {
     watcher?.close();
     await fh.close();

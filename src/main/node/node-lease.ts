@@ -48,9 +48,9 @@ export class NodeLeaseController {
   private readonly path: string;
   private readonly failures: FailureLog;
 
-  constructor(private readonly o: NodeLeaseOptions) {
-    this.renewIntervalMs = o.leaseDurationSeconds * 250;
-    this.failures = new FailureLog(o.logger, o.clock, 'Node lease renewal', 30_000);
+  constructor(private readonly options: Readonly<NodeLeaseOptions>) {
+    this.renewIntervalMs = options.leaseDurationSeconds * 250;
+    this.failures = new FailureLog(options.logger, options.clock, 'Node lease renewal', 30_000);
     this.path = `/apis/coordination.k8s.io/v1/namespaces/${LEASE_NAMESPACE}/leases`;
   }
 
@@ -64,10 +64,10 @@ export class NodeLeaseController {
       jitterFactor: RENEW_JITTER_FACTOR,
       immediate: true,
       signal,
-      clock: this.o.clock,
+      clock: this.options.clock,
       onError,
-      ...(this.o.random && { random: this.o.random }),
-    }).catch((err: unknown) => this.o.logger.error({ err }, 'Node lease loop stopped'));
+      ...(this.options.random && { random: this.options.random }),
+    }).catch((err: unknown) => this.options.logger.error({ err }, 'Node lease loop stopped'));
   }
 
   async sync(signal?: AbortSignal): Promise<void> {
@@ -102,24 +102,27 @@ export class NodeLeaseController {
       : {
           apiVersion: 'coordination.k8s.io/v1',
           kind: 'Lease',
-          metadata: { name: this.o.nodeName, namespace: LEASE_NAMESPACE },
-          spec: { holderIdentity: this.o.nodeName, leaseDurationSeconds: this.o.leaseDurationSeconds },
+          metadata: { name: this.options.nodeName, namespace: LEASE_NAMESPACE },
+          spec: { holderIdentity: this.options.nodeName, leaseDurationSeconds: this.options.leaseDurationSeconds },
         };
-    lease.spec = { ...lease.spec, renewTime: microTime(this.o.clock.now()) };
+    lease.spec = { ...lease.spec, renewTime: microTime(this.options.clock.now()) };
     if (!lease.metadata?.ownerReferences?.length) {
       try {
-        const node = await this.o.client.get<{ metadata?: { uid?: string } }>(`/api/v1/nodes/${encodeURIComponent(this.o.nodeName)}`, {
-          signal,
-        });
+        const node = await this.options.client.get<{ metadata?: { uid?: string } }>(
+          `/api/v1/nodes/${encodeURIComponent(this.options.nodeName)}`,
+          {
+            signal,
+          },
+        );
         if (node.metadata?.uid) {
           lease.metadata = {
             ...lease.metadata,
-            ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: this.o.nodeName, uid: node.metadata.uid }],
+            ownerReferences: [{ apiVersion: 'v1', kind: 'Node', name: this.options.nodeName, uid: node.metadata.uid }],
           };
         }
       } catch (err) {
         if (!isNotFound(err))
-          this.o.logger.info({ err: errorMessage(err) }, 'Failed to get node when trying to set owner ref to the node lease');
+          this.options.logger.info({ err: errorMessage(err) }, 'Failed to get node when trying to set owner ref to the node lease');
       }
     }
     return lease;
@@ -128,13 +131,16 @@ export class NodeLeaseController {
   /** The lease, created if missing; undefined when it is missing and the Node to own it does not exist yet. */
   private async ensure(signal?: AbortSignal): Promise<{ lease: Lease; created: boolean } | undefined> {
     try {
-      return { lease: await this.o.client.get<Lease>(`${this.path}/${encodeURIComponent(this.o.nodeName)}`, { signal }), created: false };
+      return {
+        lease: await this.options.client.get<Lease>(`${this.path}/${encodeURIComponent(this.options.nodeName)}`, { signal }),
+        created: false,
+      };
     } catch (err) {
       if (!isNotFound(err)) throw err;
     }
     const fresh = await this.newLease(undefined, signal);
     if (!fresh.metadata?.ownerReferences?.length) return undefined;
-    const lease = await this.o.client.create<Lease>(this.path, fresh, { signal });
+    const lease = await this.options.client.create<Lease>(this.path, fresh, { signal });
     return { lease, created: true };
   }
 
@@ -147,7 +153,7 @@ export class NodeLeaseController {
         if (signal?.aborted) throw err;
         sleep = Math.min(2 * sleep, MAX_BACKOFF_MS);
         this.failures.failure(err, { step: 'ensure lease exists', retryInSeconds: sleep / 1000 });
-        await this.o.clock.sleep(sleep, signal);
+        await this.options.clock.sleep(sleep, signal);
       }
     }
   }
@@ -156,7 +162,9 @@ export class NodeLeaseController {
     for (let i = 0; i < MAX_UPDATE_RETRIES; i++) {
       try {
         const lease = await this.newLease(base, signal);
-        this.latest = await this.o.client.replace<Lease>(`${this.path}/${encodeURIComponent(this.o.nodeName)}`, lease, { signal });
+        this.latest = await this.options.client.replace<Lease>(`${this.path}/${encodeURIComponent(this.options.nodeName)}`, lease, {
+          signal,
+        });
         return;
       } catch (err) {
         if (signal?.aborted) throw err;
@@ -167,7 +175,7 @@ export class NodeLeaseController {
           base = ensured.lease;
           continue;
         }
-        if (i > 0) this.o.onRepeatedFailure?.();
+        if (i > 0) this.options.onRepeatedFailure?.();
       }
     }
     throw new Error(`failed ${MAX_UPDATE_RETRIES} attempts to update lease`);

@@ -64,9 +64,9 @@ export class NodeStatusManager {
   /** The node as the apiserver last returned it. */
   node: Node | undefined;
 
-  constructor(private readonly o: NodeStatusManagerOptions) {
-    this.failures = new FailureLog(o.logger, o.clock, 'Node status update', 30_000);
-    this.nodePath = `/api/v1/nodes/${encodeURIComponent(o.nodeName)}`;
+  constructor(private readonly options: Readonly<NodeStatusManagerOptions>) {
+    this.failures = new FailureLog(options.logger, options.clock, 'Node status update', 30_000);
+    this.nodePath = `/api/v1/nodes/${encodeURIComponent(options.nodeName)}`;
   }
 
   get registrationCompleted(): boolean {
@@ -75,7 +75,7 @@ export class NodeStatusManager {
 
   /** Resolves once the node is registered (at once with --register-node=false). */
   whenRegistered(): Promise<void> {
-    if (this.registered || !this.o.registerNode) return Promise.resolve();
+    if (this.registered || !this.options.registerNode) return Promise.resolve();
     return new Promise((r) => this.registeredWaiters.push(r));
   }
 
@@ -83,25 +83,25 @@ export class NodeStatusManager {
   start(signal: AbortSignal): void {
     // upstream wait.Until(syncNodeStatus, nodeStatusUpdateFrequency): now, then a period after each ends.
     // A sync catches its own failures (FailureLog); what reaches onError is a bug, logged.
-    const onError = (err: unknown) => this.o.logger.error({ err }, 'Node status sync failed');
+    const onError = (err: unknown) => this.options.logger.error({ err }, 'Node status sync failed');
     runPeriodically(() => this.syncNodeStatus(signal), {
-      periodMs: this.o.updateFrequencyMs,
+      periodMs: this.options.updateFrequencyMs,
       immediate: true,
       signal,
-      clock: this.o.clock,
+      clock: this.options.clock,
       onError,
     }).catch(onError);
-    this.fastStatusUpdate(signal).catch((err: unknown) => this.o.logger.error({ err }, 'Fast node status update failed'));
+    this.fastStatusUpdate(signal).catch((err: unknown) => this.options.logger.error({ err }, 'Fast node status update failed'));
   }
 
   private async fastStatusUpdate(signal: AbortSignal): Promise<void> {
-    const deadline = this.o.clock.now() + FAST_UPDATE_WINDOW_MS;
-    while (!signal.aborted && this.o.clock.now() < deadline) {
-      if (this.o.runtimeReady() && (this.registered || !this.o.registerNode)) {
+    const deadline = this.options.clock.now() + FAST_UPDATE_WINDOW_MS;
+    while (!signal.aborted && this.options.clock.now() < deadline) {
+      if (this.options.runtimeReady() && (this.registered || !this.options.registerNode)) {
         await this.syncNodeStatus(signal);
         return;
       }
-      await this.o.clock.sleep(FAST_UPDATE_PERIOD_MS, signal).catch(() => undefined);
+      await this.options.clock.sleep(FAST_UPDATE_PERIOD_MS, signal).catch(() => undefined);
     }
   }
 
@@ -112,10 +112,15 @@ export class NodeStatusManager {
   }
 
   private record = (type: 'Normal' | 'Warning', reason: string, message?: string) =>
-    this.o.recorder.record(nodeReference(this.o.nodeName), type, reason, message ?? `Node ${this.o.nodeName} status is now: ${reason}`);
+    this.options.recorder.record(
+      nodeReference(this.options.nodeName),
+      type,
+      reason,
+      message ?? `Node ${this.options.nodeName} status is now: ${reason}`,
+    );
 
   private async doSync(signal?: AbortSignal): Promise<void> {
-    if (this.o.registerNode && !this.registered) await this.registerWithApiServer(signal);
+    if (this.options.registerNode && !this.registered) await this.registerWithApiServer(signal);
     if (signal?.aborted) return;
     for (let i = 0; i < STATUS_UPDATE_RETRIES; i++) {
       try {
@@ -124,7 +129,7 @@ export class NodeStatusManager {
         return;
       } catch (err) {
         if (signal?.aborted) return;
-        if (i > 0) this.o.onRepeatedFailure?.();
+        if (i > 0) this.options.onRepeatedFailure?.();
         this.failures.failure(err, { attempt: i + 1 });
       }
     }
@@ -132,18 +137,18 @@ export class NodeStatusManager {
 
   private async tryUpdateNodeStatus(tryNumber: number, signal?: AbortSignal): Promise<void> {
     const query = tryNumber === 0 ? { resourceVersion: '0' } : {};
-    const original = await this.o.heartbeat.get<Node>(this.nodePath, { query, signal });
+    const original = await this.options.heartbeat.get<Node>(this.nodePath, { query, signal });
     const node = structuredClone(original);
     const podCIDRChanged = await this.updatePodCIDR(original);
-    const inputs = await this.o.collect();
+    const inputs = await this.options.collect();
     setNodeStatus(node, inputs, this.record, this.memory);
-    const now = this.o.clock.now();
-    if (now - this.lastReport < this.o.reportFrequencyMs && !podCIDRChanged && !nodeStatusChanged(original.status, node.status)) {
+    const now = this.options.clock.now();
+    if (now - this.lastReport < this.options.reportFrequencyMs && !podCIDRChanged && !nodeStatusChanged(original.status, node.status)) {
       this.node = original;
       return;
     }
     const patch = nodeStatusPatch(original.status, node.status!);
-    this.node = patch ? await this.o.heartbeat.patch<Node>(`${this.nodePath}/status`, patch, 'strategic', { signal }) : original;
+    this.node = patch ? await this.options.heartbeat.patch<Node>(`${this.nodePath}/status`, patch, 'strategic', { signal }) : original;
     this.lastReport = now;
   }
 
@@ -154,9 +159,9 @@ export class NodeStatusManager {
    */
   private async updatePodCIDR(node: Node): Promise<boolean> {
     const cidrs = node.spec?.podCIDRs ?? [];
-    if (cidrs.length === 0 || !this.o.podCidr) return false;
-    return this.o.podCidr.update(cidrs.join(',')).catch((err: unknown) => {
-      this.o.logger.error({ err: errorMessage(err) }, 'Failed to update the pod CIDR');
+    if (cidrs.length === 0 || !this.options.podCidr) return false;
+    return this.options.podCidr.update(cidrs.join(',')).catch((err: unknown) => {
+      this.options.logger.error({ err: errorMessage(err) }, 'Failed to update the pod CIDR');
       return true;
     });
   }
@@ -164,37 +169,37 @@ export class NodeStatusManager {
   /** Upstream registerWithAPIServer: retries until the node is registered (or the agent stops). */
   private async registerWithApiServer(signal?: AbortSignal): Promise<void> {
     let backoff = 100;
-    const failures = new FailureLog(this.o.logger, this.o.clock, 'Node registration', 30_000);
+    const failures = new FailureLog(this.options.logger, this.options.clock, 'Node registration', 30_000);
     while (!this.registered && !signal?.aborted) {
       try {
         await this.tryRegister(signal);
         this.registered = true;
         for (const w of this.registeredWaiters.splice(0)) w();
         failures.success();
-        this.o.logger.info({ node: this.o.nodeName }, 'Successfully registered node');
+        this.options.logger.info({ node: this.options.nodeName }, 'Successfully registered node');
         return;
       } catch (err) {
         if (signal?.aborted) return;
-        failures.failure(err, { node: this.o.nodeName });
-        await this.o.clock.sleep(backoff, signal).catch(() => undefined);
+        failures.failure(err, { node: this.options.nodeName });
+        await this.options.clock.sleep(backoff, signal).catch(() => undefined);
         backoff = Math.min(backoff * 2, REGISTER_MAX_BACKOFF_MS);
       }
     }
   }
 
   private async tryRegister(signal?: AbortSignal): Promise<void> {
-    const node = initialNode(this.o.registration);
-    setNodeStatus(node, await this.o.collect(), this.record, this.memory);
+    const node = initialNode(this.options.registration);
+    setNodeStatus(node, await this.options.collect(), this.record, this.memory);
     try {
-      this.node = await this.o.main.create<Node>('/api/v1/nodes', node, { signal });
-      this.lastReport = this.o.clock.now();
+      this.node = await this.options.main.create<Node>('/api/v1/nodes', node, { signal });
+      this.lastReport = this.options.clock.now();
       return;
     } catch (err) {
       if (!isAlreadyExists(err)) throw err;
     }
-    this.o.logger.info({ node: this.o.nodeName }, 'Node was previously registered');
-    const existing = await this.o.main.get<Node>(this.nodePath, { signal });
+    this.options.logger.info({ node: this.options.nodeName }, 'Node was previously registered');
+    const existing = await this.options.main.get<Node>(this.nodePath, { signal });
     const patch = reconcileExistingNode(node, existing);
-    this.node = patch ? await this.o.main.patch<Node>(`${this.nodePath}/status`, patch, 'strategic', { signal }) : existing;
+    this.node = patch ? await this.options.main.patch<Node>(`${this.nodePath}/status`, patch, 'strategic', { signal }) : existing;
   }
 }

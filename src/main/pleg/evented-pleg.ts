@@ -1,5 +1,6 @@
 /**
- * The evented PLEG (upstream pkg/kubelet/pleg/evented.go), `--pleg=evented`.
+ * The evented PLEG (upstream pkg/kubelet/pleg/evented.go, added in v1.26 behind
+ * the EventedPLEG gate; v1.20 has only the generic PLEG), `--pleg=evented`.
  *
  * A ContainerEventSource (normally a dedicated worker thread behind comlink)
  * holds the CRI GetContainerEvents stream and writes the status each event
@@ -58,8 +59,8 @@ export class EventedPleg implements PodLifecycleEventGenerator {
 
   private readonly s: ReturnType<GenericPleg['shared']>;
 
-  constructor(private readonly o: EventedPlegOptions) {
-    this.s = o.generic.shared();
+  constructor(private readonly options: Readonly<EventedPlegOptions>) {
+    this.s = options.generic.shared();
   }
 
   /** True while events come from the stream (false after a fallback to the generic relist). */
@@ -72,48 +73,48 @@ export class EventedPleg implements PodLifecycleEventGenerator {
     this.inUse = true;
     this.stopEvented = new AbortController();
     const evented = AbortSignal.any([signal, this.stopEvented.signal]);
-    this.o.generic.update({ relistPeriodMs: EVENTED_RELIST_PERIOD_MS, relistThresholdMs: EVENTED_RELIST_THRESHOLD_MS });
+    this.options.generic.update({ relistPeriodMs: EVENTED_RELIST_PERIOD_MS, relistThresholdMs: EVENTED_RELIST_THRESHOLD_MS });
     // The stream first, then the generic loop's first relist: events between the two are not lost.
     this.loops.push(this.watchLoop(evented), this.globalCacheLoop(evented));
-    this.o.generic.start(signal);
-    const onAbort = () => this.o.source.cancel();
+    this.options.generic.start(signal);
+    const onAbort = () => this.options.source.cancel();
     signal.addEventListener('abort', onAbort, { once: true });
   }
 
   async stopped(): Promise<void> {
     await Promise.all(this.loops);
-    await this.o.generic.stopped();
-    await this.o.source.close();
+    await this.options.generic.stopped();
+    await this.options.source.close();
   }
 
   healthy(): PlegHealth {
     if (this.inUse && this.channelFull) {
       return { ok: false, message: 'EventedPLEG: pleg event channel capacity is full' };
     }
-    return this.o.generic.healthy();
+    return this.options.generic.healthy();
   }
 
   inspectionFailed(uid: string): boolean {
-    return this.o.generic.inspectionFailed(uid);
+    return this.options.generic.inspectionFailed(uid);
   }
 
   releaseSlotWhenUnused(uid: string): void {
-    this.o.generic.releaseSlotWhenUnused(uid);
+    this.options.generic.releaseSlotWhenUnused(uid);
   }
 
   private async watchLoop(signal: AbortSignal): Promise<void> {
-    const max = this.o.maxStreamRetries ?? EVENTED_MAX_STREAM_RETRIES;
+    const max = this.options.maxStreamRetries ?? EVENTED_MAX_STREAM_RETRIES;
     while (!signal.aborted) {
       let connected = false;
-      const outcome: WatchOutcome = await this.o.source.watch((batch) => {
+      const outcome: WatchOutcome = await this.options.source.watch((batch) => {
         if (!connected) {
           connected = true;
-          this.o.eventedMetrics.connectionSuccesses.inc();
+          this.options.eventedMetrics.connectionSuccesses.inc();
         }
         this.deliver(batch);
       });
       if (signal.aborted || outcome.cancelled) return;
-      this.o.eventedMetrics.connectionErrors.inc();
+      this.options.eventedMetrics.connectionErrors.inc();
       const why = outcome.error ? outcome.error.message : 'the runtime ended the stream';
       if (outcome.error?.grpcCode === GRPC_UNIMPLEMENTED) {
         this.fallBack(`the container runtime does not implement GetContainerEvents (containerd before 1.7?): ${why}`);
@@ -125,7 +126,7 @@ export class EventedPleg implements PodLifecycleEventGenerator {
         return;
       }
       this.s.logger.debug({ err: why, attempt: this.failures }, 'Evented PLEG: Failed to get container events, retrying');
-      await this.o.generic.relist(); // upstream: force a relist to catch up on what the stream missed
+      await this.options.generic.relist(); // upstream: force a relist to catch up on what the stream missed
     }
   }
 
@@ -145,13 +146,13 @@ export class EventedPleg implements PodLifecycleEventGenerator {
   private fallBack(reason: string): void {
     this.inUse = false;
     this.stopEvented?.abort();
-    this.o.source
+    this.options.source
       .close()
       .catch((err: unknown) => this.s.logger.debug({ err: String(err) }, 'Evented PLEG: closing the event source failed'));
     this.s.logger.warn(
       `Evented PLEG is not usable: ${reason}; falling back to the generic PLEG (relist every ${this.s.relistPeriodMs / 1000}s)`,
     );
-    this.o.generic.update({ relistPeriodMs: this.s.relistPeriodMs, relistThresholdMs: this.s.relistThresholdMs });
+    this.options.generic.update({ relistPeriodMs: this.s.relistPeriodMs, relistThresholdMs: this.s.relistThresholdMs });
   }
 
   /** A batch from the source: statuses of pods without a slot first, then the events. */
@@ -164,8 +165,8 @@ export class EventedPleg implements PodLifecycleEventGenerator {
         logger.error({ pod: status.uid, err: String(err) }, 'Evented PLEG: cannot cache pod status; the next relist will');
       }
     }
-    for (const uid of batch.sandboxDeleted) this.o.generic.releaseSlotWhenUnused(uid);
-    for (const lag of batch.lagMs) this.o.eventedMetrics.connectionLatency.observe(Math.max(0, lag) / 1000);
+    for (const uid of batch.sandboxDeleted) this.options.generic.releaseSlotWhenUnused(uid);
+    for (const lag of batch.lagMs) this.options.eventedMetrics.connectionLatency.observe(Math.max(0, lag) / 1000);
     for (const e of batch.events) {
       if (sink(e)) {
         this.channelFull = false;

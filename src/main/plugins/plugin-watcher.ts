@@ -78,11 +78,11 @@ export class PluginWatcher {
   private running: Promise<void> | undefined;
   private stopped = false;
 
-  constructor(private readonly o: PluginWatcherOptions) {}
+  constructor(private readonly options: Readonly<PluginWatcherOptions>) {}
 
   /** Creates the directory (0750) and starts scanning it. */
   async start(): Promise<void> {
-    await mkdir(this.o.dir, { recursive: true, mode: 0o750 });
+    await mkdir(this.options.dir, { recursive: true, mode: 0o750 });
     this.tick();
   }
 
@@ -100,7 +100,7 @@ export class PluginWatcher {
   /** One scan and its registrations (exposed for tests). */
   scanOnce(): Promise<void> {
     this.running ??= this.scan()
-      .catch((err: unknown) => this.o.logger.error({ dir: this.o.dir, err: errorMessage(err) }, 'Plugin registry scan failed'))
+      .catch((err: unknown) => this.options.logger.error({ dir: this.options.dir, err: errorMessage(err) }, 'Plugin registry scan failed'))
       .finally(() => (this.running = undefined));
     return this.running;
   }
@@ -108,7 +108,7 @@ export class PluginWatcher {
   private tick(): void {
     if (this.stopped) return;
     const next = () => {
-      if (!this.stopped) this.cancelTimer = this.o.clock.setTimer(SCAN_PERIOD_MS, () => this.tick());
+      if (!this.stopped) this.cancelTimer = this.options.clock.setTimer(SCAN_PERIOD_MS, () => this.tick());
     };
     this.scanOnce().then(next, next);
   }
@@ -117,14 +117,14 @@ export class PluginWatcher {
     const found = new Map<string, string>();
     let names: string[];
     try {
-      names = await readdir(this.o.dir, { recursive: true });
+      names = await readdir(this.options.dir, { recursive: true });
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return found;
       throw err;
     }
     for (const name of names) {
       if (name.split('/').some((part) => part.startsWith('.'))) continue;
-      const path = join(this.o.dir, name);
+      const path = join(this.options.dir, name);
       const st = await lstat(path).catch(() => undefined);
       if (st?.isSocket()) found.set(path, `${st.ino}:${st.ctimeMs}`);
     }
@@ -138,7 +138,7 @@ export class PluginWatcher {
       this.sockets.delete(path);
       if (state.plugin) await this.deregister(path, state.plugin);
     }
-    const now = this.o.clock.now();
+    const now = this.options.clock.now();
     for (const [path, id] of found) {
       if (this.stopped) return;
       let state = this.sockets.get(path);
@@ -152,20 +152,20 @@ export class PluginWatcher {
   }
 
   private async deregister(path: string, plugin: { name: string; handler: PluginHandler }): Promise<void> {
-    this.o.logger.info({ socket: path, plugin: plugin.name }, 'Plugin socket removed; deregistering the plugin');
+    this.options.logger.info({ socket: path, plugin: plugin.name }, 'Plugin socket removed; deregistering the plugin');
     await plugin.handler
       .deRegisterPlugin(plugin.name)
-      .catch((err: unknown) => this.o.logger.error({ plugin: plugin.name, err: errorMessage(err) }, 'DeRegisterPlugin failed'));
+      .catch((err: unknown) => this.options.logger.error({ plugin: plugin.name, err: errorMessage(err) }, 'DeRegisterPlugin failed'));
   }
 
   /** upstream GenerateRegisterPluginFunc. */
   private async register(path: string, state: SocketState): Promise<void> {
-    const conn = this.o.dial(path);
+    const conn = this.options.dial(path);
     const notify = (ok: boolean, error: string) =>
       conn
         .notifyRegistrationStatus(ok, error)
         .catch((err: unknown) =>
-          this.o.logger.error({ socket: path, err: errorMessage(err) }, 'Failed to notify the plugin of its registration status'),
+          this.options.logger.error({ socket: path, err: errorMessage(err) }, 'Failed to notify the plugin of its registration status'),
         );
     try {
       let info: PluginInfo;
@@ -179,7 +179,7 @@ export class PluginWatcher {
           },
         );
       }
-      const handler = this.o.handlers[info.type];
+      const handler = this.options.handlers[info.type];
       if (!handler) {
         const msg = `RegisterPlugin error -- no handler registered for plugin type: ${info.type} at socket ${path}`;
         await notify(false, msg);
@@ -198,19 +198,19 @@ export class PluginWatcher {
         await handler.registerPlugin(info.name, endpoint, info.supportedVersions);
       } catch (err) {
         const msg = `RegisterPlugin error -- plugin registration failed with err: ${errorMessage(err)}`;
-        this.o.logger.error({ socket: path, plugin: info.name }, msg);
+        this.options.logger.error({ socket: path, plugin: info.name }, msg);
         await notify(false, msg);
         return;
       }
       state.plugin = { name: info.name, handler };
       state.failures = 0;
-      this.o.logger.info({ socket: path, plugin: info.name, type: info.type, endpoint }, 'Registered plugin');
+      this.options.logger.info({ socket: path, plugin: info.name, type: info.type, endpoint }, 'Registered plugin');
       await notify(true, '');
     } catch (err) {
       state.failures++;
       const delay = Math.min(RETRY_INITIAL_MS * 2 ** (state.failures - 1), RETRY_MAX_MS);
-      state.retryAt = this.o.clock.now() + delay;
-      this.o.logger.error({ socket: path, retryInMs: delay, err: errorMessage(err) }, 'Plugin registration failed');
+      state.retryAt = this.options.clock.now() + delay;
+      this.options.logger.error({ socket: path, retryInMs: delay, err: errorMessage(err) }, 'Plugin registration failed');
     } finally {
       conn.close();
     }

@@ -1,5 +1,7 @@
 /**
- * The pod workers (upstream pkg/kubelet/pod_workers.go): the main thread's
+ * The pod workers (upstream pkg/kubelet/pod_workers.go as rewritten in v1.22,
+ * with its terminating and terminated states; v1.20's pod workers had one
+ * working flag per UID and killed pods outside them): the main thread's
  * per-UID state machine that serializes the work the syncer does for a pod.
  *
  * Contract, per UID:
@@ -71,11 +73,11 @@ export class PodWorkers {
   private readonly backOffMs: number;
   private readonly random: () => number;
 
-  constructor(private readonly o: PodWorkersOptions) {
-    this.resyncMs = o.resyncIntervalMs ?? DEFAULT_RESYNC_INTERVAL_MS;
-    this.backOffMs = o.backOffPeriodMs ?? BACKOFF_PERIOD_MS;
-    this.random = o.random ?? Math.random;
-    this.resyncs = new ResyncQueue(o.clock);
+  constructor(private readonly options: Readonly<PodWorkersOptions>) {
+    this.resyncMs = options.resyncIntervalMs ?? DEFAULT_RESYNC_INTERVAL_MS;
+    this.backOffMs = options.backOffPeriodMs ?? BACKOFF_PERIOD_MS;
+    this.random = options.random ?? Math.random;
+    this.resyncs = new ResyncQueue(options.clock);
   }
 
   /** Delivers an update (upstream UpdatePod). Never blocks; see the module contract. */
@@ -86,7 +88,7 @@ export class PodWorkers {
     let fullname: string;
     if (options.runningPod && !options.pod) {
       if (options.updateType !== 'kill') {
-        this.o.logger?.info({ podUID: options.runningPod.uid }, 'Pod update is ignored, runtime pods can only be killed');
+        this.options.logger?.info({ podUID: options.runningPod.uid }, 'Pod update is ignored, runtime pods can only be killed');
         return;
       }
       isRuntimePod = true;
@@ -101,7 +103,7 @@ export class PodWorkers {
     }
     if (!uid) return;
 
-    const now = this.o.clock.now();
+    const now = this.options.clock.now();
     let status = this.statuses.get(uid);
     let firstTime = false;
     if (!status) {
@@ -109,7 +111,7 @@ export class PodWorkers {
       status = newPodSyncStatus(fullname, now);
       // A terminal pod first seen with a terminal runtime status (kubelet restart) skips straight to terminated.
       if (options.pod && isTerminalPhase(options.pod)) {
-        const cached = this.o.podStatus?.(uid);
+        const cached = this.options.podStatus?.(uid);
         if (cached && isRuntimeStatusTerminal(cached)) {
           status.terminatingAt = now;
           status.terminatedAt = now;
@@ -187,7 +189,7 @@ export class PodWorkers {
   }
 
   /** Returns and dequeues the UIDs whose resync or retry is due (upstream workQueue.GetWork). */
-  dueForResync(now: number = this.o.clock.now()): string[] {
+  dueForResync(now: number = this.options.clock.now()): string[] {
     return this.resyncs.getWork(now);
   }
 
@@ -280,15 +282,15 @@ export class PodWorkers {
     status.loop = loop;
     this.loops.add(loop);
     void loop
-      .catch((err: unknown) => this.o.logger?.error({ err, podUID: uid }, 'Pod worker failed'))
+      .catch((err: unknown) => this.options.logger?.error({ err, podUID: uid }, 'Pod worker failed'))
       .finally(() => this.loops.delete(loop));
   }
 
   /** upstream logs each failed sync; one with a node-level cause is logged once per cause instead. */
   private logSyncError(uid: string, error: unknown): void {
-    const cause = this.o.causes?.of(error);
-    if (cause === undefined) this.o.logger?.error({ err: error, podUID: uid }, 'Error syncing pod, skipping');
-    else this.o.causes!.log.failure(cause, uid, 'Error syncing pod, skipping', { err: errorMessage(error), podUID: uid });
+    const cause = this.options.causes?.of(error);
+    if (cause === undefined) this.options.logger?.error({ err: error, podUID: uid }, 'Error syncing pod, skipping');
+    else this.options.causes!.log.failure(cause, uid, 'Error syncing pod, skipping', { err: errorMessage(error), podUID: uid });
   }
 
   /** Runs pending work until none is left; status.loop is cleared in the same turn as the last check. */
@@ -307,11 +309,11 @@ export class PodWorkers {
           error = e ?? new Error('sync failed');
           // upstream: a sync that failed only on a running backoff returns no error, so it is not logged as one.
           if (!signal.aborted && error instanceof SyncBackoffError)
-            this.o.logger?.debug({ err: error, podUID: uid }, 'Pod is in a backoff');
+            this.options.logger?.debug({ err: error, podUID: uid }, 'Pod is in a backoff');
           else if (!signal.aborted) this.logSyncError(uid, error);
         }
-        if (error === undefined) this.o.causes?.log.success(uid);
-        status.syncedAt = this.o.clock.now();
+        if (error === undefined) this.options.causes?.log.success(uid);
+        status.syncedAt = this.options.clock.now();
 
         let phaseTransition = false;
         if (error === undefined && kind === 'terminated') {
@@ -322,12 +324,12 @@ export class PodWorkers {
             this.completeTerminatingRuntimePod(uid, status);
             return;
           }
-          status.terminatedAt = this.o.clock.now();
+          status.terminatedAt = this.options.clock.now();
           status.statusPostTerminating = [];
           this.requeueLastPodUpdate(status);
           phaseTransition = true;
         } else if (error === undefined && terminal) {
-          status.terminatingAt ??= this.o.clock.now();
+          status.terminatingAt ??= this.options.clock.now();
           status.startedTerminating = true;
           this.requeueLastPodUpdate(status);
           phaseTransition = true;
@@ -349,8 +351,8 @@ export class PodWorkers {
   ): Promise<boolean> {
     const ctx = { signal };
     const pod = update.pod;
-    const podStatus = pod && this.o.podStatus ? this.o.podStatus(uid) : undefined;
-    const syncer = this.o.syncer;
+    const podStatus = pod && this.options.podStatus ? this.options.podStatus(uid) : undefined;
+    const syncer = this.options.syncer;
     if (kind === 'terminated') {
       await syncer.syncTerminatedPod(ctx, pod!, podStatus);
     } else if (kind === 'terminating') {
@@ -395,7 +397,7 @@ export class PodWorkers {
     if (isStaticPod(update.pod)) {
       if (isTerminationRequested(status)) {
         // Terminated before it could ever start: nothing ran, so finish without syncing.
-        status.terminatedAt ??= this.o.clock.now();
+        status.terminatedAt ??= this.options.clock.now();
         status.finished = true;
         status.working = false;
         this.staticOrder.forget(status.fullname, uid);
@@ -406,9 +408,9 @@ export class PodWorkers {
         return !ws || isTerminationRequested(ws);
       };
       if (!this.staticOrder.allow(status.fullname, uid, skip)) {
-        if (this.o.logger && vEnabled(this.o.logger, 4)) {
+        if (this.options.logger && vEnabled(this.options.logger, 4)) {
           const blocker = this.staticOrder.startedUid(status.fullname);
-          this.o.logger.debug(
+          this.options.logger.debug(
             {
               pod: status.fullname,
               podUID: uid,
@@ -425,7 +427,7 @@ export class PodWorkers {
         return undefined;
       }
     }
-    status.startedAt = this.o.clock.now();
+    status.startedAt = this.options.clock.now();
     mergeLastUpdate(status, update);
     return { kind, update, signal };
   }
@@ -446,7 +448,7 @@ export class PodWorkers {
 
   /** A runtime-only pod is not desired state: once killed, it is forgotten. */
   private completeTerminatingRuntimePod(uid: string, status: PodSyncStatus): void {
-    status.terminatedAt = this.o.clock.now();
+    status.terminatedAt = this.options.clock.now();
     status.finished = true;
     status.working = false;
     this.staticOrder.forget(status.fullname, uid);
@@ -478,7 +480,7 @@ export class PodWorkers {
       status.deleted = true;
       if (isStarted(status) || status.observedRuntime) {
         if (!isTerminationRequested(status)) {
-          status.terminatingAt = this.o.clock.now();
+          status.terminatingAt = this.options.clock.now();
           const pod = status.activeUpdate?.pod;
           status.gracePeriod = pod ? effectiveGracePeriod(status.gracePeriod, pod, undefined).gracePeriod : 1;
           if (status.abort && !status.abort.signal.aborted) status.abort.abort(new DOMException('pod orphaned', 'AbortError'));

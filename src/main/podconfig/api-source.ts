@@ -32,29 +32,29 @@ export interface ApiSourceOptions {
 export class ApiSource implements PodSource {
   readonly name = API_SOURCE;
 
-  constructor(private readonly o: ApiSourceOptions) {}
+  constructor(private readonly options: Readonly<ApiSourceOptions>) {}
 
   start(signal: AbortSignal, out: SourceChannel): void {
     // run() retries and logs its own failures; a rejection here is a bug, logged.
-    this.run(signal, out).catch((err: unknown) => this.o.logger.error({ err }, 'Apiserver pod source stopped'));
+    this.run(signal, out).catch((err: unknown) => this.options.logger.error({ err }, 'Apiserver pod source stopped'));
   }
 
   private async run(signal: AbortSignal, out: SourceChannel): Promise<void> {
     try {
-      await this.o.ready();
+      await this.options.ready();
     } catch {
       return;
     }
-    const fieldSelector = `spec.nodeName=${this.o.nodeName}`;
-    this.o.logger.info({ fieldSelector }, 'Watching apiserver');
+    const fieldSelector = `spec.nodeName=${this.options.nodeName}`;
+    this.options.logger.info({ fieldSelector }, 'Watching apiserver');
     await new Reflector<Pod>({
-      client: this.o.client,
+      client: this.options.client,
       path: '/api/v1/pods',
       fieldSelector,
-      clock: this.o.clock,
-      logger: this.o.logger,
+      clock: this.options.clock,
+      logger: this.options.logger,
       what: 'Watching apiserver pods',
-      random: this.o.random,
+      random: this.options.random,
       onSync: (store) => out({ op: 'SET', pods: [...store.values()].map((p) => structuredClone(p)) }),
     }).run(signal);
   }

@@ -159,13 +159,13 @@ export function fallbackStaticPodHash(pod: Pod, manifestSource: string, isFile: 
 export function staticPodUID(
   manifest: Record<string, unknown>,
   defaulted: () => Pod,
-  o: StaticPodDefaultsOptions,
+  options: StaticPodDefaultsOptions,
 ): { uid: string; upstream: boolean } {
   try {
     return { uid: upstreamStaticPodUID(manifest), upstream: true };
   } catch (err) {
     if (!isUnreproducible(err)) throw err;
-    return { uid: fallbackStaticPodHash(defaulted(), o.manifestSource, o.isFile, o.nodeName), upstream: false };
+    return { uid: fallbackStaticPodHash(defaulted(), options.manifestSource, options.isFile, options.nodeName), upstream: false };
   }
 }
 

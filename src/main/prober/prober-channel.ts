@@ -94,15 +94,15 @@ export class InlineProber implements ProberChannel {
   private readonly host: ProberHost;
   private readonly cri: CriClient;
 
-  constructor(o: InlineProberOptions, onBatch: (batch: ProberBatch) => void) {
-    this.cri = new CriClient({ runtimeEndpoint: o.runtimeEndpoint, timeoutMs: o.runtimeRequestTimeoutMs });
-    const runCtx = { cri: this.cri, clock: o.clock, runtimeRequestTimeoutMs: o.runtimeRequestTimeoutMs };
+  constructor(options: InlineProberOptions, onBatch: (batch: ProberBatch) => void) {
+    this.cri = new CriClient({ runtimeEndpoint: options.runtimeEndpoint, timeoutMs: options.runtimeRequestTimeoutMs });
+    const runCtx = { cri: this.cri, clock: options.clock, runtimeRequestTimeoutMs: options.runtimeRequestTimeoutMs };
     this.host = new ProberHost({
-      clock: o.clock,
-      nodeIP: o.nodeIP,
+      clock: options.clock,
+      nodeIP: options.nodeIP,
       statusOf: (uid) => {
-        const slot = o.cache.slotOf(uid);
-        return slot === undefined ? undefined : o.cache.read(slot, uid);
+        const slot = options.cache.slotOf(uid);
+        return slot === undefined ? undefined : options.cache.read(slot, uid);
       },
       probe: (type, spec, target) => runProbe(runCtx, type, spec, target),
       emit: onBatch,

@@ -92,10 +92,10 @@ export class ProberManager {
   /** Probe types with a live worker, per pod (upstream getWorker). */
   private readonly active = new Map<string, Map<string, Set<ProbeType>>>();
 
-  constructor(private readonly o: ProberManagerOptions) {}
+  constructor(private readonly options: Readonly<ProberManagerOptions>) {}
 
   private open(): ProberChannel {
-    return (this.channel ??= this.o.channel((batch) => this.onBatch(batch)));
+    return (this.channel ??= this.options.channel((batch) => this.onBatch(batch)));
   }
 
   addPod(pod: Pod): void {
@@ -219,7 +219,7 @@ export class ProberManager {
       r.set(ch.probeType, ch.result);
       // upstream syncLoopIteration: liveness updates sync the pod only on Failure.
       if (ch.probeType === 'Liveness' && ch.result !== 'Failure') continue;
-      this.o.queue.pushProbe({
+      this.options.queue.pushProbe({
         podUid: ch.podUid,
         container: ch.container,
         probe: QUEUE_NAME[ch.probeType],
@@ -227,11 +227,11 @@ export class ProberManager {
       });
     }
     for (const e of batch.events) {
-      const pod = this.o.podOf(e.podUid) ?? { metadata: { name: e.podName, namespace: e.namespace, uid: e.podUid }, spec: {} };
-      this.o.recorder.record(podReference(pod as Pod, { name: e.container, init: e.init }), e.type, e.reason, e.message);
+      const pod = this.options.podOf(e.podUid) ?? { metadata: { name: e.podName, namespace: e.namespace, uid: e.podUid }, spec: {} };
+      this.options.recorder.record(podReference(pod as Pod, { name: e.container, init: e.init }), e.type, e.reason, e.message);
     }
     for (const l of batch.logs) {
-      v(this.o.logger, 1).info(
+      v(this.options.logger, 1).info(
         { probeType: l.probeType, pod: l.pod, containerName: l.container, probeResult: l.outcome, output: l.output, err: l.error },
         l.error ? 'Probe errored' : 'Probe failed',
       );

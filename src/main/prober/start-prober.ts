@@ -25,31 +25,31 @@ export interface StartProberOptions {
   logger: Logger;
 }
 
-export function startProber(o: StartProberOptions): ProberManager {
+export function startProber(options: StartProberOptions): ProberManager {
   return new ProberManager({
-    queue: o.queue,
-    recorder: o.recorder,
-    podOf: (uid) => o.podOf(uid),
-    logger: o.logger,
+    queue: options.queue,
+    recorder: options.recorder,
+    podOf: (uid) => options.podOf(uid),
+    logger: options.logger,
     channel: (onBatch) =>
-      o.thread
+      options.thread
         ? new ThreadProber(
             {
-              runtimeEndpoint: o.runtimeEndpoint,
-              runtimeRequestTimeoutMs: o.runtimeRequestTimeoutMs,
-              podCache: o.cache.buffer,
-              nodeIP: o.nodeIP,
+              runtimeEndpoint: options.runtimeEndpoint,
+              runtimeRequestTimeoutMs: options.runtimeRequestTimeoutMs,
+              podCache: options.cache.buffer,
+              nodeIP: options.nodeIP,
             },
             onBatch,
-            (err) => o.logger.error({ err: err?.message }, 'The prober thread stopped; probes do not run until kubelet-ts restarts'),
+            (err) => options.logger.error({ err: err?.message }, 'The prober thread stopped; probes do not run until kubelet-ts restarts'),
           )
         : new InlineProber(
             {
-              runtimeEndpoint: o.runtimeEndpoint,
-              runtimeRequestTimeoutMs: o.runtimeRequestTimeoutMs,
-              cache: o.cache,
-              nodeIP: o.nodeIP,
-              clock: o.clock,
+              runtimeEndpoint: options.runtimeEndpoint,
+              runtimeRequestTimeoutMs: options.runtimeRequestTimeoutMs,
+              cache: options.cache,
+              nodeIP: options.nodeIP,
+              clock: options.clock,
             },
             onBatch,
           ),

@@ -55,8 +55,8 @@ const asList = (v: string | string[] | undefined): string[] => (v === undefined 
 export class RequestAuthenticator {
   private readonly cache: TtlCache<TokenReviewResult>;
 
-  constructor(private readonly o: AuthenticatorOptions) {
-    this.cache = new TtlCache(o.clock);
+  constructor(private readonly options: Readonly<AuthenticatorOptions>) {
+    this.cache = new TtlCache(options.clock);
   }
 
   async authenticate(req: IncomingMessage): Promise<AuthnResult> {
@@ -69,7 +69,7 @@ export class RequestAuthenticator {
       }
     }
     const header = req.headers.authorization;
-    if (this.o.tokens && header !== undefined) {
+    if (this.options.tokens && header !== undefined) {
       const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
       if (!m) return { ok: false, reason: 'invalid bearer token' };
       const token = m[1];
@@ -77,16 +77,16 @@ export class RequestAuthenticator {
       let r = this.cache.get(key);
       if (!r) {
         try {
-          r = await this.o.tokens.reviewer.review(token);
+          r = await this.options.tokens.reviewer.review(token);
         } catch (err) {
           return { ok: false, reason: `token review failed: ${errorMessage(err)}` };
         }
-        this.cache.set(key, r, this.o.tokens.cacheTTLMs);
+        this.cache.set(key, r, this.options.tokens.cacheTTLMs);
       }
       if (!r.authenticated || !r.user) return { ok: false, reason: r.error || 'invalid bearer token' };
       return { ok: true, method: 'token', user: r.user };
     }
-    if (this.o.anonymous) return { ok: true, method: 'anonymous', user: ANONYMOUS };
+    if (this.options.anonymous) return { ok: true, method: 'anonymous', user: ANONYMOUS };
     return { ok: false, reason: 'no credentials' };
   }
 }

@@ -36,8 +36,8 @@ export interface WebhookAuthorizerOptions {
 export class WebhookAuthorizer implements Authorizer {
   private readonly cache: TtlCache<Decision>;
 
-  constructor(private readonly o: WebhookAuthorizerOptions) {
-    this.cache = new TtlCache(o.clock);
+  constructor(private readonly options: Readonly<WebhookAuthorizerOptions>) {
+    this.cache = new TtlCache(options.clock);
   }
 
   async authorize(user: UserInfo, attrs: NodeRequestAttributes): Promise<Decision> {
@@ -52,8 +52,8 @@ export class WebhookAuthorizer implements Authorizer {
     ]);
     const cached = this.cache.get(key);
     if (cached) return cached;
-    const d = await this.o.reviewer.review(user, attrs);
-    this.cache.set(key, d, d.allowed ? this.o.authorizedTTLMs : this.o.unauthorizedTTLMs);
+    const d = await this.options.reviewer.review(user, attrs);
+    this.cache.set(key, d, d.allowed ? this.options.authorizedTTLMs : this.options.unauthorizedTTLMs);
     return d;
   }
 }

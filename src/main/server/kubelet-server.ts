@@ -182,7 +182,7 @@ export function cleanPath(decoded: string): string {
 
 /** The route for a clean path, or undefined (404). Default routes are on both servers; debugging ones need auth. */
 async function route(
-  o: KubeletServerOptions,
+  options: KubeletServerOptions,
   method: string,
   path: string,
   query: URLSearchParams,
@@ -191,13 +191,13 @@ async function route(
   signal: AbortSignal,
   upgrade?: Upgrade,
 ): Promise<boolean> {
-  const h = o.handlers;
-  const readOnly = !o.auth;
+  const h = options.handlers;
+  const readOnly = !options.auth;
   if (routeHealthz(path, query, res, h.checks, h.onHealthFailure)) return true;
-  const dbg = o.debugging ?? { handlers: true, systemLogs: true, profiling: true, flags: true };
+  const dbg = options.debugging ?? { handlers: true, systemLogs: true, profiling: true, flags: true };
   if (!readOnly && path.startsWith('/debug/')) {
     if (!dbg.handlers) return (send(res, 405, 'Debug endpoints are disabled.\n'), true);
-    return o.debug ? routeDebug(o.debug, dbg, method, path, query, req, res, signal) : false;
+    return options.debug ? routeDebug(options.debug, dbg, method, path, query, req, res, signal) : false;
   }
   if (method !== 'GET' && method !== 'HEAD' && !(streamKind(path) && !readOnly)) {
     send(res, 405, 'method not allowed\n');
@@ -261,7 +261,7 @@ async function route(
 }
 
 async function handle(
-  o: KubeletServerOptions,
+  options: KubeletServerOptions,
   req: IncomingMessage,
   res: ServerResponse,
   signal: AbortSignal,
@@ -282,28 +282,28 @@ async function handle(
     res.setHeader('location', encodeURI(path) + url.search);
     return void res.end();
   }
-  if (o.auth) {
-    const authn = await o.auth.authenticator.authenticate(req);
+  if (options.auth) {
+    const authn = await options.auth.authenticator.authenticate(req);
     if (!authn.ok) {
-      v(o.logger, 2).info({ path, reason: authn.reason }, 'Unauthorized request');
+      v(options.logger, 2).info({ path, reason: authn.reason }, 'Unauthorized request');
       return send(res, 401, 'Unauthorized');
     }
-    const attrs = nodeRequestAttributes(method, path, o.auth.nodeName);
+    const attrs = nodeRequestAttributes(method, path, options.auth.nodeName);
     const user = authn.user.name;
     const what = `user=${user}, verb=${attrs.verb}, resource=${attrs.resource}, subresource=${attrs.subresource}`;
     let allowed: boolean;
     try {
-      allowed = (await o.auth.authorizer.authorize(authn.user, attrs)).allowed;
+      allowed = (await options.auth.authorizer.authorize(authn.user, attrs)).allowed;
     } catch (err) {
-      o.logger.error({ err: errorMessage(err), user, verb: attrs.verb, subresource: attrs.subresource }, 'Authorization error');
+      options.logger.error({ err: errorMessage(err), user, verb: attrs.verb, subresource: attrs.subresource }, 'Authorization error');
       return send(res, 500, `Authorization error (${what})`);
     }
     if (!allowed) {
-      v(o.logger, 2).info({ user, verb: attrs.verb, resource: attrs.resource, subresource: attrs.subresource }, 'Forbidden');
+      v(options.logger, 2).info({ user, verb: attrs.verb, resource: attrs.resource, subresource: attrs.subresource }, 'Forbidden');
       return send(res, 403, `Forbidden (${what})`);
     }
   }
-  if (!(await route(o, method, path, url.searchParams, req, res, signal, upgrade))) send(res, 404, '404 page not found\n');
+  if (!(await route(options, method, path, url.searchParams, req, res, signal, upgrade))) send(res, 404, '404 page not found\n');
 }
 
 /**
@@ -312,7 +312,7 @@ async function handle(
  * any other answer closes it once written.
  */
 function onUpgrade(
-  o: KubeletServerOptions,
+  options: KubeletServerOptions,
   serverType: 'readonly' | 'readwrite',
   upgraded: Set<Duplex>,
   req: IncomingMessage,
@@ -320,7 +320,7 @@ function onUpgrade(
   head: Buffer,
 ): void {
   upgraded.add(socket);
-  const done = o.metrics.start(req.method ?? 'GET', (req.url ?? '/').split('?')[0], serverType);
+  const done = options.metrics.start(req.method ?? 'GET', (req.url ?? '/').split('?')[0], serverType);
   const res = new ServerResponse(req);
   // Any answer but a streaming session closes the connection; say so, or a keep-alive client reuses it.
   res.shouldKeepAlive = false;
@@ -333,54 +333,54 @@ function onUpgrade(
     done();
   });
   socket.on('error', () => socket.destroy());
-  handle(o, req, res, ac.signal, { socket, head }).catch((err: unknown) => {
-    o.logger.error({ err: errorMessage(err), path: req.url }, 'Request failed');
+  handle(options, req, res, ac.signal, { socket, head }).catch((err: unknown) => {
+    options.logger.error({ err: errorMessage(err), path: req.url }, 'Request failed');
     if (!res.headersSent) send(res, 500, `internal error: ${errorMessage(err)}\n`);
     else socket.destroy();
   });
 }
 
-export function startKubeletServer(o: KubeletServerOptions): Promise<Server> {
-  const serverType = o.auth ? 'readwrite' : 'readonly';
+export function startKubeletServer(options: KubeletServerOptions): Promise<Server> {
+  const serverType = options.auth ? 'readwrite' : 'readonly';
   const listener = (req: IncomingMessage, res: ServerResponse) => {
-    const done = o.metrics.start(req.method ?? 'GET', (req.url ?? '/').split('?')[0], serverType);
+    const done = options.metrics.start(req.method ?? 'GET', (req.url ?? '/').split('?')[0], serverType);
     const ac = new AbortController();
     res.once('close', () => {
       ac.abort();
       done();
     });
-    handle(o, req, res, ac.signal).catch((err: unknown) => {
-      o.logger.error({ err: errorMessage(err), path: req.url }, 'Request failed');
+    handle(options, req, res, ac.signal).catch((err: unknown) => {
+      options.logger.error({ err: errorMessage(err), path: req.url }, 'Request failed');
       if (!res.headersSent) send(res, 500, `internal error: ${errorMessage(err)}\n`);
       else res.end();
     });
   };
   let server: Server;
-  const limits = { ...SERVER_LIMITS, ...o.limits };
+  const limits = { ...SERVER_LIMITS, ...options.limits };
   const timeouts = {
     headersTimeout: limits.headersTimeoutMs,
     requestTimeout: limits.requestTimeoutMs,
     connectionsCheckingInterval: limits.checkIntervalMs,
     keepAliveTimeout: limits.keepAliveTimeoutMs,
   };
-  if (o.tls) {
+  if (options.tls) {
     server = createHttpsServer(
       {
         ...timeouts,
         handshakeTimeout: limits.handshakeTimeoutMs,
-        cert: o.tls.cert,
-        key: o.tls.key,
-        ...(o.tls.clientCA ? { ca: o.tls.clientCA, requestCert: true, rejectUnauthorized: false } : {}),
+        cert: options.tls.cert,
+        key: options.tls.key,
+        ...(options.tls.clientCA ? { ca: options.tls.clientCA, requestCert: true, rejectUnauthorized: false } : {}),
       },
       listener,
     );
-    if (o.tls.clientCA) {
+    if (options.tls.clientCA) {
       // A certificate was presented but does not verify against the client CA: no HTTP exchange at all.
       server.on('secureConnection', (socket: TLSSocket) => {
         if (socket.authorized) return;
         const peer = socket.getPeerCertificate();
         if (peer && Object.keys(peer).length > 0) {
-          v(o.logger, 2).info({ reason: socket.authorizationError, subject: peer.subject?.CN }, 'Rejected a client certificate');
+          v(options.logger, 2).info({ reason: socket.authorizationError, subject: peer.subject?.CN }, 'Rejected a client certificate');
           socket.destroy();
         }
       });
@@ -390,13 +390,19 @@ export function startKubeletServer(o: KubeletServerOptions): Promise<Server> {
   }
   server.maxConnections = limits.maxConnections;
   // One line per 30 s however many are dropped (a flood would otherwise be one line per connection).
-  const drops = new FailureLog(o.logger, realClock, `Accepting a connection on ${o.auth ? 'the kubelet' : 'the read-only'} server`);
+  const drops = new FailureLog(
+    options.logger,
+    realClock,
+    `Accepting a connection on ${options.auth ? 'the kubelet' : 'the read-only'} server`,
+  );
   server.on('drop', (d?: DropArgument) =>
     drops.failure(`over the limit of ${limits.maxConnections} open connections; closed at once`, { remote: d?.remoteAddress }),
   );
-  if (o.auth) {
+  if (options.auth) {
     const upgraded = new Set<Duplex>();
-    server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => onUpgrade(o, serverType, upgraded, req, socket, head));
+    server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) =>
+      onUpgrade(options, serverType, upgraded, req, socket, head),
+    );
     const closeHttp = server.closeAllConnections.bind(server);
     server.closeAllConnections = () => {
       closeHttp();
@@ -406,12 +412,12 @@ export function startKubeletServer(o: KubeletServerOptions): Promise<Server> {
   return new Promise((resolve, reject) => {
     const failed = (err: NodeJS.ErrnoException) =>
       reject(
-        o.auth
-          ? listenError('kubelet server', o.host, o.port, '--port / port', err)
-          : listenError('read-only server', o.host, o.port, '--read-only-port / readOnlyPort', err),
+        options.auth
+          ? listenError('kubelet server', options.host, options.port, '--port / port', err)
+          : listenError('read-only server', options.host, options.port, '--read-only-port / readOnlyPort', err),
       );
     server.once('error', failed);
-    server.listen(o.port, o.host, () => {
+    server.listen(options.port, options.host, () => {
       server.off('error', failed);
       resolve(server);
     });

@@ -169,22 +169,22 @@ export interface ServingCertOptions {
   nowMs: number;
 }
 
-export async function loadServingCert(o: ServingCertOptions): Promise<ServingCert> {
-  if (o.tlsCertFile && o.tlsPrivateKeyFile) {
-    const pair = readPair(o.tlsCertFile, o.tlsPrivateKeyFile);
+export async function loadServingCert(options: ServingCertOptions): Promise<ServingCert> {
+  if (options.tlsCertFile && options.tlsPrivateKeyFile) {
+    const pair = readPair(options.tlsCertFile, options.tlsPrivateKeyFile);
     if (!pair) {
       throw new ConfigError(
-        `cannot load the serving certificate: tlsCertFile ${o.tlsCertFile} and tlsPrivateKeyFile ${o.tlsPrivateKeyFile} must be a readable PEM certificate and private key`,
+        `cannot load the serving certificate: tlsCertFile ${options.tlsCertFile} and tlsPrivateKeyFile ${options.tlsPrivateKeyFile} must be a readable PEM certificate and private key`,
       );
     }
-    return { ...pair, certFile: o.tlsCertFile, keyFile: o.tlsPrivateKeyFile, generated: false };
+    return { ...pair, certFile: options.tlsCertFile, keyFile: options.tlsPrivateKeyFile, generated: false };
   }
-  const certFile = join(o.certDir, 'kubelet.crt');
-  const keyFile = join(o.certDir, 'kubelet.key');
+  const certFile = join(options.certDir, 'kubelet.crt');
+  const keyFile = join(options.certDir, 'kubelet.key');
   const existing = readPair(certFile, keyFile);
   if (existing) return { ...existing, certFile, keyFile, generated: false };
-  const pair = await generateSelfSignedCertKey(o.hostname, o.nowMs);
-  mkdirSync(o.certDir, { recursive: true, mode: 0o755 });
+  const pair = await generateSelfSignedCertKey(options.hostname, options.nowMs);
+  mkdirSync(options.certDir, { recursive: true, mode: 0o755 });
   writeFileSync(certFile, pair.cert, { mode: 0o644 });
   writeFileSync(keyFile, pair.key, { mode: 0o600 });
   chmodSync(keyFile, 0o600);

@@ -94,7 +94,7 @@ export class StatsProvider {
   /** Previous CPU samples by container id / "pod:<uid>" / "node". */
   private prev = new Map<string, { time: bigint; core: bigint }>();
 
-  constructor(private readonly o: StatsProviderOptions) {}
+  constructor(private readonly options: Readonly<StatsProviderOptions>) {}
 
   private nanoCores(key: string, cpu: CpuSample, next: Map<string, { time: bigint; core: bigint }>): bigint | undefined {
     next.set(key, { time: cpu.time, core: cpu.usageCoreNanoSeconds });
@@ -132,14 +132,14 @@ export class StatsProvider {
   }
 
   private nodeStats(next: Map<string, { time: bigint; core: bigint }>, onlyCpuAndMemory: boolean): Json {
-    const { host, clock } = this.o;
+    const { host, clock } = this.options;
     const nowNs = BigInt(clock.now()) * 1_000_000n;
-    const core = (this.o.nodeCpuNs ?? defaultNodeCpuNs)();
+    const core = (this.options.nodeCpuNs ?? defaultNodeCpuNs)();
     const machine = host.machine();
     const ws = host.memoryWorkingSetBytes();
     const node: Json = {
-      nodeName: this.o.nodeName,
-      startTime: rfc3339(this.o.startedAt),
+      nodeName: this.options.nodeName,
+      startTime: rfc3339(this.options.startedAt),
       cpu: core === undefined ? undefined : this.cpuJson('node', { time: nowNs, usageCoreNanoSeconds: core }, next),
       memory: defined({
         time: nsTime(nowNs),
@@ -149,7 +149,7 @@ export class StatsProvider {
     };
     if (!onlyCpuAndMemory) {
       try {
-        const fs = host.fsStats(this.o.rootDir);
+        const fs = host.fsStats(this.options.rootDir);
         node.fs = {
           time: nsTime(nowNs),
           availableBytes: fs.availableBytes,
@@ -173,7 +173,7 @@ export class StatsProvider {
   /** statfs of `path` as upstream's FsStats capacity fields, with this usage; undefined when unreadable. */
   private fsWithUsage(path: string, nowNs: bigint, usedBytes: bigint, inodesUsed: bigint): Json | undefined {
     try {
-      const f = this.o.host.fsStats(path);
+      const f = this.options.host.fsStats(path);
       return {
         time: nsTime(nowNs),
         availableBytes: f.availableBytes,
@@ -190,10 +190,10 @@ export class StatsProvider {
 
   /** Volumes, container logs and ephemeral storage of the pods the kubelet knows (disk walks in the pool). */
   private async diskUsage(snap: CriStatsSnapshot): Promise<Map<string, { pod: Pod; disk: PodDiskUsage }>> {
-    const { podOf, podLogsDir } = this.o;
+    const { podOf, podLogsDir } = this.options;
     if (!podOf || podLogsDir === undefined) return new Map();
     const pods = snap.pods.flatMap((p) => podOf(p.uid) ?? []);
-    const disk = await measurePodDiskUsage(this.o.runner, { rootDir: this.o.rootDir, podLogsDir }, pods);
+    const disk = await measurePodDiskUsage(this.options.runner, { rootDir: this.options.rootDir, podLogsDir }, pods);
     return new Map(
       pods.map((pod) => [
         pod.metadata.uid ?? '',
@@ -221,19 +221,19 @@ export class StatsProvider {
       inodes += v?.inodesUsed ?? 0n;
     }
     try {
-      bytes += BigInt(statSync(etcHostsPath(podDir(this.o.rootDir, pod.metadata.uid ?? ''))).size);
+      bytes += BigInt(statSync(etcHostsPath(podDir(this.options.rootDir, pod.metadata.uid ?? ''))).size);
       inodes += 1n;
     } catch {
       // no managed /etc/hosts (host network, or not written yet)
     }
-    return this.fsWithUsage(this.o.rootDir, nowNs, bytes, inodes);
+    return this.fsWithUsage(this.options.rootDir, nowNs, bytes, inodes);
   }
 
   /** The statsapi.Summary object (bigints inside: serialize with stringifyWithBigints). */
   async summary(onlyCpuAndMemory = false): Promise<Json> {
-    const snap: CriStatsSnapshot = await this.o.runner.run({ type: 'criStats', procNetwork: !onlyCpuAndMemory });
+    const snap: CriStatsSnapshot = await this.options.runner.run({ type: 'criStats', procNetwork: !onlyCpuAndMemory });
     const known = onlyCpuAndMemory ? new Map<string, { pod: Pod; disk: PodDiskUsage }>() : await this.diskUsage(snap);
-    const nowNs = BigInt(this.o.clock.now()) * 1_000_000n;
+    const nowNs = BigInt(this.options.clock.now()) * 1_000_000n;
     const next = new Map<string, { time: bigint; core: bigint }>();
     const node = this.nodeStats(next, onlyCpuAndMemory);
     if (!onlyCpuAndMemory && snap.imageFs) node.runtime = { imageFs: this.fsJson(snap.imageFs) };
@@ -241,7 +241,9 @@ export class StatsProvider {
       const k = known.get(p.uid);
       const logsOf = (name: string) => {
         const l = k?.disk.logs.get(name);
-        return l && this.o.podLogsDir !== undefined ? this.fsWithUsage(this.o.podLogsDir, nowNs, l.usedBytes, l.inodesUsed) : undefined;
+        return l && this.options.podLogsDir !== undefined
+          ? this.fsWithUsage(this.options.podLogsDir, nowNs, l.usedBytes, l.inodesUsed)
+          : undefined;
       };
       const containers = p.containers.map((c) =>
         defined({

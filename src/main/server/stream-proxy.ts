@@ -60,11 +60,11 @@ function dial(target: URL): Socket {
  * `head`, the bytes read past the headers), to `target`. Resolves when both
  * connections are closed.
  */
-export function proxyUpgrade(req: IncomingMessage, client: Duplex, head: Buffer, target: URL, o: ProxyOptions): Promise<void> {
+export function proxyUpgrade(req: IncomingMessage, client: Duplex, head: Buffer, target: URL, options: ProxyOptions): Promise<void> {
   if (target.protocol !== 'http:' && target.protocol !== 'https:') {
     const err = new Error(`the runtime's streaming URL ${target.href} is neither http nor https`);
     failClient(client, err);
-    o.onError?.(err);
+    options.onError?.(err);
     return Promise.resolve();
   }
   const backend = dial(target);
@@ -91,7 +91,7 @@ export function proxyUpgrade(req: IncomingMessage, client: Duplex, head: Buffer,
   backend.on('error', (err) => {
     if (!connected) {
       failClient(client, err);
-      o.onError?.(err);
+      options.onError?.(err);
     }
     destroyBoth();
   });
@@ -99,9 +99,9 @@ export function proxyUpgrade(req: IncomingMessage, client: Duplex, head: Buffer,
   // A side that is fully closed (both directions) takes the other with it.
   client.once('close', () => backend.destroy());
   backend.once('close', () => client.destroy());
-  if (o.idleTimeoutMs > 0) {
+  if (options.idleTimeoutMs > 0) {
     for (const s of [client, backend] as Partial<Socket>[]) {
-      s.setTimeout?.(o.idleTimeoutMs, destroyBoth);
+      s.setTimeout?.(options.idleTimeoutMs, destroyBoth);
     }
   }
   return Promise.all(closed).then(() => undefined);

@@ -47,8 +47,8 @@ export interface StreamingHost {
   cachedRunningContainerId?(pod: Pod, name: string): string | undefined;
   /** The id of the pod's newest ready sandbox in the runtime, or undefined. */
   readySandboxId(pod: Pod): Promise<string | undefined>;
-  exec(containerId: string, cmd: string[], o: StreamOptions): Promise<string>;
-  attach(containerId: string, o: StreamOptions): Promise<string>;
+  exec(containerId: string, cmd: string[], options: StreamOptions): Promise<string>;
+  attach(containerId: string, options: StreamOptions): Promise<string>;
   portForward(podSandboxId: string, ports: number[]): Promise<string>;
   /** The command's stdout then stderr (upstream RunInContainer). */
   runInContainer(containerId: string, cmd: string[]): Promise<Buffer>;

@@ -48,7 +48,7 @@ export class StatusManager {
 
   constructor(
     private readonly now: () => number = () => 0,
-    private readonly o: StatusManagerOptions = {},
+    private readonly options: Readonly<StatusManagerOptions> = {},
   ) {}
 
   /** Registers the one listener told about every status change (the apiserver sync). */
@@ -72,10 +72,10 @@ export class StatusManager {
   private update(pod: Pod, status: ApiPodStatus, finish: boolean): void {
     const uid = pod.metadata.uid ?? '';
     const old = this.statuses.get(uid);
-    const before = old?.status ?? this.o.podManager?.mirrorPodOf(pod)?.status ?? pod.status ?? {};
+    const before = old?.status ?? this.options.podManager?.mirrorPodOf(pod)?.status ?? pod.status ?? {};
     const illegal = checkContainerStateTransition(before, status, pod.spec);
     if (illegal) {
-      this.o.logger?.error(
+      this.options.logger?.error(
         { err: illegal, pod: `${pod.metadata.namespace ?? ''}/${pod.metadata.name ?? ''}`, podUID: uid },
         'Status update on pod aborted',
       );

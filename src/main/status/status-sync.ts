@@ -92,15 +92,17 @@ export class StatusSync {
   private readonly failures: FailureLog;
   private signal: AbortSignal | undefined;
 
-  constructor(private readonly o: StatusSyncOptions) {
-    this.failures = new FailureLog(o.logger, o.clock, 'Pod status update', 30_000);
-    o.statusManager.onChange((uid) => this.enqueue(uid));
+  constructor(private readonly options: Readonly<StatusSyncOptions>) {
+    this.failures = new FailureLog(options.logger, options.clock, 'Pod status update', 30_000);
+    options.statusManager.onChange((uid) => this.enqueue(uid));
   }
 
   start(signal: AbortSignal): void {
     this.signal = signal;
-    const onError = (err: unknown) => this.o.logger.error({ err }, 'Pod status sync batch failed');
-    runPeriodically(() => this.syncBatch(), { periodMs: STATUS_BATCH_PERIOD_MS, signal, clock: this.o.clock, onError }).catch(onError);
+    const onError = (err: unknown) => this.options.logger.error({ err }, 'Pod status sync batch failed');
+    runPeriodically(() => this.syncBatch(), { periodMs: STATUS_BATCH_PERIOD_MS, signal, clock: this.options.clock, onError }).catch(
+      onError,
+    );
     this.pump();
   }
 
@@ -116,13 +118,13 @@ export class StatusSync {
 
   /** Upstream syncBatch: queue pods whose status version is unwritten or whose apiserver status drifted. */
   syncBatch(): void {
-    const live = new Set(this.o.statusManager.uids());
+    const live = new Set(this.options.statusManager.uids());
     for (const uid of this.written.keys()) if (!live.has(uid)) this.written.delete(uid);
     for (const uid of this.deleted) if (!live.has(uid)) this.deleted.delete(uid);
     const targets = new Set<string>();
     for (const uid of live) {
-      const v = this.o.statusManager.getVersioned(uid)!;
-      const pod = this.o.podManager.get(uid);
+      const v = this.options.statusManager.getVersioned(uid)!;
+      const pod = this.options.podManager.get(uid);
       const deletable = pod?.metadata.deletionTimestamp && !this.deleted.has(uid) && v.podIsFinished === true;
       targets.add(this.target(uid)?.metadata.uid ?? '');
       if ((this.written.get(uid) ?? 0) < v.version || deletable) {
@@ -149,7 +151,7 @@ export class StatusSync {
 
   private pump(): void {
     if (!this.signal || this.signal.aborted) return;
-    const limit = this.o.concurrency ?? 4;
+    const limit = this.options.concurrency ?? 4;
     for (const uid of this.queued) {
       if (this.inFlight.size >= limit) return;
       if (this.inFlight.has(uid)) continue;
@@ -169,9 +171,9 @@ export class StatusSync {
 
   /** The apiserver object a pod's status is written to: the pod itself (api source) or its mirror pod. */
   private target(uid: string): Pod | undefined {
-    const pod = this.o.podManager.get(uid);
+    const pod = this.options.podManager.get(uid);
     if (!pod) return undefined;
-    if (isStaticPod(pod)) return this.o.podManager.mirrorPodOf(pod);
+    if (isStaticPod(pod)) return this.options.podManager.mirrorPodOf(pod);
     return pod.metadata.annotations?.[CONFIG_SOURCE_ANNOTATION] === API_SOURCE ? pod : undefined;
   }
 
@@ -181,8 +183,8 @@ export class StatusSync {
    * unwritten: the batch tries again until the pod leaves the pod manager (upstream needsUpdate).
    */
   private async syncPod(uid: string): Promise<void> {
-    const v = this.o.statusManager.getVersioned(uid);
-    const pod = this.o.podManager.get(uid);
+    const v = this.options.statusManager.getVersioned(uid);
+    const pod = this.options.podManager.get(uid);
     const target = this.target(uid);
     if (!v || !pod || !target) return; // nothing to write to (yet): the batch retries a static pod once its mirror exists
     const targetUid = target.metadata.uid ?? '';
@@ -191,7 +193,7 @@ export class StatusSync {
     const path = `/api/v1/namespaces/${encodeURIComponent(ns)}/pods/${encodeURIComponent(target.metadata.name ?? '')}`;
     const fresh = await this.get(path);
     if (!fresh) {
-      klogV(this.o.logger, 3).info({ pod: name, podUID: targetUid }, 'Pod does not exist on the server');
+      klogV(this.options.logger, 3).info({ pod: name, podUID: targetUid }, 'Pod does not exist on the server');
       return;
     }
     if (fresh.metadata.uid !== targetUid) return this.recreated(uid, v.version, target, fresh);
@@ -200,7 +202,7 @@ export class StatusSync {
     let current = fresh;
     if (patch) {
       try {
-        current = await this.o.client.patch<Pod>(`${path}/status`, { metadata: { uid: targetUid }, ...patch }, 'strategic', {
+        current = await this.options.client.patch<Pod>(`${path}/status`, { metadata: { uid: targetUid }, ...patch }, 'strategic', {
           signal: this.signal,
         });
       } catch (err) {
@@ -213,8 +215,8 @@ export class StatusSync {
     }
     this.lastReturned.set(targetUid, { status: current.status ?? {}, resourceVersion: current.metadata.resourceVersion });
     this.written.set(uid, v.version);
-    if (v.pendingSince !== undefined) this.o.syncDuration?.observe((this.o.clock.now() - v.pendingSince) / 1000);
-    this.o.statusManager.acknowledge(uid, v.version);
+    if (v.pendingSince !== undefined) this.options.syncDuration?.observe((this.options.clock.now() - v.pendingSince) / 1000);
+    this.options.statusManager.acknowledge(uid, v.version);
     this.failures.success();
     if (v.podIsFinished && !isStaticPod(pod)) await this.deleteIfTerminal(uid, current, path);
   }
@@ -222,7 +224,7 @@ export class StatusSync {
   /** The pod as the apiserver has it now, or undefined when it has none by that name. */
   private async get(path: string): Promise<Pod | undefined> {
     try {
-      return await this.o.client.get<Pod>(path, { signal: this.signal });
+      return await this.options.client.get<Pod>(path, { signal: this.signal });
     } catch (err) {
       if (isNotFound(err)) return undefined;
       throw err;
@@ -231,7 +233,7 @@ export class StatusSync {
 
   /** The apiserver has another pod under the name: ours was deleted and recreated; this version is not written. */
   private recreated(uid: string, version: number, target: Pod, other: Pod): void {
-    this.o.logger.info(
+    this.options.logger.info(
       { pod: `${target.metadata.namespace}/${target.metadata.name}`, podUID: target.metadata.uid, newUID: other.metadata.uid },
       'Pod was deleted and then recreated; skipping its status update',
     );
@@ -248,15 +250,15 @@ export class StatusSync {
     if (!current.metadata.deletionTimestamp || this.deleted.has(uid)) return;
     const phase = current.status?.phase;
     if (phase !== 'Succeeded' && phase !== 'Failed') {
-      klogV(this.o.logger, 3).info(
+      klogV(this.options.logger, 3).info(
         { pod: `${current.metadata.namespace}/${current.metadata.name}`, phase },
         'Delaying pod deletion as the phase is non-terminal',
       );
       return;
     }
     try {
-      await this.o.client.delete(path, { gracePeriodSeconds: 0, preconditions: { uid } }, { signal: this.signal });
-      this.o.logger.info(
+      await this.options.client.delete(path, { gracePeriodSeconds: 0, preconditions: { uid } }, { signal: this.signal });
+      this.options.logger.info(
         { pod: `${current.metadata.namespace}/${current.metadata.name}`, podUID: uid },
         'Pod fully terminated and removed from the apiserver',
       );

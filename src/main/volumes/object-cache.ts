@@ -50,7 +50,7 @@ export class ObjectCache implements ObjectSource {
   private readonly items = new Map<string, Item>();
   private readonly listeners: ((ref: ObjectRef) => void)[] = [];
 
-  constructor(private readonly o: ObjectCacheOptions) {}
+  constructor(private readonly options: Readonly<ObjectCacheOptions>) {}
 
   register(ref: ObjectRef): void {
     const k = key(ref);
@@ -60,11 +60,11 @@ export class ObjectCache implements ObjectSource {
       /** resourceVersions after the first listing; a later difference is a change. */
       let seen: string | undefined;
       const reflector = new Reflector<ApiObject>({
-        client: this.o.client,
+        client: this.options.client,
         path: `/api/v1/namespaces/${encodeURIComponent(ref.namespace)}/${RESOURCE[ref.kind]}`,
         fieldSelector: `metadata.name=${ref.name}`,
-        clock: this.o.clock,
-        logger: this.o.logger,
+        clock: this.options.clock,
+        logger: this.options.logger,
         what: `Watching ${ref.kind} ${ref.namespace}/${ref.name}`,
         onSync: (store) => {
           const version = [...store.values()].map((o) => o.metadata?.resourceVersion ?? '').join(',');
@@ -77,8 +77,8 @@ export class ObjectCache implements ObjectSource {
       this.items.set(k, item);
       // run() retries and logs its own failures; a rejection here would be a bug, logged.
       reflector
-        .run(AbortSignal.any([abort.signal, this.o.signal]))
-        .catch((err: unknown) => this.o.logger.error({ err }, `Watching ${k} stopped`));
+        .run(AbortSignal.any([abort.signal, this.options.signal]))
+        .catch((err: unknown) => this.options.logger.error({ err }, `Watching ${k} stopped`));
     }
     item.refs++;
   }
@@ -109,20 +109,20 @@ export class ObjectCache implements ObjectSource {
     const item = this.items.get(key(ref));
     if (!item) throw new Error(`object ${JSON.stringify(ref.namespace)}/${JSON.stringify(ref.name)} not registered`);
     if (item.frozen) return item.frozen;
-    const deadline = this.o.clock.now() + SYNC_WAIT_MS;
+    const deadline = this.options.clock.now() + SYNC_WAIT_MS;
     while (!item.reflector.synced) {
-      if (this.o.clock.now() >= deadline) {
+      if (this.options.clock.now() >= deadline) {
         const cause = item.reflector.lastError ? `: ${item.reflector.lastError.message}` : ': timed out waiting for the condition';
         throw new Error(`failed to sync ${ref.kind} cache${cause}`);
       }
-      await this.o.clock.sleep(SYNC_POLL_MS);
+      await this.options.clock.sleep(SYNC_POLL_MS);
     }
     const obj = [...item.reflector.store.values()].find((x) => x.metadata?.name === ref.name);
     if (!obj) throw new ApiStatusError(`${ref.kind} ${JSON.stringify(ref.name)} not found`, 404, 'NotFound');
     if (obj.immutable === true) {
       item.frozen = obj;
       item.abort.abort();
-      this.o.logger.debug({ object: key(ref) }, 'Stopped watching: the object is immutable');
+      this.options.logger.debug({ object: key(ref) }, 'Stopped watching: the object is immutable');
     }
     return obj;
   }

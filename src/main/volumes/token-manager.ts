@@ -41,11 +41,11 @@ export function tokenKey(serviceAccount: string, namespace: string, spec: TokenS
 export class TokenManager implements TokenSource {
   private readonly cache = new Map<string, TokenRequest>();
 
-  constructor(private readonly o: TokenManagerOptions) {}
+  constructor(private readonly options: Readonly<TokenManagerOptions>) {}
 
   /** Drops expired tokens every minute until `signal` aborts. */
   start(signal: AbortSignal): void {
-    runPeriodically(() => this.cleanup(), { periodMs: GC_PERIOD_MS, signal, clock: this.o.clock, onError: () => undefined }).catch(
+    runPeriodically(() => this.cleanup(), { periodMs: GC_PERIOD_MS, signal, clock: this.options.clock, onError: () => undefined }).catch(
       () => undefined,
     );
   }
@@ -56,7 +56,7 @@ export class TokenManager implements TokenSource {
     if (cached && !this.requiresRefresh(cached)) return cached;
     let fresh: TokenRequest;
     try {
-      fresh = await this.o.client.create<TokenRequest>(
+      fresh = await this.options.client.create<TokenRequest>(
         `/api/v1/namespaces/${encodeURIComponent(namespace)}/serviceaccounts/${encodeURIComponent(serviceAccount)}/token`,
         { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec },
       );
@@ -64,7 +64,7 @@ export class TokenManager implements TokenSource {
       const msg = errorMessage(err);
       if (!cached) throw new Error(`failed to fetch token: ${msg}`, { cause: err });
       if (this.expired(cached)) throw new Error(`token ${key} expired and refresh failed: ${msg}`, { cause: err });
-      this.o.logger.error(
+      this.options.logger.error(
         { serviceAccount: `${namespace}/${serviceAccount}`, pod: spec.boundObjectRef.name, err: msg },
         "Couldn't update token",
       );
@@ -92,20 +92,20 @@ export class TokenManager implements TokenSource {
   }
 
   private expired(tr: TokenRequest): boolean {
-    return this.o.clock.now() > this.expiry(tr);
+    return this.options.clock.now() > this.expiry(tr);
   }
 
   /** Upstream requiresRefresh: past 80 % of the requested life, or older than 24 h, minus jitter. */
   requiresRefresh(tr: TokenRequest): boolean {
     const seconds = tr.spec?.expirationSeconds;
     if (!seconds) {
-      this.o.logger.error({ pod: tr.spec?.boundObjectRef?.name }, 'expiration seconds was nil for the token request');
+      this.options.logger.error({ pod: tr.spec?.boundObjectRef?.name }, 'expiration seconds was nil for the token request');
       return false;
     }
-    const now = this.o.clock.now();
+    const now = this.options.clock.now();
     const exp = this.expiry(tr);
     const issuedAt = exp - seconds * 1000;
-    const jitter = Math.floor((this.o.random ?? Math.random)() * (MAX_JITTER_MS / 1000)) * 1000;
+    const jitter = Math.floor((this.options.random ?? Math.random)() * (MAX_JITTER_MS / 1000)) * 1000;
     if (now > issuedAt + MAX_TTL_MS - jitter) return true;
     return now > exp - Math.floor((seconds * 20) / 100) * 1000 - jitter;
   }

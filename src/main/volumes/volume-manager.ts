@@ -93,9 +93,9 @@ export class VolumeManager implements PodVolumeManager {
   private closed = false;
   private rootShared: Promise<void> | undefined;
 
-  constructor(private readonly o: VolumeManagerOptions) {
-    this.ops = new Semaphore(o.maxConcurrentOperations ?? 8);
-    o.host.objects?.onChange((ref) => this.objectChanged(ref));
+  constructor(private readonly options: Readonly<VolumeManagerOptions>) {
+    this.ops = new Semaphore(options.maxConcurrentOperations ?? 8);
+    options.host.objects?.onChange((ref) => this.objectChanged(ref));
   }
 
   /**
@@ -130,18 +130,19 @@ export class VolumeManager implements PodVolumeManager {
    * in place, as upstream leaves it).
    */
   private ensureRootShared(): Promise<void> {
-    this.rootShared ??= makeRShared(this.o.host.mounter, this.o.host.rootDir).then(
-      () => this.o.logger.info({ rootDir: this.o.host.rootDir }, 'Made the root directory an rshared mount for mount propagation'),
+    this.rootShared ??= makeRShared(this.options.host.mounter, this.options.host.rootDir).then(
+      () =>
+        this.options.logger.info({ rootDir: this.options.host.rootDir }, 'Made the root directory an rshared mount for mount propagation'),
       (err: unknown) => {
         this.rootShared = undefined;
-        throw new VolumeError(`cannot make the root directory ${this.o.host.rootDir} rshared for mount propagation: ${message(err)}`);
+        throw new VolumeError(`cannot make the root directory ${this.options.host.rootDir} rshared for mount propagation: ${message(err)}`);
       },
     );
     return this.rootShared;
   }
 
   podDir(uid: string): string {
-    return podDir(this.o.host.rootDir, uid);
+    return podDir(this.options.host.rootDir, uid);
   }
 
   /**
@@ -150,20 +151,20 @@ export class VolumeManager implements PodVolumeManager {
    */
   async waitForAttachAndMount(pod: Pod, signal?: AbortSignal): Promise<VolumeMap> {
     const uid = pod.metadata.uid ?? '';
-    const pd = podDir(this.o.host.rootDir, uid);
+    const pd = podDir(this.options.host.rootDir, uid);
     const made = this.pods.get(uid)?.dirsMade === true;
     ensureDir(podVolumesDir(pd), 0o750, made, 'the pod volumes directory');
     ensureDir(podPluginsDir(pd), 0o750, made, 'the pod plugins directory');
     if (needsPropagation(pod)) await this.ensureRootShared();
-    const claims = await resolveClaims(pod, this.o.host);
-    const attachable = await attachableNames(pod, this.o.plugins, claims);
+    const claims = await resolveClaims(pod, this.options.host);
+    const attachable = await attachableNames(pod, this.options.plugins, claims);
     const entry = this.addPod(pod, claims);
     for (const e of entry.volumes.values()) if (typeof claims.get(e.name) === 'object') e.inUseName = attachable.get(e.name);
     entry.dirsMade = true;
     const inSpec = new Set((pod.spec.volumes ?? []).map((x) => x.name));
     const expected = [...mountedVolumeNames(pod)].filter((n) => inSpec.has(n)).sort();
     if (expected.length === 0 && entry.errors.length === 0) return {};
-    v(this.o.logger, 3).info({ pod: podName(pod) }, 'Waiting for volumes to attach and mount for pod');
+    v(this.options.logger, 3).info({ pod: podName(pod) }, 'Waiting for volumes to attach and mount for pod');
     // upstream's message: the volumes not mounted yet, and those not in the desired state (a claim not bound, say).
     await this.wait(entry, 'mount', signal, () => {
       const pending = expected.filter((n) => !entry.volumes.get(n)?.mounted);
@@ -223,21 +224,24 @@ export class VolumeManager implements PodVolumeManager {
   async reconstruct(): Promise<number> {
     let uids: string[];
     try {
-      uids = await readdir(podsDir(this.o.host.rootDir));
+      uids = await readdir(podsDir(this.options.host.rootDir));
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 0;
       throw err;
     }
     let found = 0;
     for (const uid of uids) {
-      const volumesDir = podVolumesDir(podDir(this.o.host.rootDir, uid));
+      const volumesDir = podVolumesDir(podDir(this.options.host.rootDir, uid));
       const pluginDirs = await readdir(volumesDir).catch(() => [] as string[]);
       for (const pluginDir of pluginDirs) {
-        const plugin = this.o.plugins.find((p) => p.name === unescapePluginName(pluginDir));
+        const plugin = this.options.plugins.find((p) => p.name === unescapePluginName(pluginDir));
         const names = await readdir(`${volumesDir}/${pluginDir}`).catch(() => [] as string[]);
         if (!plugin) {
           if (names.length > 0)
-            this.o.logger.warn({ podUID: uid, plugin: pluginDir, volumes: names }, 'Volumes of an unknown plugin on disk; leaving them');
+            this.options.logger.warn(
+              { podUID: uid, plugin: pluginDir, volumes: names },
+              'Volumes of an unknown plugin on disk; leaving them',
+            );
           continue;
         }
         for (const name of names) {
@@ -251,7 +255,7 @@ export class VolumeManager implements PodVolumeManager {
         }
       }
     }
-    if (found > 0) this.o.logger.info({ volumes: found }, 'Reconstructed volumes left on disk by an earlier run');
+    if (found > 0) this.options.logger.info({ volumes: found }, 'Reconstructed volumes left on disk by an earlier run');
     return found;
   }
 
@@ -264,7 +268,7 @@ export class VolumeManager implements PodVolumeManager {
     for (const entry of this.pods.values()) {
       if (entry.desired || entry.released || isActive(entry.uid)) continue;
       entry.released = true;
-      this.o.logger.info({ podUID: entry.uid, volumes: [...entry.volumes.keys()] }, 'Tearing down volumes of a pod that is gone');
+      this.options.logger.info({ podUID: entry.uid, volumes: [...entry.volumes.keys()] }, 'Tearing down volumes of a pod that is gone');
       this.kick(entry.uid);
     }
   }
@@ -305,10 +309,10 @@ export class VolumeManager implements PodVolumeManager {
     entry.desired = true;
     entry.released = false;
     entry.errors = [];
-    const refs = populate(entry, pod, this.o.plugins, this.o.host, claims);
+    const refs = populate(entry, pod, this.options.plugins, this.options.host, claims);
     // Register before unregistering, so an object the pod keeps never loses its watch.
-    for (const r of refs) this.o.host.objects?.register(r);
-    for (const r of entry.refs) this.o.host.objects?.unregister(r);
+    for (const r of refs) this.options.host.objects?.register(r);
+    for (const r of entry.refs) this.options.host.objects?.unregister(r);
     entry.refs = refs;
     this.kick(uid);
     return entry;
@@ -316,9 +320,9 @@ export class VolumeManager implements PodVolumeManager {
 
   private forget(entry: PodEntry): void {
     if (entry.volumes.size > 0 || entry.desired) return;
-    for (const r of entry.refs) this.o.host.objects?.unregister(r);
+    for (const r of entry.refs) this.options.host.objects?.unregister(r);
     entry.refs = [];
-    this.o.host.tokens?.deletePodTokens(entry.uid);
+    this.options.host.tokens?.deletePodTokens(entry.uid);
     this.pods.delete(entry.uid);
   }
 
@@ -341,7 +345,7 @@ export class VolumeManager implements PodVolumeManager {
       // Closed: nothing reconciles any more, so a wait (a pod terminating during shutdown) would only time out.
       if (this.closed) return finish(new VolumeError('the volume manager is stopping'));
       entry.waiters.add(waiter);
-      cancelTimer = this.o.clock.setTimer(ATTACH_MOUNT_TIMEOUT_MS, () =>
+      cancelTimer = this.options.clock.setTimer(ATTACH_MOUNT_TIMEOUT_MS, () =>
         finish(new VolumeError(`${status()}: timed out waiting for the condition`)),
       );
       signal?.addEventListener('abort', onAbort, { once: true });
@@ -379,7 +383,7 @@ export class VolumeManager implements PodVolumeManager {
   private reconcilePod(uid: string): void {
     const entry = this.pods.get(uid);
     if (!entry) return;
-    const now = this.o.clock.now();
+    const now = this.options.clock.now();
     for (const e of [...entry.volumes.values()]) {
       if (e.inFlight) continue;
       // A volume the pod no longer wants goes at once; the volumes of a pod that is not desired wait for its release.
@@ -393,7 +397,7 @@ export class VolumeManager implements PodVolumeManager {
       if (now < e.retryAt) {
         if (!e.retryArmed) {
           e.retryArmed = true;
-          const cancel = this.o.clock.setTimer(e.retryAt - now, () => {
+          const cancel = this.options.clock.setTimer(e.retryAt - now, () => {
             this.timers.delete(cancel);
             e.retryArmed = false;
             this.kick(uid);
@@ -413,7 +417,7 @@ export class VolumeManager implements PodVolumeManager {
     const remount = op === 'volume_mount' && !!e.mounted;
     const run = this.ops
       .run(async () => {
-        const started = this.o.clock.now();
+        const started = this.options.clock.now();
         let ok = false;
         try {
           if (op === 'volume_mount') await this.setUp(entry, e, remount);
@@ -423,10 +427,10 @@ export class VolumeManager implements PodVolumeManager {
           e.retryAt = 0;
         } catch (err) {
           e.failures++;
-          e.retryAt = this.o.clock.now() + backoffMs(e.failures);
+          e.retryAt = this.options.clock.now() + backoffMs(e.failures);
           this.reportFailure(entry, e, op, err);
         } finally {
-          this.o.metrics?.observe(e.plugin.name, op, ok, (this.o.clock.now() - started) / 1000);
+          this.options.metrics?.observe(e.plugin.name, op, ok, (this.options.clock.now() - started) / 1000);
         }
       })
       .finally(() => {
@@ -442,37 +446,37 @@ export class VolumeManager implements PodVolumeManager {
     const spec = (pod.spec.volumes ?? []).find((x) => x.name === e.name);
     if (!spec) throw new VolumeError(`volume ${JSON.stringify(e.name)} is not in the pod spec`);
     e.remountRequired = false;
-    const mounted = await e.plugin.setUp(pod, spec, this.o.host, e.persistent);
+    const mounted = await e.plugin.setUp(pod, spec, this.options.host, e.persistent);
     e.mounted = e.persistent?.gid ? { ...mounted, gid: e.persistent.gid } : mounted;
     e.onDisk = false;
-    v(this.o.logger, remount ? 4 : 1).info(
+    v(this.options.logger, remount ? 4 : 1).info(
       { pod: podName(pod), podUID: entry.uid, volume: e.name, plugin: e.plugin.name },
       `MountVolume.SetUp succeeded for volume ${JSON.stringify(e.name)}`,
     );
   }
 
   private async tearDown(entry: PodEntry, e: VolumeEntry): Promise<void> {
-    const pd = podDir(this.o.host.rootDir, entry.uid);
-    for (const name of await subPathVolumes(pd, entry, e)) await cleanSubPaths(this.o.host.mounter, pd, name);
-    await e.plugin.tearDown(entry.uid, e.dirName ?? e.name, this.o.host);
+    const pd = podDir(this.options.host.rootDir, entry.uid);
+    for (const name of await subPathVolumes(pd, entry, e)) await cleanSubPaths(this.options.host.mounter, pd, name);
+    await e.plugin.tearDown(entry.uid, e.dirName ?? e.name, this.options.host);
     e.mounted = undefined;
     e.onDisk = false;
     entry.volumes.delete(e.name);
-    this.o.logger.info(
+    this.options.logger.info(
       { podUID: entry.uid, volume: e.name, plugin: e.plugin.name },
       `UnmountVolume.TearDown succeeded for volume ${JSON.stringify(e.name)}`,
     );
   }
 
   private reportFailure(entry: PodEntry, e: VolumeEntry, op: StorageOperation, err: unknown): void {
-    const retryInMs = e.retryAt - this.o.clock.now();
+    const retryInMs = e.retryAt - this.options.clock.now();
     if (op === 'volume_mount') {
       const failed = err instanceof VolumeError ? err.failed : undefined;
       const msg = `${failed?.operation ?? 'MountVolume.SetUp'} failed for volume ${JSON.stringify(failed?.volume ?? e.name)} : ${message(err)}`;
-      this.o.logger.error({ pod: entry.pod ? podName(entry.pod) : entry.uid, podUID: entry.uid, retryInMs }, msg);
-      if (entry.pod) this.o.recorder.record(podReference(entry.pod), 'Warning', 'FailedMount', msg);
+      this.options.logger.error({ pod: entry.pod ? podName(entry.pod) : entry.uid, podUID: entry.uid, retryInMs }, msg);
+      if (entry.pod) this.options.recorder.record(podReference(entry.pod), 'Warning', 'FailedMount', msg);
     } else {
-      this.o.logger.error(
+      this.options.logger.error(
         { podUID: entry.uid, volume: e.name, retryInMs },
         `UnmountVolume.TearDown failed for volume ${JSON.stringify(e.name)}: ${message(err)}`,
       );

@@ -84,25 +84,25 @@ async function getOptional<T>(client: Pick<RestClient, 'get'>, path: string): Pr
  * Cluster mode: the CSI plugin, its driver registry and the plugin watcher
  * on <rootDir>/plugins_registry (stopped with the agent).
  */
-async function startCsi(o: VolumeStackOptions, client: NonNullable<VolumeStackOptions['client']>): Promise<VolumePlugin> {
-  const logger = o.logger.child({ component: 'csi' });
+async function startCsi(options: VolumeStackOptions, client: NonNullable<VolumeStackOptions['client']>): Promise<VolumePlugin> {
+  const logger = options.logger.child({ component: 'csi' });
   const drivers = new CsiDriverRegistry({
     clients: (endpoint) => grpcCsiClient(endpoint),
-    nodeInfo: new ApiNodeInfoManager(client, o.nodeName),
+    nodeInfo: new ApiNodeInfoManager(client, options.nodeName),
     logger,
   });
   const watcher = new PluginWatcher({
-    dir: join(o.rootDir, PLUGINS_REGISTRY_DIR_NAME),
+    dir: join(options.rootDir, PLUGINS_REGISTRY_DIR_NAME),
     handlers: { [CSI_PLUGIN_TYPE]: drivers },
     dial: dialRegistration,
-    clock: o.clock,
-    logger: o.logger.child({ component: 'plugin-watcher' }),
+    clock: options.clock,
+    logger: options.logger.child({ component: 'plugin-watcher' }),
   });
-  await mkdir(join(o.rootDir, PLUGINS_DIR_NAME), { recursive: true, mode: 0o750 });
-  (o.nodeRegistered?.() ?? Promise.resolve())
-    .then(() => (o.signal.aborted ? undefined : watcher.start()))
+  await mkdir(join(options.rootDir, PLUGINS_DIR_NAME), { recursive: true, mode: 0o750 });
+  (options.nodeRegistered?.() ?? Promise.resolve())
+    .then(() => (options.signal.aborted ? undefined : watcher.start()))
     .catch((err: unknown) => logger.error({ err: errorMessage(err) }, 'The plugin watcher did not start'));
-  o.signal.addEventListener(
+  options.signal.addEventListener(
     'abort',
     () => {
       watcher.stop().catch((err: unknown) => logger.error({ err: errorMessage(err) }, 'The plugin watcher did not stop cleanly'));
@@ -110,50 +110,50 @@ async function startCsi(o: VolumeStackOptions, client: NonNullable<VolumeStackOp
     { once: true },
   );
   return csiPlugin({
-    nodeName: o.nodeName,
+    nodeName: options.nodeName,
     client: (name) => drivers.client(name),
     csiDriver: (name) => getOptional(client, `/apis/storage.k8s.io/v1/csidrivers/${encodeURIComponent(name)}`),
     volumeAttachment: (name) => getOptional(client, `/apis/storage.k8s.io/v1/volumeattachments/${encodeURIComponent(name)}`),
   });
 }
 
-export async function startVolumeStack(o: VolumeStackOptions): Promise<VolumeStack> {
+export async function startVolumeStack(options: VolumeStackOptions): Promise<VolumeStack> {
   let objects: ObjectSource | undefined;
   let tokens: TokenSource | undefined;
-  if (o.client) {
-    objects = new ObjectCache({ client: o.client, clock: o.clock, logger: o.logger, signal: o.signal });
-    const manager = new TokenManager({ client: o.client, clock: o.clock, logger: o.logger });
-    manager.start(o.signal);
+  if (options.client) {
+    objects = new ObjectCache({ client: options.client, clock: options.clock, logger: options.logger, signal: options.signal });
+    const manager = new TokenManager({ client: options.client, clock: options.clock, logger: options.logger });
+    manager.start(options.signal);
     tokens = manager;
   }
-  let mounter = o.mounter;
+  let mounter = options.mounter;
   if (!mounter) {
     // Mount commands go through a small helper process: forking the agent itself would stall the main thread.
     const helper = new MountHelper();
     helper.start();
-    o.signal.addEventListener('abort', () => helper.close(), { once: true });
+    options.signal.addEventListener('abort', () => helper.close(), { once: true });
     mounter = new LinuxMounter(helper.run);
   }
   const host: VolumeHost = {
-    rootDir: o.rootDir,
+    rootDir: options.rootDir,
     mounter,
-    clock: o.clock,
-    logger: o.logger,
-    nodeAllocatable: o.nodeAllocatable,
+    clock: options.clock,
+    logger: options.logger,
+    nodeAllocatable: options.nodeAllocatable,
     objects,
     tokens,
-    claims: o.client ? apiClaimSource(o.client) : undefined,
-    recorder: o.recorder,
+    claims: options.client ? apiClaimSource(options.client) : undefined,
+    recorder: options.recorder,
   };
   const manager = new VolumeManager({
     host,
-    plugins: o.client ? [...volumePlugins(), await startCsi(o, o.client)] : volumePlugins(),
-    recorder: o.recorder,
-    metrics: volumeMetrics(o.registry),
-    clock: o.clock,
-    logger: o.logger,
+    plugins: options.client ? [...volumePlugins(), await startCsi(options, options.client)] : volumePlugins(),
+    recorder: options.recorder,
+    metrics: volumeMetrics(options.registry),
+    clock: options.clock,
+    logger: options.logger,
   });
-  o.signal.addEventListener('abort', () => manager.close(), { once: true });
+  options.signal.addEventListener('abort', () => manager.close(), { once: true });
   await manager.reconstruct();
   let running: Promise<void> | undefined;
   return {
@@ -164,14 +164,14 @@ export async function startVolumeStack(o: VolumeStackOptions): Promise<VolumeSta
       running = (async () => {
         manager.releaseOrphans(isActive);
         await cleanupOrphanedPodDirs({
-          rootDir: o.rootDir,
+          rootDir: options.rootDir,
           mounter: host.mounter,
-          logger: o.logger,
+          logger: options.logger,
           isActive,
           hasVolumes: (uid) => manager.hasVolumes(uid),
         });
       })()
-        .catch((err: unknown) => o.logger.error({ err: errorMessage(err) }, 'Pod directory housekeeping failed'))
+        .catch((err: unknown) => options.logger.error({ err: errorMessage(err) }, 'Pod directory housekeeping failed'))
         .finally(() => {
           running = undefined;
         });

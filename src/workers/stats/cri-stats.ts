@@ -1,7 +1,8 @@
 /**
  * The `criStats` pool task: the CRI's view of resource usage (upstream
  * criStatsProvider's inputs): ListPodSandbox, ListContainers,
- * ListContainerStats, ListPodSandboxStats and ImageFsInfo, decoded here, off
+ * ListContainerStats, ListPodSandboxStats (CRI v1.23 and later; v1.20 reads pod
+ * stats from cadvisor) and ImageFsInfo, decoded here, off
  * the main thread, into a compact snapshot of plain numbers. Only ready
  * sandboxes and their running containers count, as upstream.
  *

@@ -73,29 +73,29 @@ function makeUID(): string {
   return randomBytes(4).toString('hex');
 }
 
-export async function makeMounts(pod: Pod, container: Container, o: MakeMountsOptions): Promise<DeepPartial<Mount>[]> {
+export async function makeMounts(pod: Pod, container: Container, options: MakeMountsOptions): Promise<DeepPartial<Mount>[]> {
   const mounts: DeepPartial<Mount>[] = [];
-  let mountEtcHosts = o.podIPs.length > 0 && o.podDir !== undefined;
+  let mountEtcHosts = options.podIPs.length > 0 && options.podDir !== undefined;
   const volumeMounts = container.volumeMounts ?? [];
   for (let i = 0; i < volumeMounts.length; i++) {
     const m = volumeMounts[i];
     if (m.mountPath === ETC_HOSTS_PATH) mountEtcHosts = false;
-    const vol = o.volumes[m.name];
+    const vol = options.volumes[m.name];
     if (!vol)
       throw new VolumeError(`cannot find volume ${JSON.stringify(m.name)} to mount into container ${JSON.stringify(container.name)}`);
     let hostPath = vol.path;
     const expr = m['subPathExpr'];
-    const subPath = expr ? expandSubPathExpr(expr, o.env) : (m.subPath ?? '');
+    const subPath = expr ? expandSubPathExpr(expr, options.env) : (m.subPath ?? '');
     if (subPath) {
       const problem = subPathProblem(subPath);
       if (problem) throw new VolumeError(problem);
-      if (!o.podDir) throw new VolumeError(`subPath of volumeMount ${JSON.stringify(m.name)} needs the pod directory`);
+      if (!options.podDir) throw new VolumeError(`subPath of volumeMount ${JSON.stringify(m.name)} needs the pod directory`);
       // A SubpathError: its message names no host path (it reaches the pod's status); the caller logs its detail.
-      hostPath = await prepareSafeSubpath(o.mounter, {
+      hostPath = await prepareSafeSubpath(options.mounter, {
         volumePath: vol.path,
         subPath,
         volumeName: m.name,
-        podDir: o.podDir,
+        podDir: options.podDir,
         containerName: container.name,
         index: i,
       });
@@ -115,14 +115,14 @@ export async function makeMounts(pod: Pod, container: Container, o: MakeMountsOp
     });
   }
   if (mountEtcHosts) {
-    const file = etcHostsPath(o.podDir!);
-    ensureHostsFile(file, pod, o.podIPs, o.hostname, o.domain);
+    const file = etcHostsPath(options.podDir!);
+    ensureHostsFile(file, pod, options.podIPs, options.hostname, options.domain);
     mounts.push({ containerPath: ETC_HOSTS_PATH, hostPath: file, readonly: false, selinuxRelabel: false });
   }
   const tmp = container.terminationMessagePath;
-  if (o.podDir && tmp) {
+  if (options.podDir && tmp) {
     // A fresh file per container instance, so each run's message is its own.
-    const dir = podContainerDir(o.podDir, container.name);
+    const dir = podContainerDir(options.podDir, container.name);
     makeDirectory(dir, `the directory of container ${JSON.stringify(container.name)}`, 0o750);
     const file = `${dir}/${makeUID()}`;
     writeFileNamed(file, `the termination message file of container ${JSON.stringify(container.name)}`, '', { flag: 'wx' });

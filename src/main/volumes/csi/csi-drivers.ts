@@ -70,13 +70,13 @@ export interface CsiDriverRegistryOptions {
 export class CsiDriverRegistry implements PluginHandler {
   private readonly drivers = new Map<string, CsiDriver>();
 
-  constructor(private readonly o: CsiDriverRegistryOptions) {}
+  constructor(private readonly options: Readonly<CsiDriverRegistryOptions>) {}
 
   /** A client for a registered driver; rejects with upstream's message when it is not registered. */
   client(name: string): CsiNodeClient {
     const d = this.drivers.get(name);
     if (!d) throw new Error(`driver name ${name} not found in the list of registered CSI drivers`);
-    return this.o.clients(d.endpoint);
+    return this.options.clients(d.endpoint);
   }
 
   names(): string[] {
@@ -105,7 +105,7 @@ export class CsiDriverRegistry implements PluginHandler {
   }
 
   validatePlugin(name: string, endpoint: string, versions: readonly string[]): void {
-    this.o.logger.info({ driver: name, endpoint, versions }, 'Trying to validate a new CSI Driver');
+    this.options.logger.info({ driver: name, endpoint, versions }, 'Trying to validate a new CSI Driver');
     try {
       this.validateVersions('ValidatePlugin', name, versions);
     } catch (err) {
@@ -114,13 +114,13 @@ export class CsiDriverRegistry implements PluginHandler {
   }
 
   async registerPlugin(name: string, endpoint: string, versions: readonly string[]): Promise<void> {
-    this.o.logger.info({ driver: name, endpoint }, 'Register new CSI plugin');
+    this.options.logger.info({ driver: name, endpoint }, 'Register new CSI plugin');
     const version = this.validateVersions('RegisterPlugin', name, versions);
     this.drivers.set(name, { name, endpoint, version });
-    const client = this.o.clients(endpoint);
+    const client = this.options.clients(endpoint);
     try {
       const info = await client.nodeGetInfo();
-      await this.o.nodeInfo.installDriver(name, info.nodeId, info.maxVolumesPerNode, info.topology);
+      await this.options.nodeInfo.installDriver(name, info.nodeId, info.maxVolumesPerNode, info.topology);
     } catch (err) {
       this.drivers.delete(name);
       throw err;
@@ -130,12 +130,15 @@ export class CsiDriverRegistry implements PluginHandler {
   }
 
   async deRegisterPlugin(name: string): Promise<void> {
-    this.o.logger.info({ driver: name }, 'DeRegisterPlugin request for CSI plugin');
+    this.options.logger.info({ driver: name }, 'DeRegisterPlugin request for CSI plugin');
     this.drivers.delete(name);
-    await this.o.nodeInfo
+    await this.options.nodeInfo
       .uninstallDriver(name)
       .catch((err: unknown) =>
-        this.o.logger.error({ driver: name, err: errorMessage(err) }, 'DeRegisterPlugin failed to remove the driver from the node info'),
+        this.options.logger.error(
+          { driver: name, err: errorMessage(err) },
+          'DeRegisterPlugin failed to remove the driver from the node info',
+        ),
       );
   }
 }
