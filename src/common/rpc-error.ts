@@ -4,6 +4,7 @@
  * plugin's answer the way the upstream kubelet's events do.
  */
 import type * as grpc from '@grpc/grpc-js';
+import { errorMessage } from './error-message.js';
 
 /** grpc-go's codes.Code String() names. */
 export const GO_CODE_NAMES: Record<number, string> = {
@@ -30,5 +31,5 @@ export const GO_CODE_NAMES: Record<number, string> = {
 export function rpcErrorMessage(err: unknown): string {
   const e = err as Partial<grpc.ServiceError>;
   if (typeof e?.code === 'number') return `rpc error: code = ${GO_CODE_NAMES[e.code] ?? String(e.code)} desc = ${e.details ?? ''}`;
-  return err instanceof Error ? err.message : String(err);
+  return errorMessage(err);
 }

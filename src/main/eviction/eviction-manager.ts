@@ -48,6 +48,7 @@ import {
   type Signal,
   type Threshold,
 } from './thresholds.js';
+import { errorMessage } from '../../common/error-message.js';
 
 export const EVICTED_REASON = 'Evicted';
 /** Upstream podCleanupTimeout and podCleanupPollFreq. */
@@ -108,7 +109,7 @@ export class EvictionManager {
   }
 
   start(signal: AbortSignal): Promise<void> {
-    const onError = (err: unknown) => this.options.logger.error({ err: String(err) }, 'eviction manager: synchronize failed');
+    const onError = (err: unknown) => this.options.logger.error({ err: errorMessage(err) }, 'eviction manager: synchronize failed');
     return runPeriodically(
       async () => {
         const evicted = await this.synchronize();
@@ -215,14 +216,17 @@ export class EvictionManager {
       try {
         await step();
       } catch (err) {
-        this.options.logger.warn({ err: String(err), signal }, 'eviction manager: unexpected error when attempting to reduce pressure');
+        this.options.logger.warn(
+          { err: errorMessage(err), signal },
+          'eviction manager: unexpected error when attempting to reduce pressure',
+        );
       }
     }
     try {
       const after = await this.options.stats.get(active);
       return thresholdsMet(this.options.thresholds, after.observations, false).length === 0;
     } catch (err) {
-      this.options.logger.error({ err: String(err) }, 'eviction manager: failed to get summary stats after resource reclaim');
+      this.options.logger.error({ err: errorMessage(err) }, 'eviction manager: failed to get summary stats after resource reclaim');
       return false;
     }
   }

@@ -12,6 +12,7 @@ import type { Clock } from '../../common/clock.js';
 import { ListenError } from '../../common/errors.js';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { errorMessage } from '../../common/error-message.js';
 
 export interface HealthCheck {
   name: string;
@@ -75,7 +76,7 @@ function serve(
     }
     Promise.resolve(routes(url.pathname, url.searchParams, res)).catch((err) => {
       res.statusCode = 500;
-      res.end(`internal error: ${String(err)}\n`);
+      res.end(`internal error: ${errorMessage(err)}\n`);
     });
   });
   return new Promise((resolve, reject) => {

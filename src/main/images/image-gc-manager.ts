@@ -70,7 +70,7 @@ export class ImageGcManager {
 
   start(signal: AbortSignal): void {
     if (gcDisabled(this.options.policy)) this.options.logger.info('ImageGCHighThresholdPercent is set 100, Disable image GC');
-    const onError = (err: unknown) => this.options.logger.error({ err: String(err) }, 'Image garbage collection loop failed');
+    const onError = (err: unknown) => this.options.logger.error({ err: errorMessage(err) }, 'Image garbage collection loop failed');
     runPeriodically(() => this.runOnce(), {
       periodMs: this.options.periodMs,
       signal,
@@ -102,7 +102,7 @@ export class ImageGcManager {
       await this.detectImages(this.initialized ? this.options.clock.now() : 0);
       this.initialized = true;
     } catch (err) {
-      logger.warn({ err: String(err) }, '[imageGCManager] Failed to monitor images');
+      logger.warn({ err: errorMessage(err) }, '[imageGCManager] Failed to monitor images');
     }
     if (gcDisabled(this.options.policy)) return;
     try {

@@ -21,6 +21,7 @@ import type { KubeletConfig } from '../config/kubelet-config.js';
 import { nodeReference, type EventRecorder } from '../events/event-recorder.js';
 import { ImageGcManager, type ImageGcRuntime } from './image-gc-manager.js';
 import type { ImageListCache } from './image-list-cache.js';
+import { errorMessage } from '../../common/error-message.js';
 
 const TIMEOUT = { timeoutMs: 60_000 };
 
@@ -50,7 +51,7 @@ export function criImageGcRuntime(d: CriImageGcDeps): ImageGcRuntime {
       const status = await d.cri.imageStatus({ image: { image: name } }, TIMEOUT);
       return status.image?.id ?? '';
     } catch (err) {
-      d.logger.debug({ err: String(err) }, 'Could not resolve the sandbox image');
+      d.logger.debug({ err: errorMessage(err) }, 'Could not resolve the sandbox image');
       return '';
     }
   };
@@ -73,7 +74,7 @@ export function criImageGcRuntime(d: CriImageGcDeps): ImageGcRuntime {
         const s = d.host.fsStats(mountpoint);
         return { capacityBytes: s.capacityBytes, availableBytes: s.availableBytes };
       } catch (err) {
-        d.logger.error({ err: String(err), mountpoint }, `Failed to get the info of the filesystem with mountpoint "${mountpoint}"`);
+        d.logger.error({ err: errorMessage(err), mountpoint }, `Failed to get the info of the filesystem with mountpoint "${mountpoint}"`);
         return { capacityBytes: 0n, availableBytes: 0n };
       }
     },

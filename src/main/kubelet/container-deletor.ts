@@ -16,6 +16,7 @@
 import type { Logger } from 'pino';
 import type { PodStatus } from '../../runtime/types.js';
 import type { TaskRunner } from '../../workers/task-runner.js';
+import { errorMessage } from '../../common/error-message.js';
 
 /** upstream minDeadContainerInPod / MaxPerPodContainer default. */
 export const DEAD_CONTAINERS_TO_KEEP = 1;
@@ -81,7 +82,7 @@ export class ContainerDeletor {
         try {
           await this.runner.run({ type: 'removeContainers', ids, containerLogsDir: this.containerLogsDir });
         } catch (err) {
-          this.logger.warn({ containers: ids, err: String(err) }, 'Failed to remove dead containers');
+          this.logger.warn({ containers: ids, err: errorMessage(err) }, 'Failed to remove dead containers');
         } finally {
           for (const id of ids) this.pending.delete(id);
         }

@@ -20,6 +20,7 @@ import {
 } from './container-gc-select.js';
 import type { GcResult } from '../../workers/protocol/gc-wire.js';
 import { runPeriodically } from '../../common/periodic.js';
+import { errorMessage } from '../../common/error-message.js';
 
 export interface ContainerGcOptions {
   runner: TaskRunner;
@@ -57,7 +58,7 @@ export class ContainerGc {
   /** One collection; resolves when done (a run already in progress is joined, not repeated). */
   runOnce(): Promise<void> {
     this.running ??= this.collect()
-      .catch((err: unknown) => this.options.logger.error({ err: String(err) }, 'Container garbage collection failed'))
+      .catch((err: unknown) => this.options.logger.error({ err: errorMessage(err) }, 'Container garbage collection failed'))
       .finally(() => (this.running = undefined));
     return this.running;
   }

@@ -27,6 +27,7 @@ import type { PodConfig } from '../podconfig/pod-config.js';
 import type { PodUpdate } from '../podconfig/types.js';
 import type { StatusManager } from '../status/status-manager.js';
 import { SyncLoopQueue, type SyncLoopEvent } from '../sync-loop/sync-loop-queue.js';
+import { errorMessage } from '../../common/error-message.js';
 
 export const SYNC_TICK_MS = 1000;
 export const HOUSEKEEPING_PERIOD_MS = 2000;
@@ -73,7 +74,7 @@ export class SyncLoop {
     if (this.running) return;
     const { clock, podConfig } = this.options;
     // upstream's syncTicker and housekeepingTicker.
-    const onError = (err: unknown) => this.options.logger.error({ err: String(err) }, 'syncLoop tick failed');
+    const onError = (err: unknown) => this.options.logger.error({ err: errorMessage(err) }, 'syncLoop tick failed');
     const tickers = Promise.all([
       runPeriodically(() => this.queue.tick('sync'), { periodMs: SYNC_TICK_MS, sliding: false, signal, clock, onError }),
       runPeriodically(() => this.queue.tick('housekeeping'), { periodMs: HOUSEKEEPING_PERIOD_MS, sliding: false, signal, clock, onError }),
@@ -102,7 +103,7 @@ export class SyncLoop {
         try {
           this.iterate(event);
         } catch (err) {
-          this.options.logger.error({ err: String(err), event: event.kind }, 'syncLoop iteration failed');
+          this.options.logger.error({ err: errorMessage(err), event: event.kind }, 'syncLoop iteration failed');
         }
         this.lastIteration = clock.now();
       }

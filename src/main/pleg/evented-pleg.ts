@@ -31,6 +31,7 @@ import type { ContainerEventSource } from './container-event-source.js';
 import type { GenericPleg } from './generic-pleg.js';
 import type { PlegHealth, PodLifecycleEventGenerator } from './pleg.js';
 import type { EventedPlegMetrics } from './pleg-metrics.js';
+import { errorMessage } from '../../common/error-message.js';
 
 export const EVENTED_RELIST_PERIOD_MS = 300_000;
 export const EVENTED_RELIST_THRESHOLD_MS = 600_000;
@@ -148,7 +149,7 @@ export class EventedPleg implements PodLifecycleEventGenerator {
     this.stopEvented?.abort();
     this.options.source
       .close()
-      .catch((err: unknown) => this.s.logger.debug({ err: String(err) }, 'Evented PLEG: closing the event source failed'));
+      .catch((err: unknown) => this.s.logger.debug({ err: errorMessage(err) }, 'Evented PLEG: closing the event source failed'));
     this.s.logger.warn(
       `Evented PLEG is not usable: ${reason}; falling back to the generic PLEG (relist every ${this.s.relistPeriodMs / 1000}s)`,
     );
@@ -162,7 +163,7 @@ export class EventedPleg implements PodLifecycleEventGenerator {
       try {
         cache.write(cache.allocate(status.uid), status, { ifNotOlder: true });
       } catch (err) {
-        logger.error({ pod: status.uid, err: String(err) }, 'Evented PLEG: cannot cache pod status; the next relist will');
+        logger.error({ pod: status.uid, err: errorMessage(err) }, 'Evented PLEG: cannot cache pod status; the next relist will');
       }
     }
     for (const uid of batch.sandboxDeleted) this.options.generic.releaseSlotWhenUnused(uid);

@@ -298,7 +298,7 @@ export class GenericPleg implements PodLifecycleEventGenerator {
           this.deps.records.recoverAfterWriterCrash();
           this.deps.cache.recoverGlobalAfterWriterCrash();
         }
-        this.deps.logger.error({ err: String(err) }, 'GenericPLEG: Unable to retrieve pods');
+        this.deps.logger.error({ err: errorMessage(err) }, 'GenericPLEG: Unable to retrieve pods');
       })
       .catch(() => undefined);
     return loop;
@@ -315,7 +315,7 @@ export class GenericPleg implements PodLifecycleEventGenerator {
     const { api, endedSignal } = this.connect();
     await untilAborted(api.relistNow(), endedSignal).catch((err: unknown) => {
       // A loop that ended (its worker died) is logged where that is noticed, in connect().
-      if (!endedSignal.aborted) this.deps.logger.error({ err: String(err) }, 'GenericPLEG: Unable to retrieve pods');
+      if (!endedSignal.aborted) this.deps.logger.error({ err: errorMessage(err) }, 'GenericPLEG: Unable to retrieve pods');
     });
   }
 
@@ -324,7 +324,7 @@ export class GenericPleg implements PodLifecycleEventGenerator {
     try {
       return await this.handleReport(report);
     } catch (err) {
-      this.deps.logger.error({ err: String(err) }, 'GenericPLEG: relist failed; the next relist retries it');
+      this.deps.logger.error({ err: errorMessage(err) }, 'GenericPLEG: relist failed; the next relist retries it');
       return { busy: true };
     }
   }
@@ -418,7 +418,7 @@ export class GenericPleg implements PodLifecycleEventGenerator {
       try {
         slot = cache.allocate(uid);
       } catch (err) {
-        logger.error({ pod: uid, err: String(err) }, 'GenericPLEG: cannot cache pod status; will retry');
+        logger.error({ pod: uid, err: errorMessage(err) }, 'GenericPLEG: cannot cache pod status; will retry');
         needsReinspection.set(uid, { events });
         continue;
       }

@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../../common/clock.js';
 import type { CriClient } from '../../cri/client.js';
 import type { VersionResponse } from '../../gen/runtime/v1/api.js';
+import { errorMessage } from '../../common/error-message.js';
 
 export async function waitForRuntime(cri: CriClient, clock: Clock, logger: Logger, signal: AbortSignal): Promise<VersionResponse> {
   let delay = 100;
@@ -20,7 +21,7 @@ export async function waitForRuntime(cri: CriClient, clock: Clock, logger: Logge
     } catch (err) {
       if (signal.aborted) throw err;
       logger.error(
-        { endpoint: cri.runtimeEndpoint, attempt, retryInMs: delay, err: String(err) },
+        { endpoint: cri.runtimeEndpoint, attempt, retryInMs: delay, err: errorMessage(err) },
         'Container runtime is not reachable; retrying (check --container-runtime-endpoint and that the runtime is running)',
       );
       await clock.sleep(delay, signal);

@@ -13,6 +13,7 @@ import { CacheStatusSource } from '../../prober/cache-status-source.js';
 import { ProberHost, type ProberBatch } from '../../prober/prober-host.js';
 import type { ProberInit, ProberThreadApi } from '../protocol/prober-protocol.js';
 import { runProbe } from '../../prober/run-probe.js';
+import { errorMessage } from '../../common/error-message.js';
 
 const init = workerData as ProberInit;
 const cri = new CriClient({ runtimeEndpoint: init.runtimeEndpoint, timeoutMs: init.runtimeRequestTimeoutMs });
@@ -35,6 +36,6 @@ const api: ProberThreadApi = {
   removePod: (uid) => host.removePod(uid),
   cleanupPods: (uids) => host.cleanupPods(uids),
   trigger: (uid, container, probeType) => host.trigger(uid, container, probeType),
-  metricsText: () => host.registry.metrics().catch((err: unknown) => `# metrics failed: ${String(err)}\n`),
+  metricsText: () => host.registry.metrics().catch((err: unknown) => `# metrics failed: ${errorMessage(err)}\n`),
 };
 Comlink.expose(api, nodeEndpoint(parentPort!));

@@ -75,7 +75,7 @@ export function nodeIdMap(annotation: string | undefined, driver: string, nodeId
       map = JSON.parse(annotation) as Record<string, string>;
     } catch (err) {
       throw new Error(
-        `failed to parse node's "${NODE_ID_ANNOTATION}" annotation value (${JSON.stringify(annotation)}) err=${String(err)}`,
+        `failed to parse node's "${NODE_ID_ANNOTATION}" annotation value (${JSON.stringify(annotation)}) err=${errorMessage(err)}`,
         {
           cause: err,
         },
