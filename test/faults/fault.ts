@@ -54,6 +54,11 @@ export interface Fault {
   readonly moment: 'start' | 'steady';
   /** 'steady' only: a fresh node for each run. */
   readonly fresh?: boolean;
+  /**
+   * 'start' only: what ran when the fault hit is read just before inject() (default: just after, once an
+   * agent kill has frozen the runtime); for a fault that takes the runtime itself away.
+   */
+  readonly baselineBeforeInject?: boolean;
   readonly node: NodeSpec;
   inject(ctx: FaultContext): Promise<void>;
   recover(ctx: FaultContext): Promise<void>;

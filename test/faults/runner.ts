@@ -134,10 +134,11 @@ export async function runFault(fault: Fault, o: RunnerOptions): Promise<FaultRes
         await node.start();
         const delay = Math.round(rand() * result.startWindowMs);
         await sleep(delay);
-        const injectedAt = Date.now();
         const ctx = context(node);
+        const before = fault.baselineBeforeInject ? baselineOf(await node.runtimeView()) : undefined;
+        const injectedAt = Date.now();
         await fault.inject(ctx);
-        const baseline = baselineOf(await node.runtimeView());
+        const baseline = before ?? baselineOf(await node.runtimeView());
         await fault.recover(ctx);
         if (fault.recoveryFrom === 'recover') ctx.endedAt ??= Date.now();
         const rec = await measure(fault, ctx, run, injectedAt, baseline, reference, o);

@@ -4,7 +4,7 @@ import { agentKillDuringStart } from './scenarios/agent-kill.js';
 import { diskFault } from './scenarios/disk-full.js';
 import { apiserverOutage, etcdCompaction } from './scenarios/apiserver.js';
 import { leaseDeleted, nodeDeleted } from './scenarios/node-objects.js';
-import { runtimeKillSteady } from './scenarios/runtime-kill.js';
+import { runtimeKillDuringStart, runtimeKillSteady } from './scenarios/runtime-kill.js';
 import { workerCrashDuringStart } from './scenarios/worker-crash.js';
 
 export interface SuiteEntry {
@@ -18,6 +18,7 @@ export function fullSuite(): SuiteEntry[] {
     { fault: agentKillDuringStart('sim', 500), runs: 10 },
     { fault: agentKillDuringStart('containerd', 100), runs: 10 },
     { fault: runtimeKillSteady(100), runs: 5 },
+    { fault: runtimeKillDuringStart(100), runs: 10 },
     { fault: workerCrashDuringStart(500), runs: 10 },
     { fault: diskFault('full', 500, 30_000), runs: 5 },
     { fault: diskFault('log-dir-readonly', 500, 30_000), runs: 3 },
