@@ -43,19 +43,22 @@ export interface OutageOptions {
   outageMs: number;
   /** Compact etcd and restart the apiserver during the outage, so the agent's next watch gets 410 Gone. */
   force410: boolean;
+  /** The node's runtime (default the simulated one; containerd gets a private one from the suite). */
+  runtime?: 'sim' | 'containerd';
 }
 
 export function apiserverOutage(pods: number, o: OutageOptions): Fault {
   const secs = Math.round(o.outageMs / 1000);
   const relistsAt = new WeakMap<FaultContext, number>();
+  const runtime = o.runtime ?? 'sim';
   return {
-    id: o.force410 ? 'apiserver-outage-410-steady-sim' : 'apiserver-outage-steady-sim',
+    id: `apiserver-outage-${o.force410 ? '410-' : ''}steady-${runtime}`,
     title: (n) =>
       `apiserver unreachable for ${secs} s with ${n} pods from it running and one in ten deleted meanwhile` +
       (o.force410 ? '; etcd compacted and the apiserver restarted meanwhile, so the next watch gets 410 Gone' : '') +
-      ' (simulated runtime)',
+      (runtime === 'sim' ? ' (simulated runtime)' : ' (containerd)'),
     moment: 'steady',
-    node: { runtime: 'sim', pods, source: 'api' },
+    node: { runtime, pods, source: 'api' },
     inject: async (ctx) => {
       const cut = Date.now();
       relistsAt.set(ctx, relists(ctx));
