@@ -14,6 +14,10 @@
  *
  * Writes bench/results/memory.{json,md} (or --out NAME).
  * Args: --pods 250  --configs "default;--worker-threads=2;--worker-threads=0"
+ *         (a configuration is agent flags; a word `node:--flag` is a node/V8 flag
+ *         given after bin/kubelet-ts.js's own, e.g. "node:--sparkplug"; `bin:PATH` runs
+ *         another build's bin/kubelet-ts.js, e.g. a baseline checked out and built
+ *         elsewhere, with that file's own node flags)
  *       --steady-s 45  --settle-s 15  --no-snapshots
  *       --node-options "…" (added to the agent's NODE_OPTIONS)
  */
@@ -21,7 +25,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AgentProcess, podManifest } from '../test/e2e/agent-harness.js';
+import { AgentProcess, binLaunch, podManifest } from '../test/e2e/agent-harness.js';
 import { pollUntil } from '../test/helpers/poll.js';
 import { createSharedState } from '../src/shared/shared-state.js';
 import { summarizeHeapSnapshot, type HeapSummary } from './lib/heap-summary.js';
@@ -101,8 +105,13 @@ async function mainSnapshot(pid: number, dir: string): Promise<string> {
 
 async function runConfig(endpoint: string, config: string, n: number): Promise<ConfigResult> {
   const namespace = `mem-${Date.now().toString(36)}`;
-  const flags = config === 'default' ? [] : config.split(/\s+/);
+  const words = config === 'default' ? [] : config.split(/\s+/);
+  const flags = words.filter((w) => !w.startsWith('node:') && !w.startsWith('bin:'));
   const agent = new AgentProcess(endpoint, 'mem-node', namespace, [`--max-pods=${MAX_PODS}`, '--v=1', ...flags]);
+  // After bin/kubelet-ts.js's own node flags, so a V8 flag here overrides the shebang's (the last one wins).
+  agent.nodeFlags = words.filter((w) => w.startsWith('node:')).map((w) => w.slice('node:'.length));
+  const bin = words.find((w) => w.startsWith('bin:'));
+  if (bin) agent.bin = bin.slice('bin:'.length);
   const diag = mkdtempSync(join(tmpdir(), 'kts-mem-'));
   const nodeOptions = [NODE_OPTIONS, SNAPSHOTS ? `--heapsnapshot-signal=SIGUSR2 --diagnostic-dir=${diag}` : ''].filter(Boolean).join(' ');
   if (nodeOptions) agent.env = { NODE_OPTIONS: nodeOptions };
@@ -134,7 +143,7 @@ async function runConfig(endpoint: string, config: string, n: number): Promise<C
     if (SNAPSHOTS) {
       try {
         result.mainHeap = summarizeHeapSnapshot(await mainSnapshot(pid, diag));
-        if (config !== '--worker-threads=0') {
+        if (!flags.includes('--worker-threads=0')) {
           result.workerHeap = summarizeHeapSnapshot(await fetchInsecure(`https://127.0.0.1:${agent.port}/debug/pprof/heap?worker=0`));
         }
       } catch (err) {
@@ -174,6 +183,10 @@ function markdown(results: ConfigResult[], shared: Record<string, number>, meta:
     `Machine: ${JSON.stringify(meta.machine)}`,
     '',
     `${PODS} static one-container pods on kubelet-ts-sim (its own process), --max-pods=${MAX_PODS}; RSS sampled each second for ${STEADY_S} s after every pod is Running plus ${SETTLE_S} s. One run per configuration, in the order listed.`,
+    '',
+    `Agent started as bin/kubelet-ts.js does: \`${Object.entries(binLaunch().env)
+      .map(([k, v]) => `${k}=${v} `)
+      .join('')}node ${binLaunch().nodeFlags.join(' ')}\`.`,
     '',
     '| configuration | RSS median (MiB) | RSS max (MiB) | peak RSS (MiB) | threads | boot → all Running (s) | main heap (MiB) | worker 0 heap (MiB) |',
     '|---|---:|---:|---:|---:|---:|---:|---:|',

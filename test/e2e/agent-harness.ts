@@ -59,8 +59,8 @@ export function podManifest(
  * The environment and node flags of bin/kubelet-ts.js's `#!/usr/bin/env -S [NAME=VALUE …] node [--flag …]`
  * line, so the harness runs the agent as the installed command does.
  */
-export function binLaunch(): { env: Record<string, string>; nodeFlags: string[] } {
-  const first = readFileSync(join(root, 'bin/kubelet-ts.js'), 'utf8').split('\n', 1)[0];
+export function binLaunch(bin = join(root, 'bin/kubelet-ts.js')): { env: Record<string, string>; nodeFlags: string[] } {
+  const first = readFileSync(bin, 'utf8').split('\n', 1)[0];
   const m = /^#!\/usr\/bin\/env -S (?<env>(\w+=\S+ )*)node(?<flags>( --\S+)*)$/.exec(first);
   if (!m) throw new Error(`bin/kubelet-ts.js: unexpected first line ${JSON.stringify(first)}`);
   const env = Object.fromEntries(
@@ -88,6 +88,8 @@ export class AgentProcess {
   env: Record<string, string> = {};
   /** Extra node flags for the agent process (e.g. --cpu-prof, not allowed in NODE_OPTIONS), set before start(). */
   nodeFlags: string[] = [];
+  /** Another build's bin/kubelet-ts.js (with its dist next to it), e.g. a benchmark's baseline; set before start(). */
+  bin = join(root, 'bin/kubelet-ts.js');
 
   /**
    * The agent's cgroupRoot when the harness owns it (a real runtime, and extraArgs set neither
@@ -131,13 +133,13 @@ export class AgentProcess {
     this.port = await freePort();
     this.readOnlyPort = await freePort();
     this.healthzPort = await freePort();
-    const launch = binLaunch();
+    const launch = binLaunch(this.bin);
     const child = spawn(
       process.execPath,
       [
         ...launch.nodeFlags,
         ...this.nodeFlags,
-        join(root, 'bin/kubelet-ts.js'),
+        this.bin,
         `--container-runtime-endpoint=${this.endpoint}`,
         `--pod-manifest-path=${this.manifests}`,
         `--root-dir=${join(this.dir, 'root')}`,
