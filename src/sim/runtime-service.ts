@@ -22,10 +22,10 @@ import type { EventHub } from './events.js';
 import type { FaultInjector } from './faults.js';
 import { noInfo, unary, type RpcContext } from './rpc.js';
 import type { SimRuntime } from './runtime.js';
+import { SIM_RUNTIME_NAME } from './runtime-name.js';
 import { containerStats, sandboxStats } from './stats.js';
 import { containerListEntry, PreEncoded, sandboxListEntry, toContainerStatus, toSandboxStatus } from './status.js';
 
-export const SIM_RUNTIME_NAME = 'kubelet-ts-sim';
 export const SIM_RUNTIME_VERSION = '0.1.0';
 
 function passThrough<T>(serialize: (v: T) => Buffer): (v: T | PreEncoded) => Buffer {

@@ -11,7 +11,7 @@ import { Late } from '../../common/late.js';
 import type { Pod } from '../../api/pod.js';
 import type { CriClient } from '../../cri/client.js';
 import type { VersionResponse } from '../../gen/runtime/v1/api.js';
-import { SIM_RUNTIME_NAME } from '../../sim/runtime-service.js';
+import { SIM_RUNTIME_NAME } from '../../sim/runtime-name.js';
 import type { SharedState } from '../../shared/shared-state.js';
 import type { TaskRunner } from '../../workers/task-runner.js';
 import { setupPodCgroups } from '../cgroups/setup-pod-cgroups.js';

@@ -13,7 +13,6 @@ import type { WorkerInit } from '../../shared/shared-state.js';
 import { RUNTIME_OPS_DURATION, RUNTIME_OPS_ERRORS, RUNTIME_OPS_TOTAL, sharedRuntimeObserver } from '../../shared/worker-metrics.js';
 import { configSummary } from '../config/config-summary.js';
 import type { ConfigSources } from '../config/load-config.js';
-import { startEmbeddedSim } from './embedded-sim.js';
 import { installFaultHooks } from './fault-hooks.js';
 import { registerMetricBlock } from '../metrics/shared-collectors.js';
 import { waitForRuntime } from './runtime-readiness.js';
@@ -45,6 +44,8 @@ export async function startRuntime(
   let runtimeEndpoint = config.containerRuntimeEndpoint;
   let imageEndpoint = config.imageServiceEndpoint;
   if (runtimeEndpoint === 'sim') {
+    // Loaded only for the simulator endpoint.
+    const { startEmbeddedSim } = await import('./embedded-sim.js');
     const sim = await startEmbeddedSim(base.rootDir, clock, logger.child({ component: 'sim' }));
     shutdown.add('embedded simulated runtime', () => sim.stop());
     runtimeEndpoint = sim.endpoint;

@@ -17,16 +17,7 @@ import { cleanupOrphanedPodDirs } from './orphan-pod-dirs.js';
 import { VolumeManager } from './volume-manager.js';
 import { volumeMetrics } from './volume-metrics.js';
 import type { ObjectSource, TokenSource, VolumeHost, VolumePlugin } from './volume-plugin.js';
-import { isNotFound, type RestClient } from '../apiserver/rest-client.js';
-import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
-import { PLUGINS_DIR_NAME } from '../../pod/pod-dirs.js';
-import { dialRegistration } from '../plugins/registration-client.js';
-import { PLUGINS_REGISTRY_DIR_NAME, PluginWatcher } from '../plugins/plugin-watcher.js';
-import { grpcCsiClient } from './csi/csi-client.js';
-import { CSI_PLUGIN_TYPE, CsiDriverRegistry } from './csi/csi-drivers.js';
-import { csiPlugin } from './csi-plugin.js';
-import { ApiNodeInfoManager } from './csi/node-info.js';
+import type { RestClient } from '../apiserver/rest-client.js';
 import { ObjectCache } from './object-cache.js';
 import { projectedPlugin } from './projected-plugin.js';
 import { configMapPlugin, secretPlugin } from './object-volume-plugins.js';
@@ -70,53 +61,6 @@ export function volumePlugins(): VolumePlugin[] {
   return [emptyDirPlugin, hostPathPlugin, configMapPlugin, secretPlugin, downwardAPIPlugin, projectedPlugin, localVolumePlugin];
 }
 
-/** The get of an object that yields undefined for a 404. */
-async function getOptional<T>(client: Pick<RestClient, 'get'>, path: string): Promise<T | undefined> {
-  try {
-    return await client.get<T>(path);
-  } catch (err) {
-    if (isNotFound(err)) return undefined;
-    throw err;
-  }
-}
-
-/**
- * Cluster mode: the CSI plugin, its driver registry and the plugin watcher
- * on <rootDir>/plugins_registry (stopped with the agent).
- */
-async function startCsi(options: VolumeStackOptions, client: NonNullable<VolumeStackOptions['client']>): Promise<VolumePlugin> {
-  const logger = options.logger.child({ component: 'csi' });
-  const drivers = new CsiDriverRegistry({
-    clients: (endpoint) => grpcCsiClient(endpoint),
-    nodeInfo: new ApiNodeInfoManager(client, options.nodeName),
-    logger,
-  });
-  const watcher = new PluginWatcher({
-    dir: join(options.rootDir, PLUGINS_REGISTRY_DIR_NAME),
-    handlers: { [CSI_PLUGIN_TYPE]: drivers },
-    dial: dialRegistration,
-    clock: options.clock,
-    logger: options.logger.child({ component: 'plugin-watcher' }),
-  });
-  await mkdir(join(options.rootDir, PLUGINS_DIR_NAME), { recursive: true, mode: 0o750 });
-  (options.nodeRegistered?.() ?? Promise.resolve())
-    .then(() => (options.signal.aborted ? undefined : watcher.start()))
-    .catch((err: unknown) => logger.error({ err: errorMessage(err) }, 'The plugin watcher did not start'));
-  options.signal.addEventListener(
-    'abort',
-    () => {
-      watcher.stop().catch((err: unknown) => logger.error({ err: errorMessage(err) }, 'The plugin watcher did not stop cleanly'));
-    },
-    { once: true },
-  );
-  return csiPlugin({
-    nodeName: options.nodeName,
-    client: (name) => drivers.client(name),
-    csiDriver: (name) => getOptional(client, `/apis/storage.k8s.io/v1/csidrivers/${encodeURIComponent(name)}`),
-    volumeAttachment: (name) => getOptional(client, `/apis/storage.k8s.io/v1/volumeattachments/${encodeURIComponent(name)}`),
-  });
-}
-
 export async function startVolumeStack(options: VolumeStackOptions): Promise<VolumeStack> {
   let objects: ObjectSource | undefined;
   let tokens: TokenSource | undefined;
@@ -147,7 +91,10 @@ export async function startVolumeStack(options: VolumeStackOptions): Promise<Vol
   };
   const manager = new VolumeManager({
     host,
-    plugins: options.client ? [...volumePlugins(), await startCsi(options, options.client)] : volumePlugins(),
+    // The CSI stack (its gRPC code, ~0.2 MB of sources) is loaded only in cluster mode, where drivers can register.
+    plugins: options.client
+      ? [...volumePlugins(), await (await import('./csi-setup.js')).startCsi(options, options.client)]
+      : volumePlugins(),
     recorder: options.recorder,
     metrics: volumeMetrics(options.registry),
     clock: options.clock,
