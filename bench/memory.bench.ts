@@ -205,7 +205,7 @@ function markdown(results: ConfigResult[], shared: Record<string, number>, meta:
     if (r.snapshotError) lines.push(`Heap snapshot failed: ${r.snapshotError}`, '');
     lines.push(...heapTable('Main thread heap', r.mainHeap), ...heapTable('Worker 0 heap', r.workerHeap));
   }
-  const extra = NODE_OPTIONS ? ` --node-options "${NODE_OPTIONS}"` : '';
+  const extra = `${NODE_OPTIONS ? ` --node-options "${NODE_OPTIONS}"` : ''}${SNAPSHOTS ? '' : ' --no-snapshots'}${OUT === 'memory' ? '' : ` --out ${OUT}`}`;
   lines.push(
     `Run: \`npm run bench -- memory --pods ${PODS} --configs "${CONFIGS.join(';')}" --steady-s ${STEADY_S} --settle-s ${SETTLE_S}${extra}\``,
   );
