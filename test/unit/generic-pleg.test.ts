@@ -232,7 +232,7 @@ describe('GenericPleg (inline runner, fake runtime)', () => {
     expect(drain()).toEqual([]);
     runtime.statusErrors.clear();
     die!(new Error('the relist loop’s worker went away'));
-    await vi.waitFor(() => expect(records.map((r) => r.err)).toContain('Error: the relist loop’s worker went away'));
+    await vi.waitFor(() => expect(records.map((r) => r.err)).toContain('the relist loop’s worker went away'));
     await pleg.relist(); // a new loop: nothing new in its diff, so it reports the relist as quiet
     expect(drain().map((e) => e.id)).toEqual(['a', 'a']);
     expect(shared.cache.read(shared.cache.slotOf('a')!, 'a')?.containerStatuses).toHaveLength(1);
