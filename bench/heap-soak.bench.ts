@@ -18,6 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { pollUntil } from '../test/helpers/poll.js';
 import { freePort } from '../test/helpers/ports.js';
 import { arg, machine, percentile, round, writeResults } from './lib/report.js';
+import { slopePerHour } from './lib/soak-stats.js';
 
 const MINUTES = Number(arg('minutes', '30'));
 const EVERY_S = Number(arg('every-s', '10'));
@@ -42,16 +43,6 @@ async function heapMiB(port: number): Promise<number> {
   const m = /^nodejs_heap_size_used_bytes (\S+)$/m.exec(text);
   if (!m) throw new Error('no nodejs_heap_size_used_bytes in /metrics');
   return Number(m[1]) / MiB;
-}
-
-/** Least-squares slope of y over t (seconds), in units per hour. */
-function slopePerHour(points: { t: number; y: number }[]): number {
-  const n = points.length;
-  const mt = points.reduce((s, p) => s + p.t, 0) / n;
-  const my = points.reduce((s, p) => s + p.y, 0) / n;
-  const num = points.reduce((s, p) => s + (p.t - mt) * (p.y - my), 0);
-  const den = points.reduce((s, p) => s + (p.t - mt) ** 2, 0);
-  return den === 0 ? 0 : (num / den) * 3600;
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'kts-heap-soak-'));

@@ -30,6 +30,7 @@ const BENCHES: Record<string, string> = {
   'log-serving': 'log-serving.bench.ts',
   'exec-latency': 'exec-latency.bench.ts',
   'heap-soak': 'heap-soak.bench.ts',
+  soak: 'soak.bench.ts',
   cgroups: 'cgroups-peer.bench.ts',
   eviction: 'eviction.bench.ts',
 };
