@@ -81,6 +81,12 @@ for (const name of crashing)
     }),
   );
 
+/**
+ * The runtime's view, read again when a container listed is removed before its status is read
+ * (the agent's container GC removes the crash-looping pods' dead containers).
+ */
+const runtimeView = () => node.agent.until('a view of the runtime', () => node.runtimeView(), 60_000);
+
 const full = (n: string) => `${n}-${nodeName}`;
 const crashingFull = new Set(crashing.map(full));
 /** The runtime's view without the crash-looping pods, for the invariants of long-running pods. */
@@ -220,7 +226,7 @@ try {
     if (!baseline && t >= WARMUP_MIN * 60) {
       if (allRunningAtS === undefined)
         throw new Error(`only ${row.longRunning}/${long.pods.length} long-running pods Running after the warm-up`);
-      baseline = baselineOf(longOnly(await node.runtimeView()));
+      baseline = baselineOf(longOnly(await runtimeView()));
     }
     if (k % 6 === 0)
       console.log(
@@ -228,7 +234,7 @@ try {
           `running ${row.longRunning}/${long.pods.length}, crash restarts ${row.crashRestarts}, log ${Math.round(row.logBytes / 1024)} KiB`,
       );
   }
-  const [view, pods] = await Promise.all([node.runtimeView(), node.pods()]);
+  const [view, pods] = await Promise.all([runtimeView(), node.pods()]);
   const v = checkRuntime(long, nodeName, longOnly(view), baseline);
   const statuses = checkStatuses(long, nodeName, longOnly(view), pods);
   const restarts = restartsInPods(long, nodeName, longOnly(view), pods);
