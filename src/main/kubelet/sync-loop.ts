@@ -28,6 +28,8 @@ import type { PodUpdate } from '../podconfig/types.js';
 import type { StatusManager } from '../status/status-manager.js';
 import { SyncLoopQueue, type SyncLoopEvent } from '../sync-loop/sync-loop-queue.js';
 import { errorMessage } from '../../common/error-message.js';
+import { v, vEnabled } from '../../common/logger.js';
+import type { PlegEvent } from '../../runtime/pleg-event.js';
 
 export const SYNC_TICK_MS = 1000;
 export const HOUSEKEEPING_PERIOD_MS = 2000;
@@ -171,8 +173,7 @@ export class SyncLoop {
       case 'config':
         return this.handleConfig(event.update);
       case 'pleg':
-        if (logger.isLevelEnabled('debug'))
-          logger.debug({ pod: event.event.id, event: event.event.type, data: event.event.data }, 'SyncLoop (PLEG): event for pod');
+        this.logPlegEvent(event.event);
         return handlers.handlePlegEvent(event.event);
       case 'probe':
         // upstream handleProbeSync: a readiness or startup change, or a liveness failure, syncs the pod
@@ -189,10 +190,21 @@ export class SyncLoop {
     }
   }
 
+  /** upstream: a sync-worthy PLEG event of a known pod at V(2), of an unknown one ("irrelevant") at V(4). */
+  private logPlegEvent(e: PlegEvent): void {
+    const { logger, podManager } = this.options;
+    if (e.type === 'ContainerRemoved' || !vEnabled(logger, 2)) return;
+    const pod = podManager.get(e.id);
+    if (pod) v(logger, 2).info({ pod: podNames([pod])[0], event: e.type, data: e.data }, 'SyncLoop (PLEG): event for pod');
+    else if (vEnabled(logger, 4)) logger.debug({ pod: e.id, event: e.type, data: e.data }, 'SyncLoop (PLEG): ignore irrelevant event');
+  }
+
   private handleConfig(u: PodUpdate): void {
     const { handlers, logger } = this.options;
     this.seenSources.add(u.source);
-    logger.info({ source: u.source, pods: podNames(u.pods) }, `SyncLoop ${u.op}`);
+    // upstream logs each update at V(2), a RECONCILE at V(4)
+    const level = u.op === 'RECONCILE' ? 4 : 2;
+    if (vEnabled(logger, level)) v(logger, level).info({ source: u.source, pods: podNames(u.pods) }, `SyncLoop ${u.op}`);
     switch (u.op) {
       case 'ADD':
         return handlers.handlePodAdditions(u.pods);
