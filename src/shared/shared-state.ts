@@ -22,6 +22,8 @@ export interface WorkerInit {
   metrics: SharedArrayBuffer;
   /** Node-wide image pull limits (ImagePullGate.buffer); absent: none. */
   imagePullGate?: SharedArrayBuffer;
+  /** Test-only: the fault suite's crash armed for one task type (CrashArm.buffer); absent unless its hook is on. */
+  crashArm?: SharedArrayBuffer;
 }
 
 export interface SharedStateOptions {

@@ -45,6 +45,8 @@ export interface SimStats {
   calls: Record<string, number>;
   /** Injected failures, by RPC name. */
   injectedErrors: Record<string, number>;
+  /** List items left out by truncated lists (faults' dropFraction), by RPC name. */
+  droppedListItems: Record<string, number>;
   runtimeDown: boolean;
   logWriteFailures: number;
 }
@@ -180,6 +182,7 @@ export class SimControl {
       events: { subscribers: this.p.events.subscribers, published: this.p.events.published, dropped: this.p.events.dropped },
       calls: Object.fromEntries(this.p.calls),
       injectedErrors: Object.fromEntries(this.p.faults.injected),
+      droppedListItems: Object.fromEntries(this.p.faults.dropped),
       runtimeDown: this.p.faults.runtimeDown() !== undefined,
       logWriteFailures: this.p.logs.failures,
     };

@@ -1,6 +1,7 @@
 /**
  * Fault injection for the simulated runtime: per-RPC latency distributions,
- * per-RPC error rates and a "runtime down" switch. RPC names are the proto
+ * per-RPC error rates, truncated lists (ListPodSandbox and ListContainers
+ * answering with part of what exists) and a "runtime down" switch. RPC names are the proto
  * method names (`ListContainers`, `PullImage`, …); `default` applies to every
  * RPC, and an RPC's own entry overrides it field by field. Randomness comes from a seeded PRNG so a test's
  * sequence of delays and failures is reproducible.
@@ -26,6 +27,8 @@ export const rpcFaultSchema = z.object({
   /** gRPC status code of injected errors (default UNAVAILABLE = 14). */
   errorCode: z.number().int().min(1).max(16).optional(),
   errorMessage: z.string().optional(),
+  /** List RPCs (ListPodSandbox, ListContainers): probability in [0,1] that each item is left out of the answer. */
+  dropFraction: z.number().min(0).max(1).optional(),
 });
 export type RpcFault = z.infer<typeof rpcFaultSchema>;
 
@@ -111,6 +114,8 @@ export class FaultInjector {
   private down: RuntimeDown | undefined;
   /** Injected failures so far, by RPC. */
   readonly injected = new Map<string, number>();
+  /** List items left out so far, by RPC. */
+  readonly dropped = new Map<string, number>();
 
   constructor(seed = 1, config?: FaultConfig) {
     this.rand = seededRandom(seed);
@@ -158,9 +163,7 @@ export class FaultInjector {
         error: new CriUnavailableError(`runtime is down: ${this.down.reason}: ${this.down.message}`, rpc, status.UNAVAILABLE),
       };
     }
-    const own = this.config.rpcs?.[rpc];
-    const base = this.config.default;
-    const f = own && base ? { ...base, ...own } : (own ?? base);
+    const f = this.effective(rpc);
     if (!f) return NONE;
     const delayMs = f.latency ? sampleLatency(f.latency, this.rand) : 0;
     if (f.errorRate && this.rand() < f.errorRate) {
@@ -171,6 +174,25 @@ export class FaultInjector {
       return { delayMs, error };
     }
     return { delayMs };
+  }
+
+  /**
+   * A list RPC's items with the configured fraction left out, each by a coin flip; undefined when the RPC
+   * drops nothing (the caller answers with its usual, possibly cached, list).
+   */
+  truncate<T>(rpc: string, items: () => T[]): T[] | undefined {
+    const fraction = this.effective(rpc)?.dropFraction;
+    if (!fraction) return undefined;
+    const all = items();
+    const kept = all.filter(() => this.rand() >= fraction);
+    if (kept.length < all.length) this.dropped.set(rpc, (this.dropped.get(rpc) ?? 0) + all.length - kept.length);
+    return kept;
+  }
+
+  private effective(rpc: string): RpcFault | undefined {
+    const own = this.config.rpcs?.[rpc];
+    const base = this.config.default;
+    return own && base ? { ...base, ...own } : (own ?? base);
   }
 
   private patch(rpc: string, change: Partial<RpcFault>): void {

@@ -135,6 +135,8 @@ export function createRuntimeService(d: RuntimeServiceDeps): RuntimeServiceServe
     }),
 
     listPodSandbox: unary(ctx, 'ListPodSandbox', (req) => {
+      const cut = d.faults.truncate('ListPodSandbox', () => rt.listSandboxes(req.filter));
+      if (cut) return PreEncoded.concat(cut.map(sandboxListEntry)) as unknown as ListPodSandboxResponse;
       const build = () => PreEncoded.concat(rt.listSandboxes(req.filter).map(sandboxListEntry));
       const res = isUnfiltered(req.filter) ? allSandboxes.get(rt.store.sandboxesVersion, build) : build();
       return res as unknown as ListPodSandboxResponse;
@@ -160,6 +162,8 @@ export function createRuntimeService(d: RuntimeServiceDeps): RuntimeServiceServe
     }),
 
     listContainers: unary(ctx, 'ListContainers', (req) => {
+      const cut = d.faults.truncate('ListContainers', () => rt.listContainers(req.filter));
+      if (cut) return PreEncoded.concat(cut.map(containerListEntry)) as unknown as ListContainersResponse;
       const build = () => PreEncoded.concat(rt.listContainers(req.filter).map(containerListEntry));
       const res = isUnfiltered(req.filter) ? allContainers.get(rt.store.containersVersion, build) : build();
       return res as unknown as ListContainersResponse;

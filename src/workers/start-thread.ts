@@ -21,7 +21,11 @@ const ENTRIES = {
 export type ThreadName = keyof typeof ENTRIES;
 
 export function startThread(name: ThreadName, workerData: object): Worker {
-  const entry = ENTRIES[name];
+  return startThreadFrom(ENTRIES[name], workerData);
+}
+
+/** Starts a thread on any entry module (tests start their own). */
+export function startThreadFrom(entry: URL, workerData: object): Worker {
   if (!FROM_SOURCE) return new Worker(entry, { workerData, resourceLimits: WORKER_RESOURCE_LIMITS });
   const source = fileURLToPath(entry).replace(/\.js$/, '.ts');
   return new Worker(new URL('./ts-worker-boot.cjs', import.meta.url), {

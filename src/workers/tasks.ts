@@ -29,6 +29,7 @@ import { RelistRecordTable } from '../shared/relist-records.js';
 import { idKey } from '../shared/id-key.js';
 import { threadId } from 'node:worker_threads';
 import { sharedRuntimeObserver } from '../shared/worker-metrics.js';
+import { CrashArm, crashable } from '../shared/crash-arm.js';
 
 export interface TaskContext {
   runtime: Runtime;
@@ -41,6 +42,8 @@ export interface TaskContext {
   records: RelistRecordTable;
   metrics: MetricBlock;
   imagePullGate?: ImagePullGate;
+  /** Test-only (fault suite): a crash armed for one task type. */
+  crashArm?: CrashArm;
   close(): void;
 }
 
@@ -65,6 +68,7 @@ export function createTaskContext(init: WorkerInit, runtime?: Runtime): TaskCont
     records: RelistRecordTable.attach(init.relistRecords),
     metrics,
     ...(init.imagePullGate ? { imagePullGate: ImagePullGate.attach(init.imagePullGate) } : {}),
+    ...(init.crashArm ? { crashArm: CrashArm.attach(init.crashArm) } : {}),
     close: () => cri?.close(),
   };
 }
@@ -78,9 +82,9 @@ export async function runTask(ctx: TaskContext, request: TaskRequest): Promise<T
         await serveRelistLoop(ctx, request.port);
         return { ok: true, value: { stopped: true } };
       case 'inspect':
-        return { ok: true, value: { outcomes: await inspect(ctx, request.pods) } };
+        return { ok: true, value: { outcomes: await crashable(ctx.crashArm, 'inspect', inspect(ctx, request.pods)) } };
       case 'syncPod':
-        return { ok: true, value: await syncPod(syncContext(ctx), request.input) };
+        return { ok: true, value: await crashable(ctx.crashArm, 'syncPod', syncPod(syncContext(ctx), request.input)) };
       case 'terminatePod':
         return { ok: true, value: await terminatePod(syncContext(ctx), request.input) };
       case 'removeContainers':

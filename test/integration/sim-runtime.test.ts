@@ -540,6 +540,18 @@ describe('kubelet-ts-sim over gRPC', () => {
       await cri.call('listContainers', {});
     });
 
+    it('truncated lists: ListPodSandbox answers with part of what exists, then with all of it again', async () => {
+      for (let i = 0; i < 3; i++) await cri.call('runPodSandbox', { config: sandboxConfig() });
+      const all = (await cri.call('listPodSandbox', {})).items.length;
+      expect(all).toBeGreaterThanOrEqual(3);
+      sim.control.setFaults({ rpcs: { ListPodSandbox: { dropFraction: 1 } } });
+      expect((await cri.call('listPodSandbox', {})).items).toEqual([]);
+      expect((await cri.call('listContainers', {})).containers.length).toBe(sim.control.stats().containers.total);
+      expect(sim.control.stats().droppedListItems.ListPodSandbox).toBe(all);
+      sim.control.setFaults({});
+      expect((await cri.call('listPodSandbox', {})).items.length).toBe(all);
+    });
+
     it('network not ready shows in Status', async () => {
       sim.control.setNetworkReady(false);
       expect((await cri.call('status', {})).status!.conditions[1]).toMatchObject({ status: false, reason: 'NetworkPluginNotReady' });

@@ -1,29 +1,62 @@
 import { EventEmitter } from 'node:events';
 import { expect, it } from 'vitest';
-import { FAULT_HOOKS_ENV, installFaultHooks } from '../../src/main/startup/fault-hooks.js';
+import { FAULT_HOOKS_ENV, faultHookMode, installFaultHooks, simControlArgs } from '../../src/main/startup/fault-hooks.js';
+import type { CrashTaskType } from '../../src/shared/crash-arm.js';
 import { captureLogger } from '../helpers/capture-logger.js';
 import { pollUntil } from '../helpers/poll.js';
 
-it('installs nothing unless the environment variable is exactly 1', () => {
-  for (const env of [{}, { [FAULT_HOOKS_ENV]: '0' }, { [FAULT_HOOKS_ENV]: 'true' }]) {
+const target = (crashed = { n: 0 }, armed: CrashTaskType[] = []) => ({
+  crashWorkers: async () => (crashed.n++, 2),
+  armCrash: (t: CrashTaskType) => void armed.push(t),
+});
+
+it('installs nothing, and gives the sim no control socket, unless the environment variable asks', () => {
+  for (const env of [{}, { [FAULT_HOOKS_ENV]: '0' }, { [FAULT_HOOKS_ENV]: '' }]) {
     const proc = new EventEmitter();
-    let crashed = 0;
     const { logger, records } = captureLogger();
-    installFaultHooks({ crashWorkers: async () => ++crashed }, logger, env, proc);
+    installFaultHooks(target(), logger, env, proc);
     expect(proc.listenerCount('SIGUSR2')).toBe(0);
+    expect(simControlArgs(faultHookMode(env), '/r', logger)).toEqual([]);
     expect(records).toEqual([]);
+  }
+});
+
+it('refuses a value it does not know, naming the variable and the values it takes', () => {
+  for (const v of ['true', 'sync', 'relistLoop']) {
+    expect(() => faultHookMode({ [FAULT_HOOKS_ENV]: v })).toThrow(
+      `${FAULT_HOOKS_ENV}="${v}" is not a fault hook: expected 1, relist, syncPod, inspect`,
+    );
   }
 });
 
 it('with KTS_TEST_FAULT_HOOKS=1, SIGUSR2 terminates the workers, logs it, and the uninstaller removes the hook', async () => {
   const proc = new EventEmitter();
-  let crashed = 0;
+  const crashed = { n: 0 };
+  const armed: CrashTaskType[] = [];
   const { logger, records } = captureLogger();
-  const uninstall = installFaultHooks({ crashWorkers: async () => (crashed++, 2) }, logger, { [FAULT_HOOKS_ENV]: '1' }, proc);
+  const uninstall = installFaultHooks(target(crashed, armed), logger, { [FAULT_HOOKS_ENV]: '1' }, proc);
   expect(records.some((r) => String(r.msg).includes('Test fault hooks are enabled'))).toBe(true);
   proc.emit('SIGUSR2');
   await pollUntil('the hook to log', () => records.some((r) => String(r.msg).includes('terminated the worker threads') && r.workers === 2));
-  expect(crashed).toBe(1);
+  expect([crashed.n, armed]).toEqual([1, []]);
   uninstall();
   expect(proc.listenerCount('SIGUSR2')).toBe(0);
+});
+
+it('with a task type, SIGUSR2 arms a crash for that type only and logs it; the sim serves its control socket', () => {
+  for (const type of ['relist', 'syncPod', 'inspect'] as const) {
+    const proc = new EventEmitter();
+    const crashed = { n: 0 };
+    const armed: CrashTaskType[] = [];
+    const { logger, records } = captureLogger();
+    const env = { [FAULT_HOOKS_ENV]: type };
+    installFaultHooks(target(crashed, armed), logger, env, proc);
+    expect(records.some((r) => String(r.msg).includes('ends the thread of the next task') && r.task === type)).toBe(true);
+    proc.emit('SIGUSR2');
+    proc.emit('SIGUSR2');
+    expect([crashed.n, armed]).toEqual([0, [type, type]]);
+    expect(records.filter((r) => String(r.msg).includes('armed a worker crash')).length).toBe(2);
+    expect(simControlArgs(faultHookMode(env), '/r', logger)).toEqual(['--control', 'unix:///r/sim/ctl.sock']);
+    expect(records.some((r) => String(r.msg).includes('serves its control socket') && r.socket === '/r/sim/ctl.sock')).toBe(true);
+  }
 });

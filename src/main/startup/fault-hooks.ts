@@ -1,28 +1,59 @@
 /**
- * Test-only fault hooks for the fault suite (test/faults/): with the
- * environment variable KTS_TEST_FAULT_HOOKS=1, SIGUSR2 terminates every
- * worker thread of the pool at once, with whatever they run at that moment
- * (the PLEG relist loop, pod syncs, inspections). The agent must recover as
- * from a worker that crashed on its own: the pool replaces the threads, the
+ * Test-only fault hooks for the fault suite (test/faults/), switched on by
+ * the environment variable KTS_TEST_FAULT_HOOKS (read once, at start):
+ * - `1`: SIGUSR2 terminates every worker thread of the pool at once, with
+ *   whatever they run at that moment (the PLEG relist loop, pod syncs,
+ *   inspections);
+ * - `relist`, `syncPod` or `inspect`: SIGUSR2 arms a crash for that task
+ *   type; the next such task on a pool worker ends its own thread while in
+ *   flight (src/shared/crash-arm.ts).
+ * Either way the embedded simulated runtime (`--container-runtime-endpoint=sim`)
+ * also serves its control socket at `<root-dir>/sim/ctl.sock`, so the suite
+ * can slow it, fail its calls and truncate its lists. The agent must recover
+ * as from a worker that crashed on its own: the pool replaces the thread, the
  * failed tasks are retried, the relist loop starts again.
  *
- * Without the variable nothing is installed and SIGUSR2 keeps Node's default
- * action (the process ends), as for a Go kubelet: the hook cannot be switched
- * on by a signal alone. It is not a feature for operators; the variable is
- * read once, at start.
+ * Without the variable (or with `0`) nothing is installed, SIGUSR2 keeps
+ * Node's default action (the process ends), as for a Go kubelet, and the sim
+ * serves no control socket; any other value stops the start with an error.
+ * It is not a feature for operators.
  */
+import { join } from 'node:path';
 import type { Logger } from 'pino';
+import { KubeletTsError } from '../../common/errors.js';
+import { CRASH_TASK_TYPES, type CrashTaskType } from '../../shared/crash-arm.js';
 
 export const FAULT_HOOKS_ENV = 'KTS_TEST_FAULT_HOOKS';
+
+export type FaultHookMode = 'all' | CrashTaskType;
 
 export interface FaultHookTarget {
   /** Terminates every worker thread; resolves with how many there were. */
   crashWorkers(): Promise<number>;
+  /** Arms a crash for the next task of `type` on a pool worker. */
+  armCrash(type: CrashTaskType): void;
 }
 
 export interface FaultHookProcess {
   on(signal: 'SIGUSR2', listener: () => void): unknown;
   off(signal: 'SIGUSR2', listener: () => void): unknown;
+}
+
+/** What the environment asks for: undefined for no hooks. */
+export function faultHookMode(env: NodeJS.ProcessEnv = process.env): FaultHookMode | undefined {
+  const v = env[FAULT_HOOKS_ENV];
+  if (v === undefined || v === '' || v === '0') return undefined;
+  if (v === '1') return 'all';
+  if ((CRASH_TASK_TYPES as readonly string[]).includes(v)) return v as CrashTaskType;
+  throw new KubeletTsError(`${FAULT_HOOKS_ENV}="${v}" is not a fault hook: expected 1, ${CRASH_TASK_TYPES.join(', ')} or 0 (test-only)`);
+}
+
+/** The embedded sim's extra arguments under the hooks: its control socket; logged. */
+export function simControlArgs(mode: FaultHookMode | undefined, rootDir: string, logger: Logger): string[] {
+  if (!mode) return [];
+  const socket = join(rootDir, 'sim', 'ctl.sock');
+  logger.warn({ env: FAULT_HOOKS_ENV, socket }, 'Test fault hooks are enabled: the embedded simulated runtime serves its control socket');
+  return ['--control', `unix://${socket}`];
 }
 
 /** Installs the hooks when `env` asks for them; returns the uninstaller (a no-op otherwise). */
@@ -32,9 +63,20 @@ export function installFaultHooks(
   env: NodeJS.ProcessEnv = process.env,
   proc: FaultHookProcess = process,
 ): () => void {
-  if (env[FAULT_HOOKS_ENV] !== '1') return () => undefined;
-  logger.warn({ env: FAULT_HOOKS_ENV }, 'Test fault hooks are enabled: SIGUSR2 terminates every worker thread');
+  const mode = faultHookMode(env);
+  if (!mode) return () => undefined;
+  if (mode === 'all') logger.warn({ env: FAULT_HOOKS_ENV }, 'Test fault hooks are enabled: SIGUSR2 terminates every worker thread');
+  else
+    logger.warn(
+      { env: FAULT_HOOKS_ENV, task: mode },
+      'Test fault hooks are enabled: SIGUSR2 ends the thread of the next task of this type',
+    );
   const onSignal = () => {
+    if (mode !== 'all') {
+      target.armCrash(mode);
+      logger.warn({ task: mode }, 'Fault hook: armed a worker crash for the next task of this type');
+      return;
+    }
     target.crashWorkers().then(
       (n) => logger.warn({ workers: n }, 'Fault hook: terminated the worker threads'),
       (err: unknown) => logger.error({ err }, 'Fault hook: terminating the worker threads failed'),

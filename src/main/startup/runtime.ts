@@ -13,7 +13,8 @@ import type { WorkerInit } from '../../shared/shared-state.js';
 import { RUNTIME_OPS_DURATION, RUNTIME_OPS_ERRORS, RUNTIME_OPS_TOTAL, sharedRuntimeObserver } from '../../shared/worker-metrics.js';
 import { configSummary } from '../config/config-summary.js';
 import type { ConfigSources } from '../config/load-config.js';
-import { installFaultHooks } from './fault-hooks.js';
+import { faultHookMode, installFaultHooks, simControlArgs } from './fault-hooks.js';
+import { CrashArm } from '../../shared/crash-arm.js';
 import { registerMetricBlock } from '../metrics/shared-collectors.js';
 import { waitForRuntime } from './runtime-readiness.js';
 import { packageVersion } from '../../common/version.js';
@@ -43,10 +44,12 @@ export async function startRuntime(
   const { config, clock, logger, signal, shutdown } = ctx;
   let runtimeEndpoint = config.containerRuntimeEndpoint;
   let imageEndpoint = config.imageServiceEndpoint;
+  const hooks = faultHookMode();
   if (runtimeEndpoint === 'sim') {
     // Loaded only for the simulator endpoint.
     const { startEmbeddedSim } = await import('./embedded-sim.js');
-    const sim = await startEmbeddedSim(base.rootDir, clock, logger.child({ component: 'sim' }));
+    const simLogger = logger.child({ component: 'sim' });
+    const sim = await startEmbeddedSim(base.rootDir, clock, simLogger, simControlArgs(hooks, base.rootDir, simLogger));
     shutdown.add('embedded simulated runtime', () => sim.stop());
     runtimeEndpoint = sim.endpoint;
     if (imageEndpoint === 'sim') imageEndpoint = sim.endpoint;
@@ -64,16 +67,22 @@ export async function startRuntime(
   shutdown.add('CRI client', () => cri.close());
   const runtimeVersion = await waitForRuntime(cri, clock, logger.child({ component: 'runtime' }), signal);
 
-  const workerInit = shared.workerInit(runtimeEndpoint, { imageEndpoint, timeoutMs: config.runtimeRequestTimeout });
+  // Test-only (KTS_TEST_FAULT_HOOKS=relist|syncPod|inspect): a crash the hook arms for one task type.
+  const crashArm = hooks && hooks !== 'all' ? CrashArm.create() : undefined;
+  const workerInit = {
+    ...shared.workerInit(runtimeEndpoint, { imageEndpoint, timeoutMs: config.runtimeRequestTimeout }),
+    ...(crashArm ? { crashArm: crashArm.buffer } : {}),
+  };
   const runner = createTaskRunner(workerInit, config.workerThreads);
   shutdown.add('worker pool', () => runner.close());
-  // Test-only (KTS_TEST_FAULT_HOOKS=1, the fault suite): SIGUSR2 terminates the pool's threads.
+  // Test-only (KTS_TEST_FAULT_HOOKS, the fault suite): SIGUSR2 terminates the pool's threads or arms a crash.
   const crashWorkers = async () => {
     const workers = runner instanceof PoolRunner ? runner.workers() : [];
     await Promise.all(workers.map((w) => w.terminate()));
     return workers.length;
   };
-  shutdown.add('test fault hooks', installFaultHooks({ crashWorkers }, logger));
+  const armCrash = (type: Parameters<CrashArm['arm']>[0]) => crashArm?.arm(type);
+  shutdown.add('test fault hooks', installFaultHooks({ crashWorkers, armCrash }, logger));
   logger.info(
     {
       version: packageVersion(),

@@ -27,12 +27,15 @@ import type { PodStatusCache } from '../../shared/pod-status-cache.js';
 import type { RelistRecordTable } from '../../shared/relist-records.js';
 import { relist } from './relist.js';
 import { epochHiRes } from '../../common/time.js';
+import { crashable, type CrashArm } from '../../shared/crash-arm.js';
 
 export interface RelistLoopContext {
   runtime: Runtime;
   records: RelistRecordTable;
   cache: PodStatusCache;
   clock: Clock;
+  /** Test-only (fault suite): a crash armed for relists. */
+  crashArm?: CrashArm;
 }
 
 export class RelistLoop implements RelistLoopApi {
@@ -109,7 +112,7 @@ export class RelistLoop implements RelistLoopApi {
     const t0 = performance.now();
     let report: RelistReport;
     try {
-      const summary = await relist(this.ctx);
+      const summary = await crashable(this.ctx.crashArm, 'relist', relist(this.ctx));
       const quiet = summary.events.length === 0 && summary.newPods.length === 0 && !this.mainBusy;
       if (quiet) cache.setGlobalTimestamp(timestamp);
       report = { timestamp, startedAt, workerMs: performance.now() - t0, endedAt: epochHiRes(), quiet, summary };
