@@ -204,12 +204,26 @@ describe('restartCount from the log directory (upstream calcRestartCountByLogDir
     const dir = join(logsRoot, `default_logs_uid-logs`, 'app');
     mkdirSync(dir, { recursive: true });
     for (const f of ['0.log', '3.log', '4.log.20260101-000000', 'notes.txt']) writeFileSync(join(dir, f), '');
-    const status = podStatus(pod, [sandbox('sb-1', 'ready')], []);
+    const status = podStatus(pod, [], []);
     const { cri, ctx, input } = harness(status);
     await syncPod(ctx, input(pod));
     const created = cri.callsOf('createContainer')[0] as { config: { metadata: { attempt: number }; logPath: string } };
     expect(created.config.metadata.attempt).toBe(5);
     expect(created.config.logPath).toBe('app/5.log');
+  });
+
+  it('does not when the pod has a sandbox listed: a container a truncated list left out gets attempt 0, as upstream v1.20.2', async () => {
+    // Regression (runtime-slow-steady-sim): the running instance 0 was missing from a truncated ListContainers;
+    // attempt 1 from 0.log made a second running instance, where attempt 0 is refused by the name reservation.
+    const pod = makePod({ containers: [c('app')] }, 'hidden');
+    const dir = join(logsRoot, `default_hidden_uid-hidden`, 'app');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, '0.log'), '');
+    const { cri, ctx, input } = harness(podStatus(pod, [sandbox('sb-1', 'ready')], []));
+    await syncPod(ctx, input(pod));
+    const created = cri.callsOf('createContainer')[0] as { config: { metadata: { attempt: number }; logPath: string } };
+    expect(created.config.metadata.attempt).toBe(0);
+    expect(created.config.logPath).toBe('app/0.log');
   });
 });
 

@@ -127,10 +127,18 @@ interface StartOutcome {
   hidden?: { message: string; detail: string };
 }
 
-/** Upstream's restart count for a new instance: the newest instance's + 1, else from the log directory, else 0. */
+/**
+ * The restart count of a new instance: the newest instance's + 1, else 0 (upstream v1.20.2). Only for a pod
+ * of which the runtime shows no sandbox (it lost the pod; this sync makes a new sandbox) does it continue from
+ * the log directory (newer upstream's calcRestartCountByLogDir). With a sandbox listed, a container missing from
+ * the status may be a live one a truncated list left out: a fresh attempt number would start a second instance
+ * beside it, where 0 (or the listed instance's + 1) is refused by the runtime's name reservation while the
+ * instance holding that name exists (found by the fault suite, runtime-slow-steady-sim).
+ */
 function nextRestartCount(pod: Pod, container: Container, status: PodStatus, node: NodeInfo): number {
   const latest = findLatestContainerStatus(status, container.name);
   if (latest) return latest.restartCount + 1;
+  if (status.sandboxStatuses.length > 0) return 0;
   return restartCountFromLogDir(containerLogsDirectory(buildPodLogsDirectory(node.podLogsDir, pod), container.name));
 }
 
