@@ -5,7 +5,9 @@ import { diskFault } from './scenarios/disk-full.js';
 import { apiserverOutage, etcdCompaction } from './scenarios/apiserver.js';
 import { leaseDeleted, nodeDeleted } from './scenarios/node-objects.js';
 import { runtimeKillDuringStart, runtimeKillSteady } from './scenarios/runtime-kill.js';
-import { workerCrashDuringStart } from './scenarios/worker-crash.js';
+import { workerCrashAimed, workerCrashDuringStart } from './scenarios/worker-crash.js';
+import { runtimeSlowSteady } from './scenarios/runtime-slow.js';
+import { agentKillDuringChurn } from './scenarios/agent-kill-churn.js';
 
 export interface SuiteEntry {
   fault: Fault;
@@ -28,5 +30,10 @@ export function fullSuite(): SuiteEntry[] {
     { fault: etcdCompaction(100), runs: 5 },
     { fault: leaseDeleted(100), runs: 5 },
     { fault: nodeDeleted(50), runs: 3 },
+    { fault: runtimeSlowSteady(500, { holdMs: 60_000, latencyMs: 5000, errorRate: 0.2, dropFraction: 0.2 }), runs: 3 },
+    { fault: agentKillDuringChurn(500, { windowMs: 10_000, wave: 10 }), runs: 5 },
+    { fault: workerCrashAimed('relist', 500), runs: 5 },
+    { fault: workerCrashAimed('syncPod', 500), runs: 5 },
+    { fault: workerCrashAimed('inspect', 500), runs: 5 },
   ];
 }

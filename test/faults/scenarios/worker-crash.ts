@@ -5,7 +5,7 @@
  * inspections in flight on those threads die with them. Nothing is done to
  * recover: the agent must replace the threads and retry on its own.
  */
-import type { Fault } from '../fault.js';
+import type { Fault, FaultContext } from '../fault.js';
 
 export function workerCrashDuringStart(pods: number): Fault {
   return {
@@ -23,5 +23,53 @@ export function workerCrashDuringStart(pods: number): Fault {
       );
     },
     recover: async () => undefined,
+  };
+}
+
+const TASK_WORDS = { relist: 'a PLEG relist', syncPod: 'a pod sync', inspect: 'a PLEG inspection' } as const;
+/** How the agent logs a task of each type failed by its thread's exit (tasks of other types on the thread die too). */
+const FAILED = /worker thread failed while running (task \\?"(\w+)\\?"|the relist loop): worker exited with code: 70/;
+const CLAIM_DEADLINE_MS = 60_000;
+
+/**
+ * One worker thread ended while it runs a task of one type (a relist, a pod sync, an inspection), at a
+ * random moment while the pods start: KTS_TEST_FAULT_HOOKS=<type> + SIGUSR2 arms the crash, and the next
+ * such task ends its own thread while in flight (src/shared/crash-arm.ts), with the other tasks on that
+ * thread. Nothing is done to recover. The run notes which tasks the crash failed, from the agent's log.
+ */
+export function workerCrashAimed(task: 'relist' | 'syncPod' | 'inspect', pods: number): Fault {
+  const failedFrom = new WeakMap<FaultContext, number>();
+  return {
+    id: `worker-crash-${task === 'syncPod' ? 'sync' : task}-sim`,
+    title: (n) => `one worker thread ended while it runs ${TASK_WORDS[task]}, during the start of ${n} pods (simulated runtime)`,
+    moment: 'start',
+    node: { runtime: 'sim', pods, agentEnv: { KTS_TEST_FAULT_HOOKS: task } },
+    inject: async (ctx) => {
+      const { agent } = ctx.node;
+      // The hook is installed once the pool runs; a signal before that would end the process.
+      await agent.until('the fault hook', () => agent.logs.some((l) => l.includes('SIGUSR2 ends the thread of the next task')));
+      const from = agent.logs.length;
+      failedFrom.set(ctx, from);
+      process.kill(agent.pid!, 'SIGUSR2');
+      const armedAt = Date.now();
+      const hit = await agent
+        .until('the armed crash', () => agent.logs.slice(from).some((l) => FAILED.test(l)), CLAIM_DEADLINE_MS)
+        .then(
+          () => true,
+          () => false,
+        );
+      ctx.notes.push(
+        hit ? `crash hit ${Date.now() - armedAt} ms after arming` : `no ${task} task ran within ${CLAIM_DEADLINE_MS / 1000} s of arming`,
+      );
+    },
+    recover: async () => undefined,
+    finalNotes: (ctx) => {
+      const counts = new Map<string, number>();
+      for (const l of ctx.node.agent.logs.slice(failedFrom.get(ctx) ?? 0)) {
+        const m = FAILED.exec(l);
+        if (m) counts.set(m[2] ?? 'relist loop', (counts.get(m[2] ?? 'relist loop') ?? 0) + 1);
+      }
+      return [`tasks failed by the crash (log lines): ${[...counts].map(([k, n]) => `${k} ${n}`).join(', ') || 'none logged'}`];
+    },
   };
 }
