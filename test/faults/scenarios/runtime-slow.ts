@@ -40,6 +40,8 @@ export function runtimeSlowSteady(pods: number, o: SlowRuntimeOptions): Fault {
       `simulated runtime slow for ${o.holdMs / 1000} s with ${n} pods running: every call ${o.latencyMs / 1000} s, ` +
       `${Math.round(o.errorRate * 100)} % failing, ${Math.round(o.dropFraction * 100)} % of list items left out`,
     moment: 'steady',
+    // A fresh node per run: the containers a run restarts stay (exited) on a reused node and would count again.
+    fresh: true,
     node: { runtime: 'sim', pods, agentEnv: { KTS_TEST_FAULT_HOOKS: '1' } },
     recoveryFrom: 'recover',
     inject: async (ctx) => {
