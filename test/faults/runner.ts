@@ -297,8 +297,9 @@ async function measure(
     ...v.healthyRestarted,
     ...v.terminatedRestarted,
   );
-  if (details.length || process.env.KTS_FAULT_KEEP_LOGS === '1') details.push(`agent log: ${saveAgentLog(node, run)}`);
-  details.push(...ctx.notes, ...(fault.finalNotes?.(ctx) ?? []), ...(fault.notes?.(ctx) ?? []));
+  if (details.length || process.env.KTS_FAULT_KEEP_LOGS === '1') details.unshift(`agent log: ${saveAgentLog(node, run)}`);
+  // The fault's own notes come first: a run with many violations keeps them, and its violations are cut at 12.
+  const notes = [...ctx.notes, ...(fault.finalNotes?.(ctx) ?? []), ...(fault.notes?.(ctx) ?? [])];
   const after = node.agent.pid ? procUsage(node.agent.pid) : undefined;
   const bound = reference && after ? withinBound(reference, after) : { ok: false, why: 'no usage sample' };
   return {
@@ -314,7 +315,7 @@ async function measure(
     usageAfter: after,
     usageOk: bound.ok,
     ...(bound.why ? { usageWhy: bound.why } : {}),
-    details: details.slice(0, 12),
+    details: [...notes, ...details.slice(0, 12)],
   };
 }
 
