@@ -27,6 +27,7 @@ export function fullSuite(): SuiteEntry[] {
     { fault: apiserverOutage(100, { outageMs: 120_000, force410: false }), runs: 5 },
     { fault: apiserverOutage(100, { outageMs: 30_000, force410: true }), runs: 5 },
     { fault: apiserverOutage(50, { outageMs: 120_000, force410: false, runtime: 'containerd' }), runs: 5 },
+    { fault: apiserverOutage(50, { outageMs: 30_000, force410: true, runtime: 'containerd' }), runs: 5 },
     { fault: etcdCompaction(100), runs: 5 },
     { fault: leaseDeleted(100), runs: 5 },
     { fault: nodeDeleted(50), runs: 3 },

@@ -15,6 +15,7 @@
  *   connections broken once, so every watch is made again from a resourceVersion
  *   older than the compaction.
  */
+import { getJson, type LeaseObject } from './node-objects.js';
 import type { Fault, FaultContext } from '../fault.js';
 
 const RELIST_LOG = 'Watching apiserver pods: the watch expired; relisting';
@@ -80,8 +81,13 @@ export function apiserverOutage(pods: number, o: OutageOptions): Fault {
       await ctx.node.proxy!.heal();
       ctx.endedAt = Date.now();
     },
-    pending: async (ctx) =>
-      o.force410 && relists(ctx) === relistsAt.get(ctx) ? 'the agent has not relisted its pods after a 410 yet' : undefined,
+    pending: async (ctx) => {
+      if (o.force410 && relists(ctx) === relistsAt.get(ctx)) return 'the agent has not relisted its pods after a 410 yet';
+      // Until the node's lease is renewed after the heal, the node controller may still mark its pods not Ready.
+      const lease = await getJson<LeaseObject>(ctx, '-n', 'kube-node-lease', 'lease', ctx.node.nodeName);
+      const renewed = lease?.spec?.renewTime ? Date.parse(lease.spec.renewTime) : 0;
+      return renewed < (ctx.endedAt ?? 0) - 1000 ? 'the node lease has not been renewed since the heal' : undefined;
+    },
     finalNotes: (ctx) => [podWatchNote(ctx, relistsAt.get(ctx) ?? 0)],
   };
 }

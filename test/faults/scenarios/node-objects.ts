@@ -18,7 +18,7 @@
 import { pollUntil } from '../../helpers/poll.js';
 import type { Fault, FaultContext } from '../fault.js';
 
-interface LeaseObject {
+export interface LeaseObject {
   metadata: { uid: string };
   spec?: { holderIdentity?: string; renewTime?: string };
 }
@@ -28,7 +28,7 @@ interface NodeObject {
   status?: { conditions?: { type: string; status: string }[] };
 }
 
-async function getJson<T>(ctx: FaultContext, ...args: string[]): Promise<T | undefined> {
+export async function getJson<T>(ctx: FaultContext, ...args: string[]): Promise<T | undefined> {
   try {
     return JSON.parse(await ctx.node.cluster!.kubectl('get', ...args, '-o', 'json')) as T;
   } catch (err) {
