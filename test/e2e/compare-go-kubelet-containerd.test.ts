@@ -98,6 +98,11 @@ describeE2E('kubelet-ts-compare: the Go kubelet v1.20.2 and kubelet-ts on contai
       for (let i = 0; i < PODS; i++) ts.writeManifest(`p${i}`, manifest(i, ts.namespace));
       await ts.start();
       await running(ts.namespace);
+      // start() waits for /healthz; the read-only server (/metrics) may start a moment later, as the pods may start before it.
+      await pollUntil('kubelet-ts to serve /metrics', async () => (await fetch(ts.metricsUrl).catch(() => undefined))?.ok === true, {
+        timeoutMs: 60_000,
+        intervalMs: 250,
+      });
       const r = await compare(['--window', '5s', '--save', both, goSnapshot, `ts=${ts.metricsUrl}`]);
       expect(r.code, r.stderr).toBe(0);
       console.log(
