@@ -14,7 +14,7 @@ it('installs nothing, and gives the sim no control socket, unless the environmen
   for (const env of [{}, { [FAULT_HOOKS_ENV]: '0' }, { [FAULT_HOOKS_ENV]: '' }]) {
     const proc = new EventEmitter();
     const { logger, records } = captureLogger();
-    installFaultHooks(target(), logger, env, proc);
+    installFaultHooks(target(), logger, faultHookMode(env), proc);
     expect(proc.listenerCount('SIGUSR2')).toBe(0);
     expect(simControlArgs(faultHookMode(env), '/r', logger)).toEqual([]);
     expect(records).toEqual([]);
@@ -34,7 +34,7 @@ it('with KTS_TEST_FAULT_HOOKS=1, SIGUSR2 terminates the workers, logs it, and th
   const crashed = { n: 0 };
   const armed: CrashTaskType[] = [];
   const { logger, records } = captureLogger();
-  const uninstall = installFaultHooks(target(crashed, armed), logger, { [FAULT_HOOKS_ENV]: '1' }, proc);
+  const uninstall = installFaultHooks(target(crashed, armed), logger, faultHookMode({ [FAULT_HOOKS_ENV]: '1' }), proc);
   expect(records.some((r) => String(r.msg).includes('Test fault hooks are enabled'))).toBe(true);
   proc.emit('SIGUSR2');
   await pollUntil('the hook to log', () => records.some((r) => String(r.msg).includes('terminated the worker threads') && r.workers === 2));
@@ -50,7 +50,7 @@ it('with a task type, SIGUSR2 arms a crash for that type only and logs it; the s
     const armed: CrashTaskType[] = [];
     const { logger, records } = captureLogger();
     const env = { [FAULT_HOOKS_ENV]: type };
-    installFaultHooks(target(crashed, armed), logger, env, proc);
+    installFaultHooks(target(crashed, armed), logger, faultHookMode(env), proc);
     expect(records.some((r) => String(r.msg).includes('ends the thread of the next task') && r.task === type)).toBe(true);
     proc.emit('SIGUSR2');
     proc.emit('SIGUSR2');

@@ -56,14 +56,13 @@ export function simControlArgs(mode: FaultHookMode | undefined, rootDir: string,
   return ['--control', `unix://${socket}`];
 }
 
-/** Installs the hooks when `env` asks for them; returns the uninstaller (a no-op otherwise). */
+/** Installs the hooks of `mode` (faultHookMode's answer, read once at start); returns the uninstaller (a no-op without a mode). */
 export function installFaultHooks(
   target: FaultHookTarget,
   logger: Logger,
-  env: NodeJS.ProcessEnv = process.env,
+  mode: FaultHookMode | undefined,
   proc: FaultHookProcess = process,
 ): () => void {
-  const mode = faultHookMode(env);
   if (!mode) return () => undefined;
   if (mode === 'all') logger.warn({ env: FAULT_HOOKS_ENV }, 'Test fault hooks are enabled: SIGUSR2 terminates every worker thread');
   else

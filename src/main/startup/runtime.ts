@@ -82,7 +82,7 @@ export async function startRuntime(
     return workers.length;
   };
   const armCrash = (type: Parameters<CrashArm['arm']>[0]) => crashArm?.arm(type);
-  shutdown.add('test fault hooks', installFaultHooks({ crashWorkers, armCrash }, logger));
+  shutdown.add('test fault hooks', installFaultHooks({ crashWorkers, armCrash }, logger, hooks));
   logger.info(
     {
       version: packageVersion(),
