@@ -336,3 +336,33 @@ describe('filterOutInactivePods (upstream isAdmittedPodTerminal)', () => {
     expect(active.map((p) => p.metadata.uid)).toEqual(['run', 'stillTerminating']);
   });
 });
+
+describe('--max-containers-per-pod (kubelet-ts only; upstream has no bound)', () => {
+  const names = (prefix: string, n: number): Container[] => Array.from({ length: n }, (_, i) => ({ name: `${prefix}${i}` }));
+  const limited = (max: number): AdmitNode => ({ ...node, maxContainersPerPod: max });
+
+  it('counts init, regular and ephemeral containers together against the limit', () => {
+    const p = pod('a', names('c', 2), (x) => {
+      x.spec.initContainers = names('i', 1);
+      x.spec['ephemeralContainers'] = names('e', 1);
+    });
+    expect(canAdmitPod(p, [], limited(4))).toEqual({ admit: true });
+    expect(canAdmitPod(p, [], limited(3))).toEqual({
+      admit: false,
+      reason: 'TooManyContainers',
+      message:
+        "the pod has 4 containers (init, regular and ephemeral), over this node's limit of 3 (--max-containers-per-pod; 0 = no limit)",
+    });
+  });
+
+  it('0 or unset is no limit, as upstream', () => {
+    const p = pod('a', names('c', 10_000));
+    expect(canAdmitPod(p, [], limited(0))).toEqual({ admit: true });
+    expect(canAdmitPod(p, [], node)).toEqual({ admit: true });
+  });
+
+  it('is checked first: a full node reports the container count, not OutOfpods', () => {
+    const others = [pod('b', [{ name: 'c' }]), pod('c', [{ name: 'c' }]), pod('d', [{ name: 'c' }])];
+    expect(canAdmitPod(pod('a', names('c', 5)), others, limited(4))).toMatchObject({ admit: false, reason: 'TooManyContainers' });
+  });
+});

@@ -80,6 +80,7 @@ function setup(
     podWorkers: workers as PodWorkers,
     statusManager: statusManager as StatusManager,
     admitNode: { allocatable: { cpu: '4', memory: '8Gi', pods: o.maxPods ?? 110 } },
+    recorder: { record: () => undefined },
     runtimeUids: () => [],
     cachedStatus: () => undefined,
     containerDeletor: { deleteContainersInPod: () => undefined } as unknown as HandlerDeps['containerDeletor'],

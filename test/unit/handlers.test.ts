@@ -2,6 +2,7 @@ import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { PodSchema, type Pod } from '../../src/api/pod.js';
 import type { ContainerDeletor } from '../../src/main/kubelet/container-deletor.js';
+import type { AdmitNode } from '../../src/main/admission/admit.js';
 import { PodHandlers } from '../../src/main/kubelet/handlers.js';
 import { PodManager } from '../../src/main/podconfig/pod-manager.js';
 import type { PodWorkers, UpdatePodOptions } from '../../src/main/pod-workers/pod-workers.js';
@@ -26,16 +27,18 @@ const pod = (uid: string, spec: Record<string, unknown> = {}): Pod =>
     spec: { containers: [{ name: 'c', image: 'busybox:1' }], ...spec },
   });
 
-function setup(ready: () => boolean) {
+function setup(ready: () => boolean, admitNode: AdmitNode = { allocatable: { cpu: '4', memory: '8Gi', pods: 110 } }) {
   const { workers, updates } = recordingWorkers();
   const podManager = new PodManager();
   const statusManager = new StatusManager();
   const clock = new FakeClock();
+  const events: string[] = [];
   const handlers = new PodHandlers({
     podManager,
     podWorkers: workers,
     statusManager,
-    admitNode: { allocatable: { cpu: '4', memory: '8Gi', pods: 110 } },
+    admitNode,
+    recorder: { record: (ref, type, reason, message) => void events.push(`${ref.kind}/${ref.name ?? ''} ${type} ${reason}: ${message}`) },
     runtimeUids: () => [],
     cachedStatus: () => undefined,
     containerDeletor: { deleteContainersInPod: () => {} } as unknown as ContainerDeletor,
@@ -43,8 +46,30 @@ function setup(ready: () => boolean) {
     clock,
     logger: pino({ level: 'silent' }),
   });
-  return { handlers, podManager, statusManager, updates, clock };
+  return { handlers, podManager, statusManager, updates, clock, events };
 }
+
+describe('HandlePodAdditions: a pod admission rejects (upstream rejectPod)', () => {
+  it('is not started, gets phase Failed with the reason, and a Warning event with the reason and message', () => {
+    const { handlers, statusManager, updates, events } = setup(() => true, {
+      allocatable: { cpu: '4', memory: '8Gi', pods: 110 },
+      maxContainersPerPod: 2,
+    });
+    const containers = [1, 2, 3].map((i) => ({ name: `c${i}`, image: 'busybox:1' }));
+    const many = pod('many', { containers });
+    const fits = pod('fits');
+    handlers.handlePodAdditions([many, fits]);
+    expect(updates.map((u) => u.pod?.metadata.uid)).toEqual(['fits']);
+    expect(handlers.isRejected('many')).toBe(true);
+    const status = statusManager.getPodStatus('many');
+    expect(status?.phase).toBe('Failed');
+    expect(status?.reason).toBe('TooManyContainers');
+    const message =
+      "the pod has 3 containers (init, regular and ephemeral), over this node's limit of 2 (--max-containers-per-pod; 0 = no limit)";
+    expect(status?.message).toBe(`Pod was rejected: ${message}`);
+    expect(events).toEqual([`Pod/many Warning TooManyContainers: ${message}`]);
+  });
+});
 
 describe('HandlePodRemoves (upstream deletePod)', () => {
   it('before all sources are ready, a removed pod leaves the desired set but is not killed', () => {
@@ -101,6 +126,7 @@ describe('HandlePodCleanups: pod cgroups (upstream cleanupOrphanedPodCgroups)', 
       podWorkers: workers,
       statusManager: new StatusManager(),
       admitNode: { allocatable: { cpu: '4', memory: '8Gi', pods: 110 } },
+      recorder: { record: () => undefined },
       runtimeUids: () => [],
       cachedStatus: (uid) =>
         running.has(uid)

@@ -306,6 +306,7 @@ describe('flag forms', () => {
     [['--worker-threads=0'], { workerThreads: 0 }],
     [['--relist-mode=serial', '--pleg=evented'], { relistMode: 'serial', pleg: 'evented' }],
     [['--image-gc-period=30s'], { imageGcPeriod: 30_000 }],
+    [['--max-containers-per-pod=0'], { maxContainersPerPod: 0 }],
     [
       ['--image-gc-high-threshold=90', '--image-gc-low-threshold=70', '--minimum-image-ttl-duration=0s'],
       { imageGCHighThresholdPercent: 90, imageGCLowThresholdPercent: 70, imageMinimumGCAge: 0 },

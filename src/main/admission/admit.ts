@@ -17,6 +17,9 @@
  *     upstream), NodeAffinity (nodeSelector and required node affinity
  *     against the node's labels), NodeName, NodePorts (hostPort conflicts);
  *  3. NodeShutdown while the node agent shuts down.
+ * Before them all, kubelet-ts's one check of its own (upstream has no such
+ * bound): TooManyContainers, a pod with more containers (init, regular and
+ * ephemeral together) than --max-containers-per-pod.
  * A pod whose requests cannot be computed (a malformed quantity; source
  * validation normally stops it first) is UnexpectedAdmissionError.
  */
@@ -50,6 +53,23 @@ export interface AdmitNode {
   shuttingDown?: () => boolean;
   /** The eviction manager's verdict under node pressure; default: no pressure. */
   pressure?: (pod: Pod) => AdmitResult;
+  /** --max-containers-per-pod; 0 or unset = no limit. */
+  maxContainersPerPod?: number;
+}
+
+export const TOO_MANY_CONTAINERS_REASON = 'TooManyContainers';
+
+/** The pod's init, regular and ephemeral containers, against the node's limit. */
+function tooManyContainers(pod: Pod, limit: number | undefined): AdmitResult | undefined {
+  if (!limit) return undefined;
+  const ephemeral = (pod.spec['ephemeralContainers'] as unknown[] | undefined)?.length ?? 0;
+  const count = pod.spec.containers.length + (pod.spec.initContainers?.length ?? 0) + ephemeral;
+  if (count <= limit) return undefined;
+  return {
+    admit: false,
+    reason: TOO_MANY_CONTAINERS_REASON,
+    message: `the pod has ${count} containers (init, regular and ephemeral), over this node's limit of ${limit} (--max-containers-per-pod; 0 = no limit)`,
+  };
 }
 
 /** Upstream InsufficientResourceError.Error(). */
@@ -141,6 +161,8 @@ function fitsResources(want: ResourceAmounts, others: Pod[], node: AdmitNode): A
  * ignored among them).
  */
 export function canAdmitPod(pod: Pod, activePods: Pod[], node: AdmitNode): AdmitResult {
+  const tooMany = tooManyContainers(pod, node.maxContainersPerPod);
+  if (tooMany) return tooMany;
   const pressure = node.pressure?.(pod);
   if (pressure && !pressure.admit) return pressure;
   if (node.sysctlAllowlist) {

@@ -19,6 +19,12 @@ const PODS_PER_WORKER = 300;
 
 /** Upstream's default maxPods. */
 const DEFAULT_MAX_PODS = 110;
+/**
+ * kubelet-ts only (upstream admits any number): a bound on one pod's containers, so one
+ * manifest cannot make the node start thousands of processes. 250 is far above
+ * what pods use and admits the 200-container pod of test/integration/large-pod.
+ */
+export const DEFAULT_MAX_CONTAINERS_PER_POD = 250;
 
 /**
  * Default worker-thread count: one per PODS_PER_WORKER of maxPods, at most
@@ -127,5 +133,6 @@ export function defaultKubeletConfig(ctx: DefaultsContext): KubeletConfig {
     relistMode: 'parallel',
     pleg: 'generic',
     imageGcPeriod: 300_000,
+    maxContainersPerPod: DEFAULT_MAX_CONTAINERS_PER_POD,
   };
 }

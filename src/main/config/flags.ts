@@ -131,6 +131,14 @@ export const FLAG_SPECS: readonly FlagSpec[] = [
     '5m0s',
     "How often images are detected and image GC runs (kubelet-ts only; upstream's fixed ImageGCPeriod is 5m).",
   ),
+  spec(
+    'max-containers-per-pod',
+    'maxContainersPerPod',
+    'int',
+    'n',
+    '250',
+    'Pods with more containers (init, regular and ephemeral together) are rejected at admission, reason TooManyContainers; 0 = no limit (kubelet-ts only; upstream has no limit).',
+  ),
   spec('pleg', 'pleg', 'enum', 'mode', 'generic', 'Pod lifecycle event generator.', { choices: PLEG_MODES }),
 
   spec(

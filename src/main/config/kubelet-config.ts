@@ -339,6 +339,8 @@ export interface KubeletConfig extends ServerConfig {
   pleg: PlegMode;
   /** Period of image garbage collection and image detection (upstream's fixed ImageGCPeriod, 5m). */
   imageGcPeriod: number;
+  /** Pods with more containers (init, regular and ephemeral) are rejected at admission; 0 = no limit (upstream has none). */
+  maxContainersPerPod: number;
 }
 
 /** The fields a KubeletConfiguration file may set (the file schema's keys minus apiVersion/kind). */

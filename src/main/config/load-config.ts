@@ -282,6 +282,7 @@ export const KubeletConfigConstraints = z
     workerThreads: z.int().min(0, { error: 'must not be negative (0 = inline mode)' }).max(256, { error: 'must be at most 256' }),
     relistMode: z.enum(RELIST_MODES),
     imageGcPeriod: positiveMs,
+    maxContainersPerPod: z.int().min(0, { error: 'must not be negative (0 = no limit)' }),
     pleg: z.enum(PLEG_MODES),
     nodeName: z.string().min(1, { error: 'is empty: set --hostname-override' }),
     tlsCertFile: z.string(),

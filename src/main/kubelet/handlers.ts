@@ -20,12 +20,15 @@ import type { MirrorClient } from './mirror-client.js';
 import { API_SOURCE, CONFIG_SOURCE_ANNOTATION, isMirrorPod } from '../podconfig/types.js';
 import type { PodStartMetrics } from '../status/pod-start-metrics.js';
 import { errorMessage } from '../../common/error-message.js';
+import { podReference, type EventRecorder } from '../events/event-recorder.js';
 
 export interface HandlerDeps {
   podManager: PodManager;
   podWorkers: PodWorkers;
   statusManager: StatusManager;
   admitNode: AdmitNode;
+  /** A rejected pod gets a Warning event with the admission's reason and message (upstream rejectPod). */
+  recorder: EventRecorder;
   /** UIDs the runtime has (pods holding a status cache slot). */
   runtimeUids(): string[];
   cachedStatus(uid: string): RuntimePodStatus | undefined;
@@ -112,6 +115,7 @@ export class PodHandlers {
         const verdict = canAdmitPod(pod, active, this.d.admitNode);
         if (!verdict.admit) {
           this.rejected.add(uid);
+          this.d.recorder.record(podReference(pod), 'Warning', verdict.reason, verdict.message);
           statusManager.setPodStatus(pod, rejectedPodStatus(pod, verdict.reason, verdict.message, clock.now()));
           logger.warn(
             { pod: `${pod.metadata.namespace}/${pod.metadata.name}`, reason: verdict.reason, message: verdict.message },
