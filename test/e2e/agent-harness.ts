@@ -179,6 +179,18 @@ export class AgentProcess {
       },
       { timeoutMs: 60_000 },
     );
+    // The read-only server starts beside the sync loop (as upstream's), so it may answer after /healthz.
+    const readOnly = [...this.extraArgs].reverse().find((a) => a.startsWith('--read-only-port='));
+    if (readOnly === '--read-only-port=0') return;
+    await pollUntil(
+      'the agent to serve its read-only port',
+      async () => {
+        if (child.exitCode !== null) throw new Error(`agent exited with ${child.exitCode}:\n${this.tail()}`);
+        const r = await fetch(`http://127.0.0.1:${this.readOnlyPort}/healthz`).catch(() => undefined);
+        return r?.ok === true;
+      },
+      { timeoutMs: 60_000 },
+    );
   }
 
   /** The agent's process id while it runs. */
