@@ -48,7 +48,7 @@ export interface ProxyOptions {
 }
 
 /** Opens the runtime's streaming URL (http or https; runtimes serve loopback). */
-function dial(target: URL): Socket {
+export function dial(target: URL): Socket {
   const port = Number(target.port || (target.protocol === 'https:' ? 443 : 80));
   const host = target.hostname.replace(/^\[|\]$/g, '');
   if (target.protocol === 'https:') return connectTls({ host, port, rejectUnauthorized: false, ALPNProtocols: ['http/1.1'] });

@@ -10,8 +10,10 @@
  *
  * For exec, attach and port-forward the runtime is asked (CRI Exec, Attach,
  * PortForward) for a one-time URL on its streaming server, and the client's
- * upgrade request is proxied there (stream-proxy.ts); a request without an
- * upgrade gets upstream's 500 "Upgrade request required". The container is
+ * upgrade request is proxied there (stream-proxy.ts), except an exec or
+ * attach WebSocket upgrade offering v5.channel.k8s.io, which the kubelet
+ * accepts itself and bridges to the runtime over SPDY (v5-bridge.ts); a
+ * request without an upgrade gets upstream's 500 "Upgrade request required". The container is
  * looked up among the pod's running containers in the runtime, as upstream's
  * findContainer; errors carry upstream's status and text.
  *
@@ -28,7 +30,9 @@ import type { Pod } from '../../api/pod.js';
 import { CriError } from '../../common/errors.js';
 import { errorMessage } from '../../common/error-message.js';
 import { v } from '../../common/logger.js';
+import { isV5WebSocketRequest } from './remotecommand-v5.js';
 import { proxyUpgrade } from './stream-proxy.js';
+import { bridgeV5 } from './v5-bridge.js';
 
 export type StreamKind = 'exec' | 'attach' | 'portForward' | 'run';
 
@@ -124,7 +128,7 @@ function fromRuntime(err: unknown): StreamError {
   return new StreamError(status, errorMessage(err));
 }
 
-/** The runtime URL to proxy to, after upstream's checks. */
+/** The runtime URL to proxy to, after upstream's checks, and for exec and attach the streams the runtime was asked for. */
 async function streamUrl(
   host: StreamingHost,
   kind: Exclude<StreamKind, 'run'>,
@@ -132,7 +136,7 @@ async function streamUrl(
   pod: Pod,
   req: IncomingMessage,
   query: URLSearchParams,
-): Promise<string> {
+): Promise<{ url: string; streams?: StreamOptions }> {
   const podFullName = `${pod.metadata.name}_${pod.metadata.namespace ?? ''}`;
   const uidMatches = p.uid === '' || p.uid === pod.metadata.uid;
   if (kind === 'portForward') {
@@ -140,24 +144,22 @@ async function streamUrl(
     if (!uidMatches) throw new StreamError(404, 'pod not found');
     const sandbox = await host.readySandboxId(pod);
     if (!sandbox) throw new StreamError(500, `pod not found ("${podFullName}")`);
-    return host.portForward(sandbox, ports);
+    return { url: await host.portForward(sandbox, ports) };
   }
   const opts = streamOptions(query);
   const spec = [...(pod.spec.containers ?? []), ...(pod.spec.initContainers ?? [])].find((c) => c.name === p.container);
   // Attach's TTY is the container's own: whether its process has a terminal cannot change after it started.
-  const ask =
-    kind === 'exec'
-      ? (id: string) => host.exec(id, query.getAll('command'), opts)
-      : (id: string) => host.attach(id, { ...opts, tty: spec?.tty === true });
+  const streams = kind === 'exec' ? opts : { ...opts, tty: spec?.tty === true };
+  const ask = kind === 'exec' ? (id: string) => host.exec(id, query.getAll('command'), streams) : (id: string) => host.attach(id, streams);
   const cached = uidMatches && (kind === 'exec' || spec) ? host.cachedRunningContainerId?.(pod, p.container) : undefined;
   if (cached) {
     const url = await ask(cached).catch(() => undefined);
-    if (url !== undefined) return url;
+    if (url !== undefined) return { url, streams };
   }
   const id = uidMatches ? await host.runningContainerId(pod, p.container) : undefined;
   if (kind === 'exec' && !id) throw new StreamError(500, `container not found ("${p.container}")`);
   if (!id || !spec) throw new StreamError(500, `container ${p.container} not found in pod ${podFullName}`);
-  return ask(id);
+  return { url: await ask(id), streams };
 }
 
 function reply(res: ServerResponse, status: number, body: string | Buffer, type = 'text/plain; charset=utf-8'): void {
@@ -181,7 +183,10 @@ export async function serveStreaming(
   upgrade?: { socket: Duplex; head: Buffer },
 ): Promise<void> {
   const method = req.method ?? 'GET';
-  v(host.logger, 4).info({ kind, method, url: req.url, upgrade: req.headers.upgrade }, 'Streaming request');
+  v(host.logger, 4).info(
+    { kind, method, url: req.url, upgrade: req.headers.upgrade, protocols: req.headers['sec-websocket-protocol'] },
+    'Streaming request',
+  );
   const p = streamParams(kind, parts);
   if (!p) return reply(res, 404, '404 page not found\n');
   if (kind === 'run' ? method !== 'POST' : method !== 'GET' && method !== 'POST') return reply(res, 405, 'method not allowed\n');
@@ -197,18 +202,28 @@ export async function serveStreaming(
       return out.length === 0 ? void res.end() : reply(res, 200, out, 'application/json');
     }
     const t0 = performance.now();
-    const url = await streamUrl(host, kind, p, pod, req, query).catch((err: unknown) => {
+    const { url, streams } = await streamUrl(host, kind, p, pod, req, query).catch((err: unknown) => {
       throw fromRuntime(err);
     });
     if (!upgrade || !isUpgrade(req)) throw new StreamError(500, 'Upgrade request required');
     res.detachSocket(upgrade.socket as never);
     const t1 = performance.now();
-    await proxyUpgrade(req, upgrade.socket, upgrade.head, new URL(url), {
-      idleTimeoutMs: host.idleTimeoutMs,
-      onError: (err) => host.logger.error({ err: err.message, url }, 'Error while proxying request'),
-    });
+    // kubectl ≥ 1.30's WebSocket v5 for exec and attach is translated here (v5-bridge.ts); all else is proxied as it is.
+    const via = streams && isV5WebSocketRequest(req) ? 'websocket-v5-bridge' : 'proxy';
+    if (streams && via === 'websocket-v5-bridge') {
+      await bridgeV5(req, upgrade.socket, upgrade.head, new URL(url), streams, {
+        idleTimeoutMs: host.idleTimeoutMs,
+        onError: (err) => host.logger.error({ err: err.message, url }, 'Error while translating the stream to the runtime'),
+        onIgnored: (reason) => v(host.logger, 4).info({ kind, reason }, 'Ignored a WebSocket message'),
+      });
+    } else {
+      await proxyUpgrade(req, upgrade.socket, upgrade.head, new URL(url), {
+        idleTimeoutMs: host.idleTimeoutMs,
+        onError: (err) => host.logger.error({ err: err.message, url }, 'Error while proxying request'),
+      });
+    }
     v(host.logger, 4).info(
-      { kind, pod: `${p.namespace}/${p.pod}`, runtimeMs: Math.round(t1 - t0), sessionMs: Math.round(performance.now() - t1) },
+      { kind, via, pod: `${p.namespace}/${p.pod}`, runtimeMs: Math.round(t1 - t0), sessionMs: Math.round(performance.now() - t1) },
       'Streaming session ended',
     );
   } catch (err) {
