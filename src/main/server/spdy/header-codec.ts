@@ -7,12 +7,15 @@
  * Sending: Node's zlib has no synchronous API for a long-lived deflate
  * context (its one-shot helpers close the context after each call), and
  * frames must be written in order the moment they are made. So the blocks
- * sent here are deflate "stored" blocks inside that zlib stream: a zlib
- * header naming the dictionary (FDICT, its Adler-32), then for each header
- * block uncompressed deflate blocks, which is exactly what a sync flush at
- * compression level 0 produces. Any zlib inflater with the dictionary reads
- * it (Go's compress/zlib in spdystream, Node's). Kubelet header blocks are a
- * few dozen bytes, so the size cost is nil.
+ * sent here are what zlib itself writes at compression level 0 with a sync
+ * flush, byte for byte: a zlib header naming the dictionary (FDICT, its
+ * Adler-32), then for each header block its bytes in uncompressed "stored"
+ * deflate blocks followed by the empty stored block that marks a sync flush.
+ * That marker matters: Go's inflater (spdystream reads each header block
+ * through it, bounded to the frame) hands out a stored block's bytes only
+ * once it reads the next block header, and without the marker it would read
+ * past the frame. Kubelet header blocks are a few dozen bytes, so not
+ * compressing them costs nothing.
  *
  * Receiving: one zlib Inflate with the dictionary for the connection;
  * blocks are inflated in arrival order and each result handed back through a
@@ -32,6 +35,8 @@ function adler32(data: Buffer): number {
 }
 
 const MAX_STORED = 0xffff;
+/** The empty stored block a sync flush ends with. */
+const SYNC_FLUSH_MARKER = Buffer.from([0, 0, 0, 0xff, 0xff]);
 
 /** The sending side's zlib stream: call `compress` for each header block, in the order the frames go out. */
 export class HeaderCompressor {
@@ -41,8 +46,8 @@ export class HeaderCompressor {
     const parts: Buffer[] = [];
     if (!this.started) {
       this.started = true;
-      // CMF 0x78 (deflate, 32 KiB window), FLG 0x20 (FDICT; 0x7820 is a multiple of 31), then DICTID.
-      const head = Buffer.from([0x78, 0x20, 0, 0, 0, 0]);
+      // CMF 0x78 (deflate, 32 KiB window), FLG 0x3f (FDICT, level bits 0, check bits making 0x783f a multiple of 31), DICTID.
+      const head = Buffer.from([0x78, 0x3f, 0, 0, 0, 0]);
       head.writeUInt32BE(adler32(SPDY3_DICTIONARY), 2);
       parts.push(head);
     }
@@ -54,6 +59,7 @@ export class HeaderCompressor {
       parts.push(h, plain.subarray(off, off + len));
       off += len;
     } while (off < plain.length);
+    parts.push(SYNC_FLUSH_MARKER);
     return Buffer.concat(parts);
   }
 }
