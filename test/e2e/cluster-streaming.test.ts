@@ -1,9 +1,16 @@
 /**
  * kubectl exec, attach, port-forward and cp through the real v1.20.2
  * apiserver to a kubelet-ts node on containerd (issue 30): the apiserver
- * opens the kubelet's /exec, /attach and /portForward with an upgrade, the
- * kubelet proxies it to containerd's streaming server. Also the kubelet's
- * own refusals (401, 403) and that 50 concurrent sessions leave no socket.
+ * opens the kubelet's /exec, /attach and /portForward with an upgrade. The
+ * machine's kubectl (1.32) asks for exec and attach (and cp's exec) with a
+ * WebSocket offering v5.channel.k8s.io, which the kubelet bridges to
+ * containerd's streaming server over SPDY (v5-bridge.ts); port-forward and
+ * SPDY requests are proxied as they are. Also the kubelet's own refusals
+ * (401, 403) and that 50 concurrent sessions leave no socket.
+ *
+ * Runs on the containerd at KTS_CRI_ENDPOINT (default: the shared one; give
+ * it a private one when others test) and the control plane of
+ * scripts/control-plane.sh.
  */
 import { execFile, spawn } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -79,7 +86,8 @@ describeCluster('kubectl exec, attach, port-forward and cp on a kubelet-ts node'
     await kubectl('create', 'namespace', ns);
     await kubectl('-n', ns, 'create', 'serviceaccount', 'nobody');
     agent = new AgentProcess(CONTAINERD_ENDPOINT, nodeName, ns, []);
-    agent.extraArgs.push(...SECURED_SERVER_FLAGS);
+    // --v=4 logs each streaming session and how it was served (the last check reads them).
+    agent.extraArgs.push(...SECURED_SERVER_FLAGS, '--v=4');
     await startClusterAgent(agent);
     await kubectlApply(ns, pod('box', [{ name: 'main', image: IMAGE, command: ['sleep', '3600'] }]));
     await kubectlApply(
@@ -184,6 +192,39 @@ describeCluster('kubectl exec, attach, port-forward and cp on a kubelet-ts node'
     const r = await kubectlRun(['-n', ns, 'exec', 'box', '-c', 'nope', '--', 'true']);
     expect(r.code).not.toBe(0);
     expect(r.stderr).toContain('container nope is not valid for pod box');
+  });
+
+  it('kubectl exec, attach and cp took the WebSocket v5 bridge in one request each; port-forward was proxied', async () => {
+    // The agent's klog text lines: I… "Streaming request" kind="exec" … protocols="v5.channel.k8s.io" …
+    const sessions = () =>
+      agent.logs.flatMap((l) => {
+        const msg = /\] "(Streaming session ended|Streaming request)"/.exec(l)?.[1];
+        if (!msg) return [];
+        const field = (k: string) => new RegExp(` ${k}="([^"]*)"`).exec(l)?.[1];
+        return [{ msg, kind: field('kind'), via: field('via'), protocols: field('protocols') }];
+      });
+    const before = sessions().length;
+    expect(await exec(['true'])).toMatchObject({ code: 0 });
+    // Exactly one request for this exec (no refused WebSocket then SPDY), offering v5, served by the bridge.
+    const mine = await pollUntil('the session to end', () => {
+      const s = sessions().slice(before);
+      return s.some((o) => o.msg === 'Streaming session ended') ? s : undefined;
+    });
+    expect(mine.filter((o) => o.msg === 'Streaming request')).toHaveLength(1);
+    expect(mine.find((o) => o.msg === 'Streaming request')?.protocols).toContain('v5.channel.k8s.io');
+    expect(mine.find((o) => o.msg === 'Streaming session ended')).toMatchObject({ kind: 'exec', via: 'websocket-v5-bridge' });
+    // Over the whole file: every exec and attach session was bridged (the 10 MB cp included), port-forward proxied.
+    const via = (kind: string) => [
+      ...new Set(
+        sessions()
+          .filter((o) => o.msg === 'Streaming session ended' && o.kind === kind)
+          .map((o) => o.via),
+      ),
+    ];
+    await pollUntil("the port-forward session's end", () => via('portForward').length > 0);
+    expect(via('exec')).toEqual(['websocket-v5-bridge']);
+    expect(via('attach')).toEqual(['websocket-v5-bridge']);
+    expect(via('portForward')).toEqual(['proxy']);
   });
 
   it('50 concurrent exec sessions all complete with their output, and leave no socket open in the agent', async () => {
