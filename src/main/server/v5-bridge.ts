@@ -178,8 +178,8 @@ export function bridgeV5(
         const target = m.kind === 'stdin' ? streams.get('stdin') : m.kind === 'resize' ? streams.get('resize') : undefined;
         if ((m.kind === 'stdin' || m.kind === 'resize') && target) {
           if (!target.write(m.data)) client.pause();
-        } else if (m.kind === 'close' && m.channel === Channel.Stdin) {
-          streams.get('stdin')?.end();
+        } else if (m.kind === 'close' && (m.channel === Channel.Stdin || m.channel === Channel.Resize)) {
+          streams.get(m.channel === Channel.Stdin ? 'stdin' : 'resize')?.end();
         } else {
           options.onIgnored?.(m.kind === 'ignored' ? m.reason : `${m.kind} on a session without that stream`);
         }
