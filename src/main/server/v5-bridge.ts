@@ -86,106 +86,104 @@ export function bridgeV5(
     () => undefined,
   );
   const wsClosed = new Promise<void>((resolve) => (socket.destroyed ? resolve() : socket.once('close', () => resolve())));
-  {
-    let conn: SpdyConnection | undefined;
-    let ws: WebSocket | undefined;
-    let finished = false;
-    const destroyAll = () => {
+  let conn: SpdyConnection | undefined;
+  let ws: WebSocket | undefined;
+  let finished = false;
+  const destroyAll = () => {
+    socket.destroy();
+    conn?.destroy();
+  };
+
+  // The WebSocket's end (the client closed or went away, the closing handshake completed, the handshake failed)
+  // takes the runtime's side with it.
+  wsClosed
+    .then(
+      () => spdy.then(({ connection }) => connection.destroy()),
+      () => undefined,
+    )
+    .catch(() => undefined);
+
+  const finish = (status: Buffer) => {
+    if (finished) return;
+    finished = true;
+    if (ws && ws.readyState === ws.OPEN) {
+      // Read again, if held: the client's answer to the close frame must get through.
+      ws.resume();
+      ws.send(channelMessage(Channel.Error, status));
+      ws.close(1000);
+      setTimeout(() => socket.destroy(), CLOSE_GRACE_MS).unref();
+    } else {
       socket.destroy();
-      conn?.destroy();
-    };
+    }
+    conn?.close();
+    if (conn) setTimeout(() => conn?.destroy(), CLOSE_GRACE_MS).unref();
+  };
 
-    // The WebSocket's end (the client closed or went away, the closing handshake completed, the handshake failed)
-    // takes the runtime's side with it.
-    wsClosed
-      .then(
-        () => spdy.then(({ connection }) => connection.destroy()),
-        () => undefined,
-      )
-      .catch(() => undefined);
+  server.handleUpgrade(req, socket, head, (accepted) => {
+    ws = accepted;
+    // ws turns the socket's timeout off when it takes the socket; the idle timeout is set after.
+    if (options.idleTimeoutMs > 0) (socket as Partial<Socket>).setTimeout?.(options.idleTimeoutMs, destroyAll);
+    ws.on('error', () => socket.destroy());
+    ws.send(channelMessage(readyChannel(o)));
+    // Client messages wait until the runtime's streams are open.
+    ws.pause();
+    spdy.then(
+      ({ connection, socket: backend }) => {
+        conn = connection;
+        if (socket.destroyed) return connection.destroy();
+        if (options.idleTimeoutMs > 0) backend.setTimeout(options.idleTimeoutMs, destroyAll);
+        wire(accepted, connection);
+      },
+      (err: Error) => {
+        options.onError?.(err);
+        finish(internalErrorStatus(err.message));
+      },
+    );
+  });
 
-    const finish = (status: Buffer) => {
-      if (finished) return;
-      finished = true;
-      if (ws && ws.readyState === ws.OPEN) {
-        // Read again, if held: the client's answer to the close frame must get through.
-        ws.resume();
-        ws.send(channelMessage(Channel.Error, status));
-        ws.close(1000);
-        setTimeout(() => socket.destroy(), CLOSE_GRACE_MS).unref();
+  const wire = (client: WebSocket, connection: SpdyConnection) => {
+    const streams = new Map<string, SpdyStream>();
+    for (const type of spdyStreamTypes(o)) streams.set(type, connection.openStream([['streamType', type]]));
+    const errorChunks: Buffer[] = [];
+    let outputHeld = false;
+    const error = streams.get('error');
+    for (const [type, stream] of streams) {
+      const channel = channelOfStreamType(type);
+      if (channel === undefined) continue;
+      if (channel === Channel.Error) {
+        stream.onData = (data) => errorChunks.push(data);
+        continue;
+      }
+      stream.onData = (data) => {
+        if (finished || client.readyState !== client.OPEN) return;
+        client.send(channelMessage(channel, data));
+        // A client that reads slower than the command writes holds the runtime back, not the kubelet's memory.
+        if (socket.writableNeedDrain && !outputHeld) {
+          outputHeld = true;
+          connection.pause();
+          socket.once('drain', () => {
+            outputHeld = false;
+            connection.resume();
+          });
+        }
+      };
+    }
+    // The runtime writes the status last, then resets every stream: the status is all there once the error stream ends.
+    if (error) error.onRemoteClose = () => finish(errorChunks.length > 0 ? Buffer.concat(errorChunks) : successStatus());
+    connection.on('close', () => finish(errorChunks.length > 0 ? Buffer.concat(errorChunks) : successStatus()));
+    connection.on('drain', () => client.resume());
+    client.on('message', (data) => {
+      const m = parseClientMessage(toBuffer(data));
+      const target = m.kind === 'stdin' ? streams.get('stdin') : m.kind === 'resize' ? streams.get('resize') : undefined;
+      if ((m.kind === 'stdin' || m.kind === 'resize') && target) {
+        if (!target.write(m.data)) client.pause();
+      } else if (m.kind === 'close' && (m.channel === Channel.Stdin || m.channel === Channel.Resize)) {
+        streams.get(m.channel === Channel.Stdin ? 'stdin' : 'resize')?.end();
       } else {
-        socket.destroy();
+        options.onIgnored?.(m.kind === 'ignored' ? m.reason : `${m.kind} on a session without that stream`);
       }
-      conn?.close();
-      if (conn) setTimeout(() => conn?.destroy(), CLOSE_GRACE_MS).unref();
-    };
-
-    server.handleUpgrade(req, socket, head, (accepted) => {
-      ws = accepted;
-      // ws turns the socket's timeout off when it takes the socket; the idle timeout is set after.
-      if (options.idleTimeoutMs > 0) (socket as Partial<Socket>).setTimeout?.(options.idleTimeoutMs, destroyAll);
-      ws.on('error', () => socket.destroy());
-      ws.send(channelMessage(readyChannel(o)));
-      // Client messages wait until the runtime's streams are open.
-      ws.pause();
-      spdy.then(
-        ({ connection, socket: backend }) => {
-          conn = connection;
-          if (socket.destroyed) return connection.destroy();
-          if (options.idleTimeoutMs > 0) backend.setTimeout(options.idleTimeoutMs, destroyAll);
-          wire(accepted, connection);
-        },
-        (err: Error) => {
-          options.onError?.(err);
-          finish(internalErrorStatus(err.message));
-        },
-      );
     });
-
-    const wire = (client: WebSocket, connection: SpdyConnection) => {
-      const streams = new Map<string, SpdyStream>();
-      for (const type of spdyStreamTypes(o)) streams.set(type, connection.openStream([['streamType', type]]));
-      const errorChunks: Buffer[] = [];
-      let outputHeld = false;
-      const error = streams.get('error');
-      for (const [type, stream] of streams) {
-        const channel = channelOfStreamType(type);
-        if (channel === undefined) continue;
-        if (channel === Channel.Error) {
-          stream.onData = (data) => errorChunks.push(data);
-          continue;
-        }
-        stream.onData = (data) => {
-          if (finished || client.readyState !== client.OPEN) return;
-          client.send(channelMessage(channel, data));
-          // A client that reads slower than the command writes holds the runtime back, not the kubelet's memory.
-          if (socket.writableNeedDrain && !outputHeld) {
-            outputHeld = true;
-            connection.pause();
-            socket.once('drain', () => {
-              outputHeld = false;
-              connection.resume();
-            });
-          }
-        };
-      }
-      // The runtime writes the status last, then resets every stream: the status is all there once the error stream ends.
-      if (error) error.onRemoteClose = () => finish(errorChunks.length > 0 ? Buffer.concat(errorChunks) : successStatus());
-      connection.on('close', () => finish(errorChunks.length > 0 ? Buffer.concat(errorChunks) : successStatus()));
-      connection.on('drain', () => client.resume());
-      client.on('message', (data) => {
-        const m = parseClientMessage(toBuffer(data));
-        const target = m.kind === 'stdin' ? streams.get('stdin') : m.kind === 'resize' ? streams.get('resize') : undefined;
-        if ((m.kind === 'stdin' || m.kind === 'resize') && target) {
-          if (!target.write(m.data)) client.pause();
-        } else if (m.kind === 'close' && (m.channel === Channel.Stdin || m.channel === Channel.Resize)) {
-          streams.get(m.channel === Channel.Stdin ? 'stdin' : 'resize')?.end();
-        } else {
-          options.onIgnored?.(m.kind === 'ignored' ? m.reason : `${m.kind} on a session without that stream`);
-        }
-      });
-      client.resume();
-    };
-  }
+    client.resume();
+  };
   return Promise.all([spdyClosed, wsClosed]).then(() => undefined);
 }
