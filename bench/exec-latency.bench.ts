@@ -4,7 +4,7 @@
  * side on the same control plane and containerd, their execs alternating (issue 30's line:
  * kubelet-ts ≤ 1.0 × the Go kubelet at p50 and p99).
  *
- *   npm run bench -- exec-latency [--runs 100] [--rounds 2] [--out NAME] [--cpu-prof DIR]
+ *   npm run bench -- exec-latency [--runs 100] [--rounds 2] [--out NAME] [--cpu-prof DIR] [--report-only]
  *
  * Needs the control plane (scripts/control-plane.sh build && up) and root:
  * each agent is a node of its own with one busybox pod pinned to it, on a
@@ -14,6 +14,7 @@
  */
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { AgentProcess } from '../test/e2e/agent-harness.js';
@@ -37,6 +38,7 @@ const run = promisify(execFile);
 const RUNS = Number(arg('runs', '100'));
 const ROUNDS = Number(arg('rounds', '2'));
 const OUT = arg('out', 'exec-latency');
+const REPORT_ONLY = process.argv.includes('--report-only');
 /** A directory for the kubelet-ts agent's V8 CPU profiles (node --cpu-prof), written when it exits. */
 const CPU_PROF = arg('cpu-prof', '');
 const IMAGE = 'docker.io/kubelet-ts/busybox:1.0';
@@ -165,41 +167,34 @@ async function measureRound(round: number, runtimes: readonly [PrivateContainerd
   }
 }
 
-async function main(): Promise<void> {
-  const samples: Sample[] = [];
-  // Two containerds, the same build and configuration (scripts/containerd.sh), each with its own state and pod network.
-  const runtimes = [new PrivateContainerd('exlat1', 191), new PrivateContainerd('exlat2', 192)] as const;
-  try {
-    await Promise.all(runtimes.map((c) => c.up()));
-    for (let r = 1; r <= ROUNDS; r++) {
-      console.log(`round ${r}`);
-      samples.push(...(await measureRound(r, runtimes)));
-    }
-  } finally {
-    await Promise.all(runtimes.map((c) => c.down()));
-  }
+/** The result page: a row per round, and every round's execs pooled. */
+function report(samples: Sample[], m: ReturnType<typeof machine>, runs: number, rounds: number): string {
   const stat = (ms: number[]) => ({
     p50: percentile(ms, 50),
     p99: percentile(ms, 99),
     mean: ms.reduce((x, y) => x + y, 0) / ms.length,
   });
+  type Stat = ReturnType<typeof stat>;
+  const row = (label: string, ts: Stat, go: Stat) =>
+    `| ${label} | ${round(ts.p50, 1)} / ${round(go.p50, 1)} = **${round(ts.p50 / go.p50)}** | ${round(ts.p99, 1)} / ${round(go.p99, 1)} = **${round(ts.p99 / go.p99)}** | ${round(ts.mean, 1)} / ${round(go.mean, 1)} |`;
   const table = (pick: (s: Sample) => number[]): string[] => {
     const rows = ['| round | p50 ts / go | p99 ts / go | mean ts / go |', '|---|---|---|---|'];
-    for (let r = 1; r <= ROUNDS; r++) {
+    for (let r = 1; r <= rounds; r++) {
       const ts = stat(pick(samples.find((s) => s.agent === 'ts' && s.round === r)!));
       const go = stat(pick(samples.find((s) => s.agent === 'go' && s.round === r)!));
-      rows.push(
-        `| ${r} | ${round(ts.p50, 1)} / ${round(go.p50, 1)} = **${round(ts.p50 / go.p50)}** | ${round(ts.p99, 1)} / ${round(go.p99, 1)} = **${round(ts.p99 / go.p99)}** | ${round(ts.mean, 1)} / ${round(go.mean, 1)} |`,
-      );
+      rows.push(row(String(r), ts, go));
     }
+    const all = (agent: Sample['agent']) => stat(samples.filter((s) => s.agent === agent).flatMap(pick));
+    const ts = all('ts');
+    const go = all('go');
+    rows.push(row(`all ${rounds} pooled`, ts, go));
     return rows;
   };
-  const m = machine();
-  const md = [
+  return [
     '# kubectl exec round trip: kubelet-ts / Go kubelet v1.20.2',
     '',
-    `\`npm run bench -- exec-latency --runs ${RUNS} --rounds ${ROUNDS}\`; ${String(m.date)}, load ${String(m.loadavg)}.`,
-    `\`kubectl exec POD -- true\` ${RUNS} times per agent and round (after 3 warm-up runs), through the v1.20.2 apiserver,`,
+    `\`npm run bench -- exec-latency --runs ${runs} --rounds ${rounds}\`; ${String(m.date)}, load ${String(m.loadavg)}.`,
+    `\`kubectl exec POD -- true\` ${runs} times per agent and round (after 3 warm-up runs), through the v1.20.2 apiserver,`,
     'each agent the node of its own pod, both with cgroupsPerQOS (each under its own cgroupRoot), each on a containerd of its own',
     '(two instances of the same build and configuration, swapped every round: an agent removes pods it does not know).',
     'Both agents run through a round and the execs alternate between them (ts, go, go, ts, …), never two at once. Times in ms.',
@@ -213,8 +208,37 @@ async function main(): Promise<void> {
     '',
     ...table((s) => s.directMs),
   ].join('\n');
+}
+
+async function main(): Promise<void> {
+  const samples: Sample[] = [];
+  // Two containerds, the same build and configuration (scripts/containerd.sh), each with its own state and pod network.
+  const runtimes = [new PrivateContainerd('exlat1', 191), new PrivateContainerd('exlat2', 192)] as const;
+  try {
+    await Promise.all(runtimes.map((c) => c.up()));
+    for (let r = 1; r <= ROUNDS; r++) {
+      console.log(`round ${r}`);
+      samples.push(...(await measureRound(r, runtimes)));
+    }
+  } finally {
+    await Promise.all(runtimes.map((c) => c.down()));
+  }
+  const m = machine();
+  const md = report(samples, m, RUNS, ROUNDS);
   writeResults(OUT, { machine: m, runs: RUNS, rounds: ROUNDS, samples }, md);
   console.log(md);
 }
 
-await main();
+if (REPORT_ONLY) {
+  // Rewrites the page from the result file of the last run (e.g. after the page's layout changed).
+  const file = join(import.meta.dirname, 'results', `${OUT}.json`);
+  const saved = JSON.parse(readFileSync(file, 'utf8')) as {
+    machine: ReturnType<typeof machine>;
+    runs: number;
+    rounds: number;
+    samples: Sample[];
+  };
+  writeResults(OUT, saved, report(saved.samples, saved.machine, saved.runs, saved.rounds));
+} else {
+  await main();
+}
