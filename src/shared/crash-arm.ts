@@ -12,15 +12,26 @@ import { isMainThread } from 'node:worker_threads';
 export const CRASH_TASK_TYPES = ['relist', 'syncPod', 'inspect'] as const;
 export type CrashTaskType = (typeof CRASH_TASK_TYPES)[number];
 
+/** One Int32 flag per type, then (8-aligned) one BigInt64 claim time per type. */
+const TIMES_OFFSET = 8 * Math.ceil((4 * CRASH_TASK_TYPES.length) / 8);
+const BYTES = TIMES_OFFSET + 8 * CRASH_TASK_TYPES.length;
+
 export class CrashArm {
-  private constructor(private readonly flags: Int32Array) {}
+  private readonly flags: Int32Array;
+  /** When the last arming of each type was claimed (epoch ms; 0 while armed or never). */
+  private readonly times: BigInt64Array;
+
+  private constructor(buffer: SharedArrayBuffer) {
+    this.flags = new Int32Array(buffer, 0, CRASH_TASK_TYPES.length);
+    this.times = new BigInt64Array(buffer, TIMES_OFFSET, CRASH_TASK_TYPES.length);
+  }
 
   static create(): CrashArm {
-    return new CrashArm(new Int32Array(new SharedArrayBuffer(4 * CRASH_TASK_TYPES.length)));
+    return new CrashArm(new SharedArrayBuffer(BYTES));
   }
 
   static attach(buffer: SharedArrayBuffer): CrashArm {
-    return new CrashArm(new Int32Array(buffer));
+    return new CrashArm(buffer);
   }
 
   get buffer(): SharedArrayBuffer {
@@ -29,12 +40,28 @@ export class CrashArm {
 
   /** The next task of `type` that claims it ends its thread. */
   arm(type: CrashTaskType): void {
-    Atomics.store(this.flags, CRASH_TASK_TYPES.indexOf(type), 1);
+    const i = CRASH_TASK_TYPES.indexOf(type);
+    Atomics.store(this.times, i, 0n);
+    Atomics.store(this.flags, i, 1);
   }
 
   /** Whether the caller, a task of `type` on a worker thread, takes the armed crash; true for one caller per arming. */
-  claim(type: CrashTaskType, mainThread = isMainThread): boolean {
-    return !mainThread && Atomics.compareExchange(this.flags, CRASH_TASK_TYPES.indexOf(type), 1, 0) === 1;
+  claim(type: CrashTaskType, mainThread = isMainThread, now = Date.now()): boolean {
+    const i = CRASH_TASK_TYPES.indexOf(type);
+    if (mainThread || Atomics.compareExchange(this.flags, i, 1, 0) !== 1) return false;
+    Atomics.store(this.times, i, BigInt(Math.round(now)));
+    return true;
+  }
+
+  /**
+   * When a task claimed the last arming of `type` (epoch ms), for the hook to log the hit; undefined while
+   * armed and unclaimed. (The time is written just after the flag is taken: a reader may see the flag
+   * cleared a moment before the time, and then reads undefined until the next look.)
+   */
+  claimedAt(type: CrashTaskType): number | undefined {
+    const i = CRASH_TASK_TYPES.indexOf(type);
+    if (Atomics.load(this.flags, i) === 1) return undefined;
+    return Number(Atomics.load(this.times, i)) || undefined;
   }
 }
 

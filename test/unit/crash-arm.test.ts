@@ -18,6 +18,21 @@ describe('CrashArm', () => {
     expect([arm.claim('inspect', false), arm.claim('inspect', false)]).toEqual([true, false]);
   });
 
+  it('keeps when each arming was claimed, for the hook to log: none while armed, the claim time after', () => {
+    const arm = CrashArm.create();
+    expect(arm.claimedAt('relist')).toBeUndefined();
+    arm.arm('relist');
+    expect(arm.claimedAt('relist')).toBeUndefined();
+    const other = CrashArm.attach(arm.buffer);
+    expect(other.claim('relist', false, 1_764_000_000_123)).toBe(true);
+    expect([arm.claimedAt('relist'), arm.claimedAt('syncPod')]).toEqual([1_764_000_000_123, undefined]);
+    // A new arming forgets the last claim until it is claimed in turn.
+    arm.arm('relist');
+    expect(arm.claimedAt('relist')).toBeUndefined();
+    expect(other.claim('relist', true, 5)).toBe(false);
+    expect(arm.claimedAt('relist')).toBeUndefined();
+  });
+
   it('crashable returns the task untouched when nothing is armed (or no arm)', async () => {
     await expect(crashable(undefined, 'relist', Promise.resolve(3))).resolves.toBe(3);
     await expect(crashable(CrashArm.create(), 'relist', Promise.resolve(4))).resolves.toBe(4);
@@ -42,11 +57,14 @@ describe('endThreadDuring', () => {
   it('on a real worker thread, an armed task ends that thread (exit 70) before its result is sent', async () => {
     const arm = CrashArm.create();
     arm.arm('syncPod');
+    const armedAt = Date.now();
     const w = startThreadFrom(new URL('../helpers/crash-arm-worker.js', import.meta.url), { arm: arm.buffer });
     const messages: unknown[] = [];
     w.on('message', (m) => messages.push(m));
     const exitCode = await new Promise<number>((resolve) => w.once('exit', resolve));
     expect([exitCode, messages]).toEqual([70, []]);
+    // The thread wrote when it claimed the crash before it ended.
+    expect(arm.claimedAt('syncPod')).toBeGreaterThanOrEqual(armedAt);
     // Claimed: the next task of the type is not crashed.
     expect(arm.claim('syncPod', false)).toBe(false);
   });

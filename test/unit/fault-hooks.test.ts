@@ -5,9 +5,10 @@ import type { CrashTaskType } from '../../src/shared/crash-arm.js';
 import { captureLogger } from '../helpers/capture-logger.js';
 import { pollUntil } from '../helpers/poll.js';
 
-const target = (crashed = { n: 0 }, armed: CrashTaskType[] = []) => ({
+const target = (crashed = { n: 0 }, armed: CrashTaskType[] = [], claims: Partial<Record<CrashTaskType, number>> = {}) => ({
   crashWorkers: async () => (crashed.n++, 2),
   armCrash: (t: CrashTaskType) => void armed.push(t),
+  crashClaimedAt: (t: CrashTaskType) => claims[t],
 });
 
 it('installs nothing, and gives the sim no control socket, unless the environment variable asks', () => {
@@ -59,4 +60,21 @@ it('with a task type, SIGUSR2 arms a crash for that type only and logs it; the s
     expect(simControlArgs(faultHookMode(env), '/r', logger)).toEqual(['--control', 'unix:///r/sim/ctl.sock']);
     expect(records.some((r) => String(r.msg).includes('serves its control socket') && r.socket === '/r/sim/ctl.sock')).toBe(true);
   }
+});
+
+it('logs when the armed crash is claimed, with the claim time, once per arming; nothing while unclaimed', async () => {
+  const proc = new EventEmitter();
+  const claims: Partial<Record<CrashTaskType, number>> = {};
+  const { logger, records } = captureLogger();
+  const uninstall = installFaultHooks(target({ n: 0 }, [], claims), logger, faultHookMode({ [FAULT_HOOKS_ENV]: 'syncPod' }), proc);
+  const fired = () => records.filter((r) => String(r.msg).includes('the armed worker crash fired'));
+  proc.emit('SIGUSR2');
+  await new Promise((r) => setTimeout(r, 100));
+  expect(fired()).toEqual([]);
+  claims.syncPod = Date.parse('2026-11-27T20:00:00.250Z');
+  await pollUntil('the hook to log the hit', () => fired().length === 1);
+  expect(fired()[0]).toMatchObject({ task: 'syncPod', claimedAt: '2026-11-27T20:00:00.250Z' });
+  await new Promise((r) => setTimeout(r, 100));
+  expect(fired()).toHaveLength(1);
+  uninstall();
 });

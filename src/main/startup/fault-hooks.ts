@@ -6,7 +6,7 @@
  *   inspections);
  * - `relist`, `syncPod` or `inspect`: SIGUSR2 arms a crash for that task
  *   type; the next such task on a pool worker ends its own thread while in
- *   flight (src/shared/crash-arm.ts).
+ *   flight (src/shared/crash-arm.ts), and the hook logs when it was claimed.
  * Either way the embedded simulated runtime (`--container-runtime-endpoint=sim`)
  * also serves its control socket at `<root-dir>/sim/ctl.sock`, so the suite
  * can slow it, fail its calls and truncate its lists. The agent must recover
@@ -32,7 +32,12 @@ export interface FaultHookTarget {
   crashWorkers(): Promise<number>;
   /** Arms a crash for the next task of `type` on a pool worker. */
   armCrash(type: CrashTaskType): void;
+  /** When a task claimed the last armed crash of `type` (epoch ms); undefined until one has. */
+  crashClaimedAt(type: CrashTaskType): number | undefined;
 }
+
+/** How often the hook looks whether an armed crash was claimed (its log line's resolution; the time logged is the claim's). */
+const CLAIM_LOOK_MS = 20;
 
 export interface FaultHookProcess {
   on(signal: 'SIGUSR2', listener: () => void): unknown;
@@ -70,10 +75,19 @@ export function installFaultHooks(
       { env: FAULT_HOOKS_ENV, task: mode },
       'Test fault hooks are enabled: SIGUSR2 ends the thread of the next task of this type',
     );
+  let watch: NodeJS.Timeout | undefined;
   const onSignal = () => {
     if (mode !== 'all') {
+      clearInterval(watch);
       target.armCrash(mode);
       logger.warn({ task: mode }, 'Fault hook: armed a worker crash for the next task of this type');
+      // The worker that claims it cannot log (its thread ends): say here when it fired, for the suite to time from.
+      watch = setInterval(() => {
+        const at = target.crashClaimedAt(mode);
+        if (at === undefined) return;
+        clearInterval(watch);
+        logger.warn({ task: mode, claimedAt: new Date(at).toISOString() }, 'Fault hook: the armed worker crash fired');
+      }, CLAIM_LOOK_MS).unref();
       return;
     }
     target.crashWorkers().then(
@@ -82,5 +96,8 @@ export function installFaultHooks(
     );
   };
   proc.on('SIGUSR2', onSignal);
-  return () => proc.off('SIGUSR2', onSignal);
+  return () => {
+    clearInterval(watch);
+    proc.off('SIGUSR2', onSignal);
+  };
 }

@@ -82,7 +82,8 @@ export async function startRuntime(
     return workers.length;
   };
   const armCrash = (type: Parameters<CrashArm['arm']>[0]) => crashArm?.arm(type);
-  shutdown.add('test fault hooks', installFaultHooks({ crashWorkers, armCrash }, logger, hooks));
+  const crashClaimedAt = (type: Parameters<CrashArm['arm']>[0]) => crashArm?.claimedAt(type);
+  shutdown.add('test fault hooks', installFaultHooks({ crashWorkers, armCrash, crashClaimedAt }, logger, hooks));
   logger.info(
     {
       version: packageVersion(),
