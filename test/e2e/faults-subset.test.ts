@@ -6,7 +6,9 @@
  * healthy container restarted, no terminated pod run again, /pods consistent
  * with the runtime within a generous deadline, the agent's RSS and fds back
  * within the suite's bound. Figures are not asserted. The containerd faults
- * use a private containerd (pod network 10.188.0.0/16). KTS_FAULT_SEED fixes
+ * use a private containerd (pod network 10.188.0.0/16, or the first octet of
+ * KTS_FAULT_OCTETS). Every recovery must hold 2 s (the suite's default is 5 s:
+ * CI keeps it short). KTS_FAULT_SEED fixes
  * the injection moments (the seed is in every failure message). Also, once
  * each: the root and log dirs full for 10 s during a start (the invariants,
  * plus one report per cause, not per pod) and the subPath escape on a real
@@ -25,6 +27,7 @@ import { PrivateContainerd } from '../helpers/private-containerd.js';
 import { containerdControl } from '../faults/containerd-control.js';
 import type { Fault, RuntimeControl } from '../faults/fault.js';
 import { PrivateControlPlane } from '../faults/private-control-plane.js';
+import { faultOctets } from '../faults/octets.js';
 import { runFault } from '../faults/runner.js';
 import { agentKillDuringStart } from '../faults/scenarios/agent-kill.js';
 import { apiserverOutage } from '../faults/scenarios/apiserver.js';
@@ -38,7 +41,7 @@ import { describeE2E } from './e2e-env.js';
 const SEED = Number(process.env.KTS_FAULT_SEED ?? Math.floor(Math.random() * 1e6));
 
 describeE2E('fault suite, CI subset', () => {
-  const containerd = new PrivateContainerd(`fci${randomUUID().slice(0, 4)}`, 188);
+  const containerd = new PrivateContainerd(`fci${randomUUID().slice(0, 4)}`, faultOctets([188])[0]);
   let runtime: RuntimeControl | undefined;
   /** The private containerd, brought up by the first case that needs it (the sim and apiserver cases do not). */
   const containerdRuntime = async (): Promise<RuntimeControl> => {
@@ -62,6 +65,7 @@ describeE2E('fault suite, CI subset', () => {
       pods,
       recoveryDeadlineMs: 120_000,
       settleRelists: 3,
+      holdMs: 2000,
       runtime: o.withRuntime ? await containerdRuntime() : undefined,
       cluster: o.cluster,
       log: (l) => lines.push(l),

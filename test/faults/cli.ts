@@ -4,7 +4,8 @@
  * --faults words), merges the results into bench/results/faults.json and
  * rewrites the table of docs/reliability.md from that file. Needs the built
  * agent (npm run build) and, for the containerd faults, root: each gets a
- * private containerd (pod network 10.180-189.0.0/16), removed after it. The
+ * private containerd (pod network 10.N.0.0/16, N from --octets or KTS_FAULT_OCTETS,
+ * else 180-189 in turn), removed after it. The
  * apiserver faults share one private control plane (private-control-plane.ts),
  * brought up before the first and removed at the end.
  */
@@ -15,6 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
 import { PrivateContainerd } from '../helpers/private-containerd.js';
 import { containerdControl } from './containerd-control.js';
+import { faultOctets, parseOctets } from './octets.js';
 import { PrivateControlPlane } from './private-control-plane.js';
 import { machineInfo, mergeResults, readResults, renderTable, writeDocTable, type RecordedFault } from './report.js';
 import { runFault } from './runner.js';
@@ -33,6 +35,10 @@ const program = new Command('faults')
   .option('--pods <n>', 'pods per node (default: the fault’s)', int)
   .option('--seed <n>', 'seed of the random injection moments', int, 1)
   .option('--deadline <s>', 'recovery deadline per injection, seconds', int, 300)
+  .option(
+    '--octets <list>',
+    'pod network octets of the private containerds, one per containerd fault (default: KTS_FAULT_OCTETS, else 180-189)',
+  )
   .option('--report-only', 'only rewrite the table of --doc from --out (no fault is run)', false)
   .option('--shared-machine', 'other work ran on the machine meanwhile (said in the docs)', false)
   .option('--out <path>', 'results file', join(ROOT, 'bench/results/faults.json'))
@@ -44,6 +50,7 @@ const o = program.opts<{
   pods?: number;
   seed: number;
   deadline: number;
+  octets?: string;
   sharedMachine: boolean;
   reportOnly: boolean;
   out: string;
@@ -65,7 +72,12 @@ if (chosen.length === 0) {
 }
 
 const recorded: RecordedFault[] = [];
-let octet = 180;
+const octets = o.octets ? parseOctets(o.octets, '--octets') : faultOctets([180, 181, 182, 183, 184, 185, 186, 187, 188, 189]);
+const nextOctet = () => {
+  const n = octets.shift();
+  if (n === undefined) throw new Error('more containerd faults than pod network octets: give more with --octets');
+  return n;
+};
 const cluster = chosen.some((e) => e.fault.node.source === 'api') ? new PrivateControlPlane() : undefined;
 try {
   if (cluster) {
@@ -75,7 +87,8 @@ try {
   for (const { fault, runs } of chosen) {
     const log = (line: string) => console.log(`[${new Date().toISOString()}] ${line}`);
     log(`== ${fault.id}: ${o.runs ?? runs} runs`);
-    const containerd = fault.node.runtime === 'containerd' ? new PrivateContainerd(`flt${randomUUID().slice(0, 4)}`, octet++) : undefined;
+    const containerd =
+      fault.node.runtime === 'containerd' ? new PrivateContainerd(`flt${randomUUID().slice(0, 4)}`, nextOctet()) : undefined;
     try {
       if (containerd) await containerd.up();
       const result = await runFault(fault, {

@@ -44,6 +44,12 @@ export interface FaultContext {
   broken: string[];
   /** For a fault that lasts (an outage): when it ended; recovery is counted from then. */
   endedAt?: number;
+  /**
+   * For a fault that is armed and hits later (an aimed worker crash): when it hit; recovery is counted from
+   * then. `missed` says why it never hit (the run is then not counted as recovered from a hit).
+   */
+  hitAt?: number;
+  missed?: string;
 }
 
 export interface Fault {
@@ -68,6 +74,12 @@ export interface Fault {
    * when the outside world undid it.
    */
   readonly recoveryFrom?: 'inject' | 'recover';
+  /**
+   * How long every check must hold, polled without a break, before the node counts as recovered (default
+   * DEFAULT_HOLD_MS in hold.ts). A fault after which another component may still undo the recovery (the
+   * node controller after an outage) holds for longer than that component takes.
+   */
+  readonly holdMs?: number;
   /** Figures of the fault's own, for the run's details column (e.g. what the agent logged meanwhile). */
   notes?(ctx: FaultContext): string[];
   /** What of the fault's own recovery is still missing (undefined when done); polled with the invariants. */

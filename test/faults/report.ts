@@ -47,15 +47,23 @@ function percentile(values: number[], p: number): number {
 
 const sum = (runs: RunRecord[], k: keyof RunRecord) => runs.reduce((n, r) => n + Number(r[k] ?? 0), 0);
 
-/** The summary row of one fault. */
+/** The hold window and the passing streaks that broke before one held ("no hold" for records taken before it). */
+function holdCell(runs: RunRecord[]): string {
+  const windows = [...new Set(runs.map((r) => r.holdMs).filter((h) => h !== undefined))];
+  if (windows.length === 0) return 'no hold';
+  return `${windows.map((h) => s(h)).join(', ')} / ${sum(runs, 'brokeAfterFirstPass')}`;
+}
+
+/** The summary row of one fault: an armed fault that never hit is not counted as recovered (nor in the times). */
 export function summaryRow(f: RecordedFault): string {
-  const recovered = f.runs.filter((r) => r.recovered);
+  const recovered = f.runs.filter((r) => r.recovered && !r.missed);
+  const missed = f.runs.filter((r) => r.missed).length;
   const times = recovered.map((r) => r.recoveryMs);
   const usageOk = f.runs.filter((r) => r.usageOk).length;
   return [
     `\`${f.id}\`: ${f.title}`,
     f.runs.length,
-    `${recovered.length}/${f.runs.length}`,
+    `${recovered.length}/${f.runs.length}${missed ? ` (${missed} never hit)` : ''}`,
     sum(f.runs, 'lost'),
     `${sum(f.runs, 'duplicates')} / ${Math.max(0, ...f.runs.map((r) => r.duplicatesSeen))}`,
     sum(f.runs, 'healthyRestarted'),
@@ -64,6 +72,7 @@ export function summaryRow(f: RecordedFault): string {
     sum(f.runs, 'otherBroken'),
     sum(f.runs, 'startsInterrupted'),
     times.length ? `${s(percentile(times, 50))} / ${s(Math.max(...times))}` : 'n/a',
+    holdCell(f.runs),
     `${usageOk}/${f.runs.length}`,
     `${f.date.slice(0, 16).replace('T', ' ')}${f.sharedMachine ? ' (shared)' : ''}`,
   ].join(' | ');
@@ -75,7 +84,8 @@ function runRows(f: RecordedFault): string[] {
       r.run,
       r.injectedAfterMs ?? '',
       r.runningAtInjection,
-      r.recovered ? s(r.recoveryMs) : `not within ${s(r.recoveryMs)}`,
+      recoveryCell(r),
+      r.holdMs === undefined ? 'no hold' : `${s(r.holdMs)} / ${r.brokeAfterFirstPass ?? 0}`,
       r.lost,
       `${r.duplicates} / ${r.duplicatesSeen}`,
       r.healthyRestarted,
@@ -91,6 +101,17 @@ function runRows(f: RecordedFault): string[] {
   );
 }
 
+function recoveryCell(r: RunRecord): string {
+  if (r.missed) return `never hit (${s(r.recoveryMs)} from arming, not counted)`;
+  const t = r.recovered ? s(r.recoveryMs) : `not within ${s(r.recoveryMs)}`;
+  const first = r.brokeAfterFirstPass && r.firstPassMs !== undefined ? `, first pass ${s(r.firstPassMs)}` : '';
+  return r.hitAfterMs !== undefined
+    ? `${t} from the hit (arming → hit ${s(r.hitAfterMs)}${first})`
+    : first
+      ? `${t} (${first.slice(2)})`
+      : t;
+}
+
 /** Broken invariants first, then where the agent's log is, then notes (restart counts after a cut-off start). */
 function orderDetails(details: string[]): string[] {
   const rank = (d: string) => (d.includes('restartCount') ? 2 : d.startsWith('agent log') ? 1 : 0);
@@ -102,8 +123,8 @@ export function renderTable(file: ResultsFile, order: string[]): string {
   const out = [
     BEGIN,
     '',
-    '| fault | injected | recovered | pods lost | duplicates (end / most seen) | healthy containers restarted | terminated pods restarted | deleted pods left running | other checks broken | starts cut off (container never started) | recovery p50 / max (s) | RSS and fds within bound | run (UTC) |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|',
+    '| fault | injected | recovered | pods lost | duplicates (end / most seen) | healthy containers restarted | terminated pods restarted | deleted pods left running | other checks broken | starts cut off (container never started) | recovery p50 / max (s) | hold (s) / broke after first pass | RSS and fds within bound | run (UTC) |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|',
     ...faults.map((f) => `| ${summaryRow(f)} |`),
     '',
     `Bound: RSS at most the level before the fault plus max(${USAGE_BOUND.rssRatio * 100} %, ${mib(USAGE_BOUND.rssSlackBytes)} MiB), open descriptors at most ${USAGE_BOUND.fdSlack} more.`,
@@ -116,8 +137,8 @@ export function renderTable(file: ResultsFile, order: string[]): string {
       `${f.title}. ${f.runs.length} runs, \`${f.command}\`, ${f.date}; ${f.machine.cpus} CPUs, load ${f.machine.loadavg.join(' ')} at the end${f.sharedMachine ? ', machine shared with other work' : ''}.` +
         (f.startWindowMs !== undefined ? ` Start window (reference run, /healthz → all pods Running): ${s(f.startWindowMs)} s.` : ''),
       '',
-      '| run | hit at (ms after /healthz) | sandboxes + containers running when hit | recovery (s) | lost | duplicates (end / seen) | healthy restarted | terminated restarted | deleted left running | other checks broken | starts cut off | RSS, fds (before → after) | details |',
-      '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|',
+      '| run | hit at (ms after /healthz) | sandboxes + containers running when hit | recovery (s) | hold (s) / broke after first pass | lost | duplicates (end / seen) | healthy restarted | terminated restarted | deleted left running | other checks broken | starts cut off | RSS, fds (before → after) | details |',
+      '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|',
       ...runRows(f).map((r) => `| ${r} |`),
     );
   }

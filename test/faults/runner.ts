@@ -1,7 +1,8 @@
 /**
  * Runs one fault N times and measures each run: the time from the injection
- * until every invariant holds again and /pods agrees with the runtime
- * (polled every 250 ms: the figures' resolution), what was lost or
+ * until every invariant holds again and /pods agrees with the runtime, and
+ * keeps holding for the fault's hold window (polled every 250 ms: the
+ * figures' resolution; timed to the start of that unbroken streak), what was lost or
  * duplicated on the way and at the end (after 5 more relists), and the
  * agent's RSS and open descriptors against its level before the fault.
  */
@@ -21,6 +22,7 @@ import {
 import type { Fault, FaultContext, RuntimeControl } from './fault.js';
 import { NodeUnderTest } from './node-under-test.js';
 import type { ClusterControl } from './private-control-plane.js';
+import { DEFAULT_HOLD_MS, holdPoll, initialHold, type HoldState } from './hold.js';
 import { procUsage, withinBound, type ProcUsage } from './proc-usage.js';
 import { makeWorkload, runtimePodName } from './workload.js';
 
@@ -32,10 +34,21 @@ export interface RunRecord {
   runningAtInjection: number;
   recovered: boolean;
   /**
-   * Injection → all invariants hold and /pods agrees (or the deadline, when not recovered); for a fault
-   * that lasts (an outage), from its end (FaultContext.endedAt).
+   * Injection → all invariants hold and /pods agrees, at the start of the streak that then held for
+   * `holdMs` (or the deadline, when not recovered); for a fault that lasts (an outage), from its end
+   * (FaultContext.endedAt); for an armed fault, from its hit (FaultContext.hitAt).
    */
   recoveryMs: number;
+  /** The hold window of this run (absent in records from before the hold). */
+  holdMs?: number;
+  /** The same origin → the first poll at which every check passed (earlier than recoveryMs when a check broke after). */
+  firstPassMs?: number;
+  /** Passing streaks that broke before one held for the window. */
+  brokeAfterFirstPass?: number;
+  /** An armed fault: injection (the arming) → its hit. */
+  hitAfterMs?: number;
+  /** An armed fault that never hit: why (not counted as recovered from a hit). */
+  missed?: string;
   lost: number;
   duplicates: number;
   /** The most duplicates seen at once while recovering (a transient duplicate is a defect too). */
@@ -74,6 +87,8 @@ export interface RunnerOptions {
   recoveryDeadlineMs: number;
   /** Relists to wait for after recovery before the final check and the usage sample (default 5). */
   settleRelists?: number;
+  /** The hold window for every fault (default: each fault's own, Fault.holdMs, else DEFAULT_HOLD_MS). */
+  holdMs?: number;
   runtime?: RuntimeControl;
   /** The control plane of faults whose pods come from the apiserver. */
   cluster?: ClusterControl;
@@ -120,7 +135,7 @@ export async function runFault(fault: Fault, o: RunnerOptions): Promise<FaultRes
     try {
       await ref.start();
       const t0 = Date.now();
-      await recover(ref, undefined, o.recoveryDeadlineMs);
+      await recover(ref, undefined, o.recoveryDeadlineMs, 0);
       result.startWindowMs = Date.now() - t0;
       await ref.settle(o.settleRelists);
       reference = procUsage(ref.agent.pid!);
@@ -155,7 +170,7 @@ export async function runFault(fault: Fault, o: RunnerOptions): Promise<FaultRes
   const steadyNode = async () => {
     const node = newNode();
     await node.start();
-    const up = await recover(node, undefined, o.recoveryDeadlineMs);
+    const up = await recover(node, undefined, o.recoveryDeadlineMs, 0);
     if (!up.recovered) o.log(`${fault.id}: the node did not reach every pod running before the injection`);
     await node.settle(o.settleRelists);
     return node;
@@ -185,6 +200,8 @@ export async function runFault(fault: Fault, o: RunnerOptions): Promise<FaultRes
 
 interface Recovery {
   recovered: boolean;
+  /** The polls' streaks: when every check first passed, when the final streak began, what broke before. */
+  hold: HoldState;
   duplicatesSeen: number;
   last?: Violations;
   /** What was still missing at the last poll. */
@@ -195,15 +212,18 @@ interface Recovery {
 
 /**
  * Polls until every invariant holds, /pods (or the apiserver) agrees with the runtime and the fault's own
- * recovery is done, or the deadline; `pending` then says what was still missing.
+ * recovery is done, at every poll for `holdMs` without a break, or the deadline; `pending` then says what
+ * was still missing.
  */
 async function recover(
   node: NodeUnderTest,
   baseline: Baseline | undefined,
   deadlineMs: number,
+  holdMs: number,
   faultPending?: () => Promise<string | undefined>,
 ): Promise<Recovery> {
   const deadline = Date.now() + deadlineMs;
+  let hold = initialHold();
   let duplicatesSeen = 0;
   let last: Violations | undefined;
   let pending: string[] = [];
@@ -224,18 +244,21 @@ async function recover(
       duplicatesSeen = Math.max(duplicatesSeen, n.duplicates);
       // A run-once pod whose start was cut off is lost for good (counted at the end), not pending.
       pending = [...last.lost, ...last.deletedRunning];
-      if (pending.length + n.duplicates === 0) {
+      if (n.duplicates > 0) pending.unshift(`${n.duplicates} duplicates`);
+      if (pending.length === 0) {
         pending = checkStatuses(node.workload, node.nodeName, view, pods);
         const own = pending.length === 0 ? await faultPending?.() : undefined;
         if (own) pending = [own];
-        if (pending.length === 0) return { recovered: true, duplicatesSeen, last, pending, steps };
       }
     } catch (err) {
       pending = [`no answer: ${(err as Error).message.slice(0, 200)}`];
       // The runtime or the agent is not answering yet.
     }
-    step();
-    if (Date.now() > deadline) return { recovered: false, duplicatesSeen, last, pending, steps };
+    const polled = holdPoll(hold, Date.now(), pending[0], holdMs);
+    hold = polled.state;
+    if (polled.held) return { recovered: true, hold, duplicatesSeen, last, pending, steps };
+    if (pending.length) step();
+    if (Date.now() > deadline) return { recovered: false, hold, duplicatesSeen, last, pending, steps };
     await sleep(POLL_MS);
   }
 }
@@ -252,11 +275,17 @@ async function measure(
   const node = ctx.node;
   const deadlineMs = o.recoveryDeadlineMs;
   const runningAtInjection = baseline.running.size;
-  const r = await recover(node, baseline, deadlineMs, fault.pending && (() => fault.pending!(ctx)));
-  const from = ctx.endedAt ?? injectedAt;
-  const recoveryMs = Date.now() - from;
-  if (r.steps.length)
-    ctx.notes.push(`last waited for: ${r.steps.map((x) => `${x.what} (until ${((x.at - from) / 1000).toFixed(1)} s)`).join(', ')}`);
+  const holdMs = o.holdMs ?? fault.holdMs ?? DEFAULT_HOLD_MS;
+  const r = await recover(node, baseline, deadlineMs, holdMs, fault.pending && (() => fault.pending!(ctx)));
+  const from = ctx.endedAt ?? ctx.hitAt ?? injectedAt;
+  const sec = (at: number) => ((at - from) / 1000).toFixed(1);
+  const recoveryMs = (r.recovered ? r.hold.streakFrom! : Date.now()) - from;
+  if (r.steps.length) ctx.notes.push(`last waited for: ${r.steps.map((x) => `${x.what} (until ${sec(x.at)} s)`).join(', ')}`);
+  if (r.hold.breaks)
+    ctx.notes.push(
+      `broke after first pass (${sec(r.hold.firstPassAt!)} s) ${r.hold.breaks}×: ` +
+        r.hold.brokeOn.map((b) => `${b.what} at ${sec(b.at)} s`).join(', '),
+    );
   let final = r.last;
   const details: string[] = [];
   if (r.recovered) {
@@ -307,6 +336,11 @@ async function measure(
     runningAtInjection,
     recovered: r.recovered,
     recoveryMs,
+    holdMs,
+    ...(r.hold.firstPassAt !== undefined ? { firstPassMs: r.hold.firstPassAt - from } : {}),
+    brokeAfterFirstPass: r.hold.breaks,
+    ...(ctx.hitAt !== undefined ? { hitAfterMs: ctx.hitAt - injectedAt } : {}),
+    ...(ctx.missed ? { missed: ctx.missed } : {}),
     ...n,
     otherBroken: ctx.broken.length,
     duplicatesSeen: Math.max(r.duplicatesSeen, n.duplicates),
@@ -321,7 +355,9 @@ async function measure(
 
 function describe(r: RunRecord): string {
   return (
-    `${r.recovered ? 'recovered' : 'NOT recovered'} in ${r.recoveryMs} ms (running at injection ${r.runningAtInjection}` +
+    `${r.recovered ? 'recovered' : 'NOT recovered'} in ${r.recoveryMs} ms` +
+    `${r.hitAfterMs !== undefined ? ` from the hit (${r.hitAfterMs} ms after arming)` : ''}${r.missed ? ` (MISSED: ${r.missed})` : ''}` +
+    ` (held ${r.holdMs} ms, broke after first pass ${r.brokeAfterFirstPass}; running at injection ${r.runningAtInjection}` +
     `${r.injectedAfterMs !== undefined ? `, hit ${r.injectedAfterMs} ms after /healthz` : ''}); lost ${r.lost}, duplicates ${r.duplicates} ` +
     `(seen ${r.duplicatesSeen}), healthy restarted ${r.healthyRestarted}, terminated restarted ${r.terminatedRestarted}, ` +
     `deleted still running ${r.deletedRunning ?? 0}, other checks broken ${r.otherBroken ?? 0}, ` +

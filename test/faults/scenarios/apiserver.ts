@@ -17,10 +17,28 @@
  */
 import { getJson, type LeaseObject } from './node-objects.js';
 import type { Fault, FaultContext } from '../fault.js';
+import { DEFAULT_HOLD_MS } from '../hold.js';
 
 const RELIST_LOG = 'Watching apiserver pods: the watch expired; relisting';
 const relists = (ctx: FaultContext) => ctx.node.agent.logs.filter((l) => l.includes(RELIST_LOG)).length;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The node controller's node-monitor grace period and node-monitor period (v1.20 defaults), and the lease's renewal interval. */
+const NODE_MONITOR_GRACE_MS = 40_000;
+const NODE_MONITOR_PERIOD_MS = 5_000;
+const LEASE_RENEW_MS = 10_000;
+
+/**
+ * The hold window after an outage. The node controller marks a node's pods not Ready once it has not seen
+ * the node's lease renewed for its grace period (40 s), looking every 5 s; the lease is renewed every
+ * 10 s, so a cut that with one renewal interval reaches the grace can make it do so, and its write can land
+ * after the heal and after the agent's first renewal (as in a 410 run on containerd). Such a cut holds for
+ * the grace period and one monitor period: a flip the controller bases on anything it saw during the
+ * outage comes inside it. A shorter cut never reaches the grace and holds for the default.
+ */
+export function outageHoldMs(outageMs: number): number {
+  return outageMs + LEASE_RENEW_MS >= NODE_MONITOR_GRACE_MS ? NODE_MONITOR_GRACE_MS + NODE_MONITOR_PERIOD_MS : DEFAULT_HOLD_MS;
+}
 
 /** Whether the agent's pod watch got 410 and relisted after the fault (and when, after its end), or resumed. */
 function podWatchNote(ctx: FaultContext, before: number): string {
@@ -60,6 +78,7 @@ export function apiserverOutage(pods: number, o: OutageOptions): Fault {
       (runtime === 'sim' ? ' (simulated runtime)' : ' (containerd)'),
     moment: 'steady',
     node: { runtime, pods, source: 'api' },
+    holdMs: outageHoldMs(o.outageMs),
     inject: async (ctx) => {
       const cut = Date.now();
       relistsAt.set(ctx, relists(ctx));
