@@ -386,12 +386,18 @@ export class RelistRecordTable {
   }
 
   /**
-   * Main thread, only when the relist task's thread died mid-generation (so
-   * no writer is running): clears the writer flag and forces every instance
-   * to rebuild its index. The committed "new" generation stays intact, as
-   * after abortGeneration.
+   * Main thread, only when the relist task's thread died (so no writer is
+   * running): clears the writer flag, forces every instance to rebuild its
+   * index, and forgets the committed generation: the dead relist may have
+   * committed it and died before its events left the thread, so the next
+   * relist diffs against nothing and reports every sandbox and container
+   * again (as a fresh PLEG's first relist does), and no change is lost.
    */
   recoverAfterWriterCrash(): void {
+    const cur = this.newGen();
+    for (let slot = 0; slot < this.capacity; slot++) {
+      if (this.u32[this.slotBase(slot) + S_STATE] === SLOT_USED) this.u32[this.genBase(slot, cur) + G_PRESENT] = 0;
+    }
     Atomics.add(this.i32, H_EPOCH, 1);
     Atomics.store(this.i32, H_WRITER, 0);
   }

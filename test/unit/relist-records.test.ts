@@ -255,6 +255,36 @@ describe('RelistRecordTable', () => {
     expect(t.slotOf('p2')).toBeUndefined();
   });
 
+  it('after a relist thread died, the next relist reports everything again: the dead one may have committed and lost its events', () => {
+    const t = RelistRecordTable.create({ capacity: 2 });
+    t.beginGeneration();
+    t.putPod('p1', [{ id: S1, state: 'ready' }], []);
+    t.commitGeneration();
+    // The dead relist's thread committed the sandbox's creation; its events never reached the main thread.
+    t.beginGeneration();
+    t.putPod('p1', [{ id: S1, state: 'ready' }], [{ id: C1, state: 'running' }]);
+    t.commitGeneration();
+    t.recoverAfterWriterCrash();
+    const next = RelistRecordTable.attach(t.buffer);
+    next.beginGeneration();
+    next.putPod('p1', [{ id: S1, state: 'ready' }], [{ id: C1, state: 'running' }]);
+    next.commitGeneration();
+    const slot = next.slotOf('p1')!;
+    expect(next.slotChanged(slot)).toBe(true);
+    expect(next.diffSlot(slot)).toEqual({
+      uid: 'p1',
+      sandboxes: [{ key: idKey(S1), old: 'non-existent', new: 'ready' }],
+      containers: [{ key: idKey(C1), old: 'non-existent', new: 'running' }],
+    });
+    // A pod gone meanwhile is freed, not reported present.
+    next.beginGeneration();
+    next.commitGeneration();
+    next.recoverAfterWriterCrash();
+    next.beginGeneration();
+    next.commitGeneration();
+    expect(next.slotOf('p1')).toBeUndefined();
+  });
+
   it('allows one writer at a time and rejects misuse', () => {
     const t = RelistRecordTable.create({ capacity: 2 });
     expect(() => t.putPod('p', [], [])).toThrow(/outside beginGeneration/);
