@@ -80,6 +80,7 @@ describe('the settings catalog covers upstream', () => {
       'worker-threads',
       'relist-mode',
       'image-gc-period',
+      'max-containers-per-pod',
       'pleg',
       'pod-logs-dir',
       'container-logs-dir',
