@@ -170,27 +170,20 @@ export class AgentProcess {
     };
     child.stdout.on('data', collect);
     child.stderr.on('data', collect);
-    await pollUntil(
-      'the agent to serve /healthz',
-      async () => {
-        if (child.exitCode !== null) throw new Error(`agent exited with ${child.exitCode}:\n${this.tail()}`);
-        const r = await fetch(`http://127.0.0.1:${this.healthzPort}/healthz`).catch(() => undefined);
-        return r?.ok === true;
-      },
-      { timeoutMs: 60_000 },
-    );
+    const serves = (what: string, port: number) =>
+      pollUntil(
+        `the agent to serve ${what}`,
+        async () => {
+          if (child.exitCode !== null) throw new Error(`agent exited with ${child.exitCode}:\n${this.tail()}`);
+          const r = await fetch(`http://127.0.0.1:${port}/healthz`).catch(() => undefined);
+          return r?.ok === true;
+        },
+        { timeoutMs: 60_000 },
+      );
+    await serves('/healthz', this.healthzPort);
     // The read-only server starts beside the sync loop (as upstream's), so it may answer after /healthz.
     const readOnly = [...this.extraArgs].reverse().find((a) => a.startsWith('--read-only-port='));
-    if (readOnly === '--read-only-port=0') return;
-    await pollUntil(
-      'the agent to serve its read-only port',
-      async () => {
-        if (child.exitCode !== null) throw new Error(`agent exited with ${child.exitCode}:\n${this.tail()}`);
-        const r = await fetch(`http://127.0.0.1:${this.readOnlyPort}/healthz`).catch(() => undefined);
-        return r?.ok === true;
-      },
-      { timeoutMs: 60_000 },
-    );
+    if (readOnly !== '--read-only-port=0') await serves('its read-only port', this.readOnlyPort);
   }
 
   /** The agent's process id while it runs. */
