@@ -386,12 +386,11 @@ export class RelistRecordTable {
   }
 
   /**
-   * Main thread, only when the relist task's thread died (so no writer is
-   * running): clears the writer flag, forces every instance to rebuild its
-   * index, and forgets the committed generation: the dead relist may have
-   * committed it and died before its events left the thread, so the next
-   * relist diffs against nothing and reports every sandbox and container
-   * again (as a fresh PLEG's first relist does), and no change is lost.
+   * Main thread, only when the relist task's thread died (no writer runs):
+   * clears the writer flag, makes every instance rebuild its index, and
+   * forgets the committed generation, which the dead relist may have committed
+   * before its events left the thread: the next relist reports everything
+   * again (as a fresh PLEG's first), so no change is lost.
    */
   recoverAfterWriterCrash(): void {
     const cur = this.newGen();
