@@ -7,7 +7,7 @@
  * connection: <body>" when it answers anything else.
  */
 import type { Socket } from 'node:net';
-import { dial } from './stream-proxy.js';
+import { dial, unusableUrl } from './stream-proxy.js';
 import { SpdyConnection } from './spdy/connection.js';
 
 export class UpgradeError extends Error {}
@@ -22,9 +22,8 @@ export interface SpdyUpgrade {
 
 /** Upgrades `target` to SPDY/3.1 offering remotecommand protocol `protocol`. */
 export function upgradeToSpdy(target: URL, protocol: string): Promise<SpdyUpgrade> {
-  if (target.protocol !== 'http:' && target.protocol !== 'https:') {
-    return Promise.reject(new UpgradeError(`the runtime's streaming URL ${target.href} is neither http nor https`));
-  }
+  const unusable = unusableUrl(target);
+  if (unusable) return Promise.reject(new UpgradeError(unusable.message));
   const socket = dial(target);
   socket.setNoDelay(true);
   return new Promise((resolve, reject) => {

@@ -47,6 +47,12 @@ export interface ProxyOptions {
   onError?(err: Error): void;
 }
 
+/** Why the runtime's streaming URL `target` cannot be opened (not http or https), or undefined. */
+export function unusableUrl(target: URL): Error | undefined {
+  if (target.protocol === 'http:' || target.protocol === 'https:') return undefined;
+  return new Error(`the runtime's streaming URL ${target.href} is neither http nor https`);
+}
+
 /** Opens the runtime's streaming URL (http or https; runtimes serve loopback). */
 export function dial(target: URL): Socket {
   const port = Number(target.port || (target.protocol === 'https:' ? 443 : 80));
@@ -61,8 +67,8 @@ export function dial(target: URL): Socket {
  * connections are closed.
  */
 export function proxyUpgrade(req: IncomingMessage, client: Duplex, head: Buffer, target: URL, options: ProxyOptions): Promise<void> {
-  if (target.protocol !== 'http:' && target.protocol !== 'https:') {
-    const err = new Error(`the runtime's streaming URL ${target.href} is neither http nor https`);
+  const err = unusableUrl(target);
+  if (err) {
     failClient(client, err);
     options.onError?.(err);
     return Promise.resolve();
@@ -76,7 +82,7 @@ export function proxyUpgrade(req: IncomingMessage, client: Duplex, head: Buffer,
   backend.setNoDelay(true);
   (client as Partial<Socket>).setNoDelay?.(true);
   let connected = false;
-  const closed = [once(client), once(backend)];
+  const closed = [whenClosed(client), whenClosed(backend)];
   const destroyBoth = () => {
     client.destroy();
     backend.destroy();
@@ -107,7 +113,8 @@ export function proxyUpgrade(req: IncomingMessage, client: Duplex, head: Buffer,
   return Promise.all(closed).then(() => undefined);
 }
 
-function once(s: Duplex): Promise<void> {
+/** Resolves once `s` is closed (at once if it already is). */
+export function whenClosed(s: Duplex): Promise<void> {
   return new Promise((resolve) => (s.destroyed ? resolve() : s.once('close', () => resolve())));
 }
 

@@ -27,6 +27,7 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import type { SpdyConnection, SpdyStream } from './spdy/connection.js';
 import { upgradeToSpdy } from './spdy-upgrade.js';
+import { whenClosed } from './stream-proxy.js';
 import {
   Channel,
   channelMessage,
@@ -82,10 +83,10 @@ export function bridgeV5(
   // The runtime is dialled while the WebSocket handshake is answered.
   const spdy = upgradeToSpdy(target, V4_PROTOCOL);
   const spdyClosed = spdy.then(
-    ({ socket: backend }) => new Promise<void>((resolve) => (backend.destroyed ? resolve() : backend.once('close', () => resolve()))),
+    ({ socket: backend }) => whenClosed(backend),
     () => undefined,
   );
-  const wsClosed = new Promise<void>((resolve) => (socket.destroyed ? resolve() : socket.once('close', () => resolve())));
+  const wsClosed = whenClosed(socket);
   let conn: SpdyConnection | undefined;
   let ws: WebSocket | undefined;
   let finished = false;
