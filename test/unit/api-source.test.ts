@@ -4,6 +4,7 @@ import { ApiStatusError, ApiUnreachableError } from '../../src/common/errors.js'
 import { silentLogger } from '../../src/common/logger.js';
 import type { RestClient, WatchEvent } from '../../src/main/apiserver/rest-client.js';
 import { ApiSource } from '../../src/main/podconfig/api-source.js';
+import { PodStorage } from '../../src/main/podconfig/pod-storage.js';
 import type { PodUpdate } from '../../src/main/podconfig/types.js';
 import { FakeClock } from '../fakes/fake-clock.js';
 
@@ -343,9 +344,68 @@ describe('ApiSource', () => {
     const t = setup();
     t.api.lists.push([pod('a', '5')]);
     await settle();
-    (t.updates[0].pods[0].metadata as { resourceVersion: string }).resourceVersion = 'mutated';
-    t.stream(0).chunk(ev('ADDED', pod('b', '6')));
-    expect(t.sets.at(-1)).toEqual(['a@5', 'b@6']);
+    (t.updates[0].pods[0].spec as { nodeName?: string }).nodeName = 'mutated';
+    t.stream(0).chunk(ev('MODIFIED', pod('a', '6')));
+    const sent = t.updates.at(-1)!.pods[0];
+    expect(sent.metadata.resourceVersion).toBe('6');
+    expect(sent.spec).toEqual({});
+  });
+
+  it('copies only the pods that changed: the others are the copies sent before', async () => {
+    const t = setup();
+    t.api.lists.push([pod('a', '5'), pod('b', '6'), pod('c', '7')]);
+    await settle();
+    const byUid = (i: number) => new Map(t.updates[i].pods.map((p) => [p.metadata.uid, p]));
+    t.stream(0).chunk(ev('MODIFIED', pod('b', '8', 'Running')));
+    t.stream(0).chunk(ev('DELETED', pod('c', '9')), ev('ADDED', pod('d', '10')));
+    const [first, second, third] = [byUid(0), byUid(1), byUid(2)];
+    expect(second.get('a')).toBe(first.get('a'));
+    expect(second.get('c')).toBe(first.get('c'));
+    expect(second.get('b')).not.toBe(first.get('b'));
+    expect(second.get('b')!.status?.phase).toBe('Running');
+    expect(third.get('a')).toBe(first.get('a'));
+    expect(third.get('b')).toBe(second.get('b'));
+    expect([...third.keys()].sort()).toEqual(['a', 'b', 'd']);
+  });
+
+  it('through PodStorage, a SET of reused copies gives the deltas of fresh ones', async () => {
+    const t = setup();
+    const reused = new PodStorage({ clock: t.clock, logger: silentLogger() });
+    const fresh = new PodStorage({ clock: t.clock, logger: silentLogger() });
+    const ops: { reused: string[]; fresh: string[] }[] = [];
+    const merge = (u: Omit<PodUpdate, 'source'>) => {
+      const show = (us: PodUpdate[]) => us.map((d) => `${d.op}:${d.pods.map((p) => p.metadata.uid).join(',')}`);
+      ops.push({
+        reused: show(reused.merge('api', { op: u.op, pods: u.pods })),
+        fresh: show(fresh.merge('api', { op: u.op, pods: structuredClone(u.pods) })),
+      });
+    };
+    t.api.lists.push([pod('a', '5'), pod('b', '6')]);
+    await settle();
+    merge(t.updates[0]);
+    const withSpec = (uid: string, rv: string, nodeName: string) => ({ ...pod(uid, rv), spec: { nodeName } }) as Pod;
+    const chunks = [
+      [ev('MODIFIED', pod('a', '7', 'Running'))],
+      [ev('ADDED', pod('c', '8'))],
+      [ev('MODIFIED', withSpec('b', '9', 'n2'))],
+      [ev('MODIFIED', { ...pod('a', '10', 'Running'), metadata: { ...pod('a', '10').metadata, deletionTimestamp: 'now' } })],
+      [ev('DELETED', pod('c', '11'))],
+      [ev('MODIFIED', { ...withSpec('b', '12', 'n2'), status: { phase: 'Failed' } })],
+    ];
+    for (const [i, c] of chunks.entries()) {
+      t.stream(0).chunk(...c);
+      merge(t.updates[i + 1]);
+    }
+    for (const o of ops) expect(o.reused).toEqual(o.fresh);
+    expect(ops.map((o) => o.reused)).toEqual([
+      ['ADD:a,b'],
+      ['RECONCILE:a'],
+      ['ADD:c'],
+      ['UPDATE:b'],
+      ['DELETE:a'],
+      ['REMOVE:c'],
+      ['RECONCILE:b'],
+    ]);
   });
 
   it.each([
