@@ -21,11 +21,13 @@
  * With `raw` in --agents (the full run is `--agents go,ts,raw`), each round
  * first runs the floor: the same spawn and churn made directly over CRI with
  * no agent (bench/lib/raw-peer.ts), --raw-conc pods at a time. Spawn: every
- * pod's RunPodSandbox + CreateContainer + StartContainer; churn: every old
+ * pod's RunPodSandbox + CreateContainer + StartContainer; steady: the settle
+ * time, then the relist's two list calls alone over the steady window, both
+ * at once and one after the other (SteadyLists); churn: every old
  * pod's StopContainer (5 s, the manifests' grace) + StopPodSandbox and the N
  * new pods' calls through one queue, stops first. Converged is the same CRI
  * condition as the agents'; "reported" is the same instant (there is no
- * /pods). No steady window. containerd's own CPU (utime+stime of the process
+ * /pods). containerd's own CPU (utime+stime of the process
  * in $KTS_CONTAINERD_RUN/containerd.pid) is taken over the spawn and churn
  * windows of every run.
  *
@@ -36,11 +38,12 @@
  * Writes bench/results/peer.{json,md} (or --out NAME).
  * Args: --sizes 100,250,500  --rounds 2 (round 1 go→ts, round 2 ts→go, …; raw first in each)
  *       --steady-s 90  --settle-s 15  --endpoint unix://…  --timeout-s 900
- *       --agents go,ts (any of go, ts, raw)  --raw-conc 8  --ts-args "--flag=… …"
+ *       --agents go,ts (any of go, ts, raw)  --raw-conc 8  --raw-steady-s (default --steady-s)
+ *       --ts-args "--flag=… …"
  */
 import { performance } from 'node:perf_hooks';
 import { cpus, loadavg } from 'node:os';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Pod } from '../src/api/pod.js';
@@ -57,7 +60,7 @@ import { RawPeer } from './lib/raw-peer.js';
 import { removeNamespace } from './lib/cri-pods.js';
 import { writePeerCharts } from './lib/charts.js';
 import { relistPhases, type RelistPhases } from './lib/relist-phases.js';
-import { arg, machine, round, writeResults } from './lib/report.js';
+import { arg, machine, percentile, round, writeResults } from './lib/report.js';
 
 const SIZES = arg('sizes', '100,250,500').split(',').map(Number);
 const ROUNDS = Number(arg('rounds', '2'));
@@ -71,6 +74,7 @@ const AGENTS = arg('agents', 'go,ts').split(',').filter(Boolean) as RunKind[];
 for (const a of AGENTS) if (!KINDS.includes(a)) throw new Error(`--agents: unknown ${JSON.stringify(a)} (any of ${KINDS.join(', ')})`);
 const RAW_CONC = Number(arg('raw-conc', '8'));
 if (!Number.isInteger(RAW_CONC) || RAW_CONC < 1) throw new Error(`--raw-conc: not a positive integer: ${arg('raw-conc', '8')}`);
+const RAW_STEADY_S = Number(arg('raw-steady-s', String(STEADY_S)));
 const TS_ARGS = arg('ts-args', '').split(' ').filter(Boolean);
 const OUT = arg('out', 'peer');
 const NODE = 'peer-node';
@@ -157,6 +161,10 @@ export interface RawRun {
   spawnReportedS: number;
   /** first call → the last StartContainer returned */
   spawnCallsS: number;
+  /** The machine's MemAvailable drop from before the spawn to N running (MiB): what N pods cost the node (shims, pause, containers). */
+  spawnMemMiB?: number;
+  /** The relist's floor with the N pods up: the two list calls alone (see steadyLists). */
+  steadyLists?: SteadyLists;
   churn?: {
     runtimeConvergedS: number;
     /** the same instant as runtimeConvergedS */
@@ -170,6 +178,20 @@ export interface RawRun {
 }
 
 export type PeerRun = AgentRun | RawRun;
+
+/**
+ * The two calls a relist makes (ListPodSandbox and ListContainers, unfiltered),
+ * timed on their own once a second over the steady window: even seconds both
+ * at once (as kubelet-ts's relist makes them), odd seconds one after the other
+ * (as the Go kubelet v1.20.2's GenericPLEG does).
+ */
+export interface SteadyLists {
+  samples: number;
+  concurrentMeanMs: number;
+  concurrentP99Ms: number;
+  serialMeanMs: number;
+  serialP99Ms: number;
+}
 
 const ms = (s: number) => round(s * 1000, 2);
 
@@ -360,6 +382,39 @@ async function agentRun(cri: CriClient, kind: PeerKind, n: number, roundNo: numb
   return run as AgentRun;
 }
 
+/** The machine's MemAvailable (MiB), from /proc/meminfo. */
+function memAvailableMiB(): number {
+  const m = /^MemAvailable:\s+(\d+) kB/m.exec(readFileSync('/proc/meminfo', 'utf8'));
+  return m ? Number(m[1]) / 1024 : Number.NaN;
+}
+
+/** The relist's two list calls, timed over RAW_STEADY_S seconds, alternating concurrent and serial each second. */
+async function steadyLists(cri: CriClient): Promise<SteadyLists> {
+  const concurrent: number[] = [];
+  const serial: number[] = [];
+  const end = performance.now() + RAW_STEADY_S * 1000;
+  for (let i = 0; performance.now() < end; i++) {
+    const t = performance.now();
+    if (i % 2 === 0) {
+      await Promise.all([cri.listPodSandbox({}), cri.listContainers({})]);
+      concurrent.push(performance.now() - t);
+    } else {
+      await cri.listPodSandbox({});
+      await cri.listContainers({});
+      serial.push(performance.now() - t);
+    }
+    await sleep(Math.max(0, 1000 - (performance.now() - t)));
+  }
+  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(xs.length, 1);
+  return {
+    samples: concurrent.length + serial.length,
+    concurrentMeanMs: round(mean(concurrent), 2),
+    concurrentP99Ms: round(percentile(concurrent, 99), 2),
+    serialMeanMs: round(mean(serial), 2),
+    serialP99Ms: round(percentile(serial, 99), 2),
+  };
+}
+
 /** The floor: spawn and churn of n pods directly over CRI, RAW_CONC at a time, with the agents' convergence conditions. */
 async function rawRun(cri: CriClient, n: number, roundNo: number, position: number): Promise<RawRun> {
   const namespace = `peer-raw-${uniq()}`;
@@ -378,13 +433,26 @@ async function rawRun(cri: CriClient, n: number, roundNo: number, position: numb
   const watch = (signal: AbortSignal): Watched => ({ kind: 'raw', namespace, signal });
   try {
     const spawnCpu0 = procCpuS(RUNTIME_PID);
+    const mem0 = memAvailableMiB();
     const t0 = performance.now();
     const spawn = await convergeWhile(raw.spawn('a', n), t0, (signal) => waitConverged(cri, watch(signal), n, 'a', t0, false));
     run.runtimeCpu = { spawnS: round(procCpuS(RUNTIME_PID) - spawnCpu0, 2) };
     run.spawnRunningS = s3(spawn.runtimeMs);
     run.spawnReportedS = s3(spawn.reportedMs);
     run.spawnCallsS = s3(spawn.callsMs);
-    log(`  raw ${n}: running ${run.spawnRunningS} s (CRI; last call returned ${run.spawnCallsS} s), C=${RAW_CONC}`);
+    run.spawnMemMiB = round(mem0 - memAvailableMiB(), 0);
+    log(
+      `  raw ${n}: running ${run.spawnRunningS} s (CRI; last call returned ${run.spawnCallsS} s), C=${RAW_CONC}; ` +
+        `MemAvailable ${run.spawnMemMiB} MiB lower, ${round(memAvailableMiB(), 0)} MiB left`,
+    );
+    if (RAW_STEADY_S > 0) {
+      await sleep(SETTLE_S * 1000);
+      run.steadyLists = await steadyLists(rawCri);
+      const l = run.steadyLists;
+      log(
+        `  raw ${n}: lists concurrent mean ${l.concurrentMeanMs} ms p99 ${l.concurrentP99Ms}; serial ${l.serialMeanMs} / ${l.serialP99Ms}`,
+      );
+    }
 
     const churnCpu0 = procCpuS(RUNTIME_PID);
     const t1 = performance.now();
