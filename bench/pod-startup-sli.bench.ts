@@ -26,6 +26,7 @@ import { AgentProcess } from '../test/e2e/agent-harness.js';
 import { pollUntil } from '../test/helpers/poll.js';
 import { PrivateContainerd } from '../test/helpers/private-containerd.js';
 import { writeStartupCdf } from './lib/charts.js';
+import { cpuStart, type CpuWindow } from './lib/cpu.js';
 import { GoKubelet } from './lib/go-kubelet.js';
 import { arg, machine, percentile, round, RESULTS_DIR, writeResults } from './lib/report.js';
 
@@ -60,6 +61,8 @@ interface AgentRun {
   /** Ready − PodScheduled per pod: the kubelet's share (the rest is the controllers' and the scheduler's). */
   kubeletP50Ms: number;
   kubeletP99Ms: number;
+  /** CPU from the Deployment's creation to all Ready: the machine's, the kubelet process's, and the top commands'. */
+  cpu: CpuWindow;
 }
 
 async function measure(
@@ -69,6 +72,7 @@ async function measure(
   pods: number,
   automount: boolean,
   agent: AgentRun['agent'],
+  agentPid: number | undefined,
 ): Promise<AgentRun> {
   const deployment = {
     apiVersion: 'apps/v1',
@@ -88,6 +92,7 @@ async function measure(
       },
     },
   };
+  const cpuWindow = cpuStart(agentPid);
   const t0 = Date.now();
   await kubectlStdin(admin, deployment, 'apply');
   const items = await pollUntil(
@@ -100,6 +105,7 @@ async function measure(
     { timeoutMs: 15 * 60_000, intervalMs: 500 },
   );
   const allReadyMs = Date.now() - t0;
+  const cpu = cpuWindow();
   const at = (p: PodView, type: string) => Date.parse(p.status!.conditions!.find((c) => c.type === type)?.lastTransitionTime ?? '');
   const perPodMs = items.map((p) => at(p, 'Ready') - Date.parse(p.metadata.creationTimestamp));
   const kubeletMs = items.map((p) => at(p, 'Ready') - at(p, 'PodScheduled')).filter((x) => Number.isFinite(x));
@@ -118,6 +124,7 @@ async function measure(
     p99Ms: percentile(perPodMs, 99),
     kubeletP50Ms: percentile(kubeletMs, 50),
     kubeletP99Ms: percentile(kubeletMs, 99),
+    cpu,
   };
 }
 
@@ -166,6 +173,7 @@ async function main(): Promise<void> {
       const kubeconfig = `/tmp/${node}.kubeconfig`;
       await run('bash', [CP, 'kubeconfig', node, kubeconfig]);
       let stop: () => Promise<void>;
+      let pid: () => number | undefined;
       if (which === 'kubelet-ts') {
         const a = new AgentProcess(cd.endpoint, node, ns, [
           `--kubeconfig=${kubeconfig}`,
@@ -174,6 +182,7 @@ async function main(): Promise<void> {
         ]);
         await a.start();
         stop = () => a.cleanup();
+        pid = () => a.pid;
       } else {
         const g = new GoKubelet({
           endpoint: cd.endpoint,
@@ -184,6 +193,7 @@ async function main(): Promise<void> {
         });
         await g.start();
         stop = () => g.cleanup();
+        pid = () => g.pid;
       }
       try {
         await pollUntil(
@@ -197,7 +207,7 @@ async function main(): Promise<void> {
             intervalMs: 500,
           },
         );
-        const r = await measure(admin, ns, node, pods, automount, which);
+        const r = await measure(admin, ns, node, pods, automount, which, pid());
         console.log(`${which}: all ${pods} Ready after ${r.allReadyMs} ms; per pod p50 ${r.p50Ms} ms, p99 ${r.p99Ms} ms`);
         runs.push(r);
       } finally {
@@ -232,6 +242,19 @@ async function main(): Promise<void> {
     `| per pod p99 (s) | ${round(ts.p99Ms / 1000, 1)} | ${round(go.p99Ms / 1000, 1)} | ${round(ts.p99Ms / Math.max(go.p99Ms, 1), 2)} |`,
     `| per pod, scheduled → Ready, p50 (s) | ${round(ts.kubeletP50Ms / 1000, 1)} | ${round(go.kubeletP50Ms / 1000, 1)} | ${round(ts.kubeletP50Ms / Math.max(go.kubeletP50Ms, 1), 2)} |`,
     `| per pod, scheduled → Ready, p99 (s) | ${round(ts.kubeletP99Ms / 1000, 1)} | ${round(go.kubeletP99Ms / 1000, 1)} | ${round(ts.kubeletP99Ms / Math.max(go.kubeletP99Ms, 1), 2)} |`,
+    `| machine busy, creation → all Ready (CPU-s) | ${ts.cpu.machineBusyS} | ${go.cpu.machineBusyS} | ${round(ts.cpu.machineBusyS / go.cpu.machineBusyS, 2)} |`,
+    `| the kubelet process (CPU-s) | ${ts.cpu.agentS ?? '–'} | ${go.cpu.agentS ?? '–'} | ${round((ts.cpu.agentS ?? NaN) / (go.cpu.agentS ?? NaN), 2)} |`,
+    '',
+    'Busy CPU-seconds of both cores over the window (/proc/stat), and the top commands (a process reaped in the window brings ' +
+      'its whole life’s CPU to its reaper). On this 2-core machine the window is CPU-bound, so (machine busy − kubelet) / 2 cores ' +
+      'is about the shortest window any kubelet could have with the same runtime and control plane work.',
+    '',
+    ...runs.map(
+      (r) =>
+        `- ${r.agent}: ${Object.entries(r.cpu.byCommand ?? {})
+          .map(([k, v]) => `${k} ${v}`)
+          .join(', ')}`,
+    ),
     '',
     `![start-up CDF](${chart.split('/').pop()!})`,
     '',
