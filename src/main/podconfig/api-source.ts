@@ -69,7 +69,7 @@ export class ApiSource implements PodSource {
 }
 
 /** The copy last sent of each pod, with the reflector's object it was made from. */
-export class SentCopies {
+class SentCopies {
   private sent = new Map<string, { from: Pod; copy: Pod }>();
 
   /** A copy of every pod of `store`, made anew only for a pod whose object is not the one of the last call. */
