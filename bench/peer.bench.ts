@@ -440,10 +440,11 @@ async function rawRun(cri: CriClient, n: number, roundNo: number, position: numb
     run.spawnRunningS = s3(spawn.runtimeMs);
     run.spawnReportedS = s3(spawn.reportedMs);
     run.spawnCallsS = s3(spawn.callsMs);
-    run.spawnMemMiB = round(mem0 - memAvailableMiB(), 0);
+    const mem1 = memAvailableMiB();
+    run.spawnMemMiB = round(mem0 - mem1, 0);
     log(
       `  raw ${n}: running ${run.spawnRunningS} s (CRI; last call returned ${run.spawnCallsS} s), C=${RAW_CONC}; ` +
-        `MemAvailable ${run.spawnMemMiB} MiB lower, ${round(memAvailableMiB(), 0)} MiB left`,
+        `MemAvailable ${run.spawnMemMiB} MiB lower, ${round(mem1, 0)} MiB left`,
     );
     if (RAW_STEADY_S > 0) {
       await sleep(SETTLE_S * 1000);

@@ -157,7 +157,9 @@ function uidOf(pod: Pod): string {
  *
  * Ownership: pods passed to merge() belong to the storage afterwards (they
  * are annotated and stored, not copied); pods in returned updates are deep
- * copies the caller may mutate.
+ * copies the caller may mutate. Passing a pod it was given before again,
+ * unchanged, is a no-op: it is either the stored pod itself or one already
+ * folded into it (the API source relies on this to copy only changed pods).
  */
 export class PodStorage {
   private readonly pods = new Map<string, Map<string, Pod>>();
