@@ -11,7 +11,7 @@ import { syncPod, terminatePod, type SyncContext } from './sync/sync-pod.js';
 import { removeContainers } from './sync/kill-pod.js';
 import { gcList, gcRemove } from './sync/container-gc.js';
 import { rotateLogs } from './logs/rotate-logs.js';
-import { criStats } from './stats/cri-stats.js';
+import { criStats, SandboxesWithoutStats } from './stats/cri-stats.js';
 import { diskUsage } from './stats/disk-usage.js';
 import { CriClient } from '../cri/client.js';
 import { CriRuntime } from '../runtime/cri-runtime.js';
@@ -42,6 +42,8 @@ export interface TaskContext {
   records: RelistRecordTable;
   metrics: MetricBlock;
   imagePullGate?: ImagePullGate;
+  /** The sandboxes this thread's stats snapshots learnt the runtime cannot give stats for. */
+  withoutStats: SandboxesWithoutStats;
   /** Test-only (fault suite): a crash armed for one task type. */
   crashArm?: CrashArm;
   close(): void;
@@ -67,6 +69,7 @@ export function createTaskContext(init: WorkerInit, runtime?: Runtime): TaskCont
     cache: PodStatusCache.attach(init.podCache),
     records: RelistRecordTable.attach(init.relistRecords),
     metrics,
+    withoutStats: new SandboxesWithoutStats(),
     ...(init.imagePullGate ? { imagePullGate: ImagePullGate.attach(init.imagePullGate) } : {}),
     ...(init.crashArm ? { crashArm: CrashArm.attach(init.crashArm) } : {}),
     close: () => cri?.close(),
@@ -94,7 +97,10 @@ export async function runTask(ctx: TaskContext, request: TaskRequest): Promise<T
       case 'gcRemove':
         return { ok: true, value: await gcRemove(syncContext(ctx).cri, request.removal) };
       case 'criStats':
-        return { ok: true, value: await criStats(syncContext(ctx).cri, { procNetwork: request.procNetwork }) };
+        return {
+          ok: true,
+          value: await criStats(syncContext(ctx).cri, { procNetwork: request.procNetwork, withoutStats: ctx.withoutStats }),
+        };
       case 'diskUsage':
         return { ok: true, value: await diskUsage(request.paths) };
       case 'rotateLogs':

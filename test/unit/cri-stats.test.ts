@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { CriError } from '../../src/common/errors.js';
-import { criStats } from '../../src/workers/stats/cri-stats.js';
+import { criStats, SandboxesWithoutStats } from '../../src/workers/stats/cri-stats.js';
 import { FakeCri } from '../fakes/fake-cri.js';
 
 const UNKNOWN = 2;
@@ -84,6 +84,60 @@ describe('criStats: every ready sandbox is reported', () => {
   it('a failure that is not a CRI error still fails the task', async () => {
     const cri = runtime(() => Promise.reject(new TypeError('bug')));
     await expect(criStats(cri.api)).rejects.toThrow('bug');
+  });
+});
+
+describe('criStats: sandboxes without stats are remembered', () => {
+  /** Sandbox a has no cgroup path; b fails once for another reason, then has stats. */
+  function mixed(): { cri: FakeCri; setSandboxes: (ids: string[]) => void } {
+    const cri = runtime(() => Promise.reject(cgroupPathEmpty('a')));
+    let ids = ['a', 'b'];
+    cri.handlers.listPodSandbox = async () => ({
+      items: ids.map((id) => ({ id, createdAt: 1n, metadata: { uid: `uid-${id}`, name: `p${id}`, namespace: 'ns' } })),
+    });
+    let bCalls = 0;
+    cri.handlers.podSandboxStats = async (r) => {
+      if (r.podSandboxId === 'a') throw cgroupPathEmpty('a');
+      if (r.podSandboxId === 'b' && bCalls++ === 0) throw new CriError('deadline exceeded', 'PodSandboxStats', 4);
+      return { stats: { attributes: { id: r.podSandboxId }, linux: { memory: { timestamp: ts, workingSetBytes: v(7n) } } } };
+    };
+    return { cri, setSandboxes: (next) => (ids = next) };
+  }
+
+  it('a sandbox without a cgroup path is asked once, and the list no more while it is ready; other failures are asked again', async () => {
+    const { cri } = mixed();
+    const withoutStats = new SandboxesWithoutStats();
+    const first = await criStats(cri.api, { withoutStats });
+    expect(first.pods.map((p) => p.memory?.workingSetBytes)).toEqual([10n << 20n, 20n << 20n]); // both from containers
+    const second = await criStats(cri.api, { withoutStats });
+    expect(second.pods.map((p) => p.memory?.workingSetBytes)).toEqual([10n << 20n, 7n]); // b's own stats now
+    await criStats(cri.api, { withoutStats });
+    expect(cri.callsOf('listPodSandboxStats')).toHaveLength(1);
+    expect(cri.callsOf('podSandboxStats')).toEqual([
+      { podSandboxId: 'a' },
+      { podSandboxId: 'b' },
+      { podSandboxId: 'b' },
+      { podSandboxId: 'b' },
+    ]);
+  });
+
+  it('once the sandbox without a cgroup path is gone, the list is asked again', async () => {
+    const { cri, setSandboxes } = mixed();
+    const withoutStats = new SandboxesWithoutStats();
+    await criStats(cri.api, { withoutStats });
+    setSandboxes(['b']);
+    await criStats(cri.api, { withoutStats }); // learns a is gone
+    expect(withoutStats.listMayWork).toBe(true);
+    await criStats(cri.api, { withoutStats });
+    expect(cri.callsOf('listPodSandboxStats')).toHaveLength(2);
+  });
+
+  it('without a memory (the default), every snapshot asks every sandbox', async () => {
+    const { cri } = mixed();
+    await criStats(cri.api);
+    await criStats(cri.api);
+    expect(cri.callsOf('listPodSandboxStats')).toHaveLength(2);
+    expect(cri.callsOf('podSandboxStats').filter((c) => c.podSandboxId === 'a')).toHaveLength(2);
   });
 });
 

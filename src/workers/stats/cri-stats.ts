@@ -13,6 +13,9 @@
  * whose list fails as a whole, as containerd 1.6 does for any sandbox created
  * without a cgroup parent ("cgroupPath is empty"); after such a failure each
  * sandbox is asked alone (PodSandboxStats), and the ones that fail go without.
+ * A sandbox that failed for want of a cgroup path is remembered
+ * (SandboxesWithoutStats) and neither it nor the list is asked again while it
+ * lives: its cgroup parent is fixed when it is created.
  *
  * A pod's network is the runtime's when its sandbox stats carry one (a zero
  * timestamp, as containerd 1.6 leaves it, becomes the sample's time);
@@ -36,6 +39,40 @@ export interface CriStatsOptions {
   netDev?: (pid: number) => InterfaceCounters[] | undefined;
   /** ns since the epoch (default: the wall clock). */
   nowNs?: () => bigint;
+  /** What earlier snapshots learnt (kept by the caller across calls; default: nothing, every sandbox is asked). */
+  withoutStats?: SandboxesWithoutStats;
+}
+
+/**
+ * The sandboxes the runtime cannot give stats for, by id, learnt from
+ * failures: containerd 1.6 fails PodSandboxStats with "cgroupPath is empty"
+ * for a sandbox created without a cgroup parent (cgroupsPerQOS false), for the
+ * sandbox's whole life, and fails ListPodSandboxStats as a whole while any such
+ * sandbox exists. Without this memory every snapshot (eviction's, every 10 s)
+ * made one call per sandbox: 46,000 calls in 10 minutes at 1000 pods.
+ * Forgets the sandboxes that are gone.
+ */
+export class SandboxesWithoutStats {
+  private readonly ids = new Set<string>();
+
+  /** Whether the list is worth asking: it fails while any known sandbox without stats is ready. */
+  get listMayWork(): boolean {
+    return this.ids.size === 0;
+  }
+
+  has(id: string): boolean {
+    return this.ids.has(id);
+  }
+
+  /** Notes a sandbox's failed stats call; only a missing cgroup path is known to last. */
+  noteFailure(id: string, err: unknown): void {
+    if (err instanceof CriError && err.message.includes('cgroupPath is empty')) this.ids.add(id);
+  }
+
+  /** Keeps only the sandboxes still ready. */
+  retain(ready: ReadonlySet<string>): void {
+    for (const id of this.ids) if (!ready.has(id)) this.ids.delete(id);
+  }
 }
 
 const u = (v: { value: bigint } | undefined) => v?.value;
@@ -86,11 +123,14 @@ async function listSandboxStats(cri: CriApi): Promise<Map<string, PodSandboxStat
   }
 }
 
-/** PodSandboxStats of each sandbox; those that fail are missing. */
-async function eachSandboxStats(cri: CriApi, ids: readonly string[]): Promise<Map<string, PodSandboxStats>> {
+/** PodSandboxStats of each sandbox not known to lack them; those that fail are missing. */
+async function eachSandboxStats(cri: CriApi, ids: readonly string[], memo: SandboxesWithoutStats): Promise<Map<string, PodSandboxStats>> {
   const out = new Map<string, PodSandboxStats>();
   for (const podSandboxId of ids) {
-    const r = await sandboxStatsCalls.run(() => cri.podSandboxStats({ podSandboxId })).catch(() => undefined);
+    if (memo.has(podSandboxId)) continue;
+    const r = await sandboxStatsCalls
+      .run(() => cri.podSandboxStats({ podSandboxId }))
+      .catch((err: unknown) => memo.noteFailure(podSandboxId, err));
     if (r?.stats) out.set(podSandboxId, r.stats);
   }
   return out;
@@ -129,20 +169,19 @@ export async function criStats(cri: CriApi, opts: CriStatsOptions = {}): Promise
     procNetwork: opts.procNetwork ?? false,
     netDev: opts.netDev ?? readNetDev,
     nowNs: opts.nowNs ?? wallNs,
+    withoutStats: opts.withoutStats ?? new SandboxesWithoutStats(),
   };
+  const memo = o.withoutStats;
   const [sandboxes, containers, stats, listed, fsInfo] = await Promise.all([
     cri.listPodSandbox({ filter: { state: { state: PodSandboxState.SANDBOX_READY } } }),
     cri.listContainers({ filter: { state: { state: ContainerState.CONTAINER_RUNNING } } }),
     cri.listContainerStats({}),
-    listSandboxStats(cri),
+    memo.listMayWork ? listSandboxStats(cri) : undefined,
     cri.imageFsInfo({}).catch(() => undefined),
   ]);
-  const podStats =
-    listed ??
-    (await eachSandboxStats(
-      cri,
-      sandboxes.items.map((s) => s.id),
-    ));
+  const ids = sandboxes.items.map((s) => s.id);
+  memo.retain(new Set(ids));
+  const podStats = listed ?? (await eachSandboxStats(cri, ids, memo));
   const statsById = new Map(stats.stats.map((s) => [s.attributes?.id ?? '', s]));
   const bySandbox = new Map<string, ContainerStatsSample[]>();
   for (const c of containers.containers) {
