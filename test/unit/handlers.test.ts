@@ -161,3 +161,47 @@ describe('HandlePodCleanups: pod cgroups (upstream cleanupOrphanedPodCgroups)', 
     expect(kept).toEqual(['syncing', 'terminating', 'terminated-but-running', 'orphan-running', 'desired-new']);
   });
 });
+
+describe('HandlePodCleanups: orphans known only to the runtime', () => {
+  it('kills a running one, but not one whose cached status may predate its own termination here', () => {
+    const updates: UpdatePodOptions[] = [];
+    const workers = {
+      update: (u: UpdatePodOptions) => void updates.push(u),
+      isPodTerminationRequested: () => false,
+      isPodKnownTerminated: () => false,
+      shouldPodContentBeRemoved: () => false,
+      syncKnownPods: () => new Map(),
+    } as unknown as PodWorkers;
+    let stale = new Set(['just-stopped']);
+    const handlers = new PodHandlers({
+      podManager: new PodManager(),
+      podWorkers: workers,
+      statusManager: new StatusManager(),
+      admitNode: { allocatable: { cpu: '4', memory: '8Gi', pods: 110 } },
+      recorder: { record: () => undefined },
+      runtimeUids: () => ['orphan', 'just-stopped'],
+      cachedStatus: (uid) =>
+        ({
+          uid,
+          name: uid,
+          namespace: 'default',
+          ips: [],
+          timestamp: 0,
+          sandboxStatuses: [],
+          containerStatuses: [{ id: `${uid}-c`, name: 'c', state: 'running' }],
+        }) as never,
+      cachePredatesTermination: (uid) => stale.has(uid),
+      containerDeletor: { deleteContainersInPod: () => {} } as unknown as ContainerDeletor,
+      allSourcesReady: () => true,
+      clock: new FakeClock(),
+      logger: pino({ level: 'silent' }),
+    });
+    handlers.handlePodCleanups();
+    expect(updates.map((u) => [u.runningPod?.uid, u.updateType])).toEqual([['orphan', 'kill']]);
+    // A relist after the stop still shows it running: then it is an orphan like any other.
+    stale = new Set();
+    updates.length = 0;
+    handlers.handlePodCleanups();
+    expect(updates.map((u) => u.runningPod?.uid)).toEqual(['orphan', 'just-stopped']);
+  });
+});

@@ -171,6 +171,20 @@ describe('PoolSyncer: termination leaves removal to container GC', () => {
     expect(runner.requests).toEqual([]);
   });
 
+  it('a pod it terminated, gone from every source, may have a stale cache until a relist that started after it completes', async () => {
+    const { syncer, cache, clock } = setup();
+    cache.setGlobalTimestamp(clock.now());
+    expect(syncer.cachePredatesTermination('uid-1')).toBe(false); // never terminated here
+    clock.step(100);
+    await syncer.syncTerminatedPod(ctx, pod());
+    const end = clock.now();
+    expect(syncer.cachePredatesTermination('uid-1')).toBe(true);
+    cache.setGlobalTimestamp(end); // a relist that started at the same instant: not after
+    expect(syncer.cachePredatesTermination('uid-1')).toBe(true);
+    cache.setGlobalTimestamp(end + 1);
+    expect(syncer.cachePredatesTermination('uid-1')).toBe(false);
+  });
+
   it('an orphan known only to the runtime is killed with a 1 s grace and not removed', async () => {
     const { syncer, runner } = setup();
     await syncer.syncTerminatingRuntimePod(ctx, { uid: 'uid-9', name: 'x', namespace: 'default', sandboxes: [], containers: [] });

@@ -32,6 +32,8 @@ export interface HandlerDeps {
   /** UIDs the runtime has (pods holding a status cache slot). */
   runtimeUids(): string[];
   cachedStatus(uid: string): RuntimePodStatus | undefined;
+  /** A pod terminated here whose cached status may predate the stop (PodSyncer.cachePredatesTermination). */
+  cachePredatesTermination?(uid: string): boolean;
   containerDeletor: ContainerDeletor;
   /** Every pod source has delivered once (upstream sourcesReady.AllReady). */
   allSourcesReady(): boolean;
@@ -258,6 +260,8 @@ export class PodHandlers {
       const status = this.d.cachedStatus(uid);
       // Only pods with something running (upstream runtimeCache.GetPods); dead leftovers are container GC's.
       if (!status || isRuntimeStatusTerminal(status)) continue;
+      // A pod its worker just stopped may still show running in a relist that listed before the stop.
+      if (this.d.cachePredatesTermination?.(uid)) continue;
       logger.info({ podUID: uid, pod: `${status.namespace}/${status.name}` }, 'Clean up orphaned pod known only to the runtime');
       podWorkers.update({
         runningPod: toRuntimePod(status),

@@ -113,6 +113,12 @@ export class PoolSyncer implements PodSyncer {
   private readonly lastSyncEnd = new Map<string, number>();
   /** The runtime status read when termination finished, until the pod is terminated (by UID). */
   private readonly terminatedStatus = new Map<string, RuntimePodStatus>();
+  /**
+   * When each pod gone from every source finished terminating, until a relist
+   * that started later has completed: till then the cache may still show it
+   * running, from a relist that listed the runtime before the stop.
+   */
+  private readonly forgottenAt = new Map<string, number>();
 
   private readonly slots: Semaphore;
   /** Syncs waiting in waitForNewerStatus, woken by cacheUpdated(). */
@@ -125,6 +131,21 @@ export class PoolSyncer implements PodSyncer {
   /** A relist has finished writing the cache (wired to the PLEG): waiting syncs check it again. */
   cacheUpdated(): void {
     this.cacheWritten.fire();
+  }
+
+  /**
+   * Whether the cached runtime view of a pod this syncer terminated, gone
+   * from every source, may predate that termination: no relist that started
+   * after it has completed. Housekeeping must then not take the pod for an
+   * orphan that still runs (upstream HandlePodCleanups refreshes its runtime
+   * cache to now first: ForceUpdateIfOlder).
+   */
+  cachePredatesTermination(uid: string): boolean {
+    const t = this.forgottenAt.get(uid);
+    if (t === undefined) return false;
+    if (!this.options.cache.isGlobalNewerThan(t)) return true;
+    this.forgottenAt.delete(uid);
+    return false;
   }
 
   /** Reads the pod's cached runtime status (zero-copy SAB read). */
@@ -356,6 +377,8 @@ export class PoolSyncer implements PodSyncer {
       this.options.statusManager.removePodStatus(uid);
       this.options.releaseCacheSlot?.(uid);
       this.options.podObjects?.forget(uid);
+      for (const [u, t] of this.forgottenAt) if (this.options.cache.isGlobalNewerThan(t)) this.forgottenAt.delete(u);
+      this.forgottenAt.set(uid, this.options.clock.now());
     } else {
       // upstream GetNewerThan(lastSyncTime): a cache entry older than the stop would bring back running containers.
       const slot = this.options.cache.slotOf(uid);

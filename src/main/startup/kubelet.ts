@@ -195,6 +195,7 @@ export async function buildKubelet(
     recorder,
     runtimeUids: () => shared.cache.uids(),
     cachedStatus: (uid) => syncer.cachedStatus(uid),
+    cachePredatesTermination: (uid) => syncer.cachePredatesTermination(uid),
     containerDeletor,
     // upstream kl.sourcesReady: every source has delivered, and the syncLoop has handled what it delivered.
     allSourcesReady: (): boolean => syncLoopRef.get().sourcesReady(),
