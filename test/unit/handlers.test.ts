@@ -8,6 +8,7 @@ import { PodManager } from '../../src/main/podconfig/pod-manager.js';
 import type { PodWorkers, UpdatePodOptions } from '../../src/main/pod-workers/pod-workers.js';
 import { StatusManager } from '../../src/main/status/status-manager.js';
 import { FakeClock } from '../fakes/fake-clock.js';
+import type { PodStatus as RuntimePodStatus } from '../../src/runtime/types.js';
 
 /** Pod workers that only record updates (everything else answers "unknown, not terminated"). */
 function recordingWorkers(): { workers: PodWorkers; updates: UpdatePodOptions[] } {
@@ -26,6 +27,17 @@ const pod = (uid: string, spec: Record<string, unknown> = {}): Pod =>
     metadata: { uid, name: uid, namespace: 'default' },
     spec: { containers: [{ name: 'c', image: 'busybox:1' }], ...spec },
   });
+
+/** A cached runtime status with one running container. */
+const runningStatus = (uid: string): RuntimePodStatus => ({
+  uid,
+  name: uid,
+  namespace: 'default',
+  ips: [],
+  timestamp: 0,
+  sandboxStatuses: [],
+  containerStatuses: [{ id: `${uid}-c`, name: 'c', state: 'running' } as RuntimePodStatus['containerStatuses'][number]],
+});
 
 function setup(ready: () => boolean, admitNode: AdmitNode = { allocatable: { cpu: '4', memory: '8Gi', pods: 110 } }) {
   const { workers, updates } = recordingWorkers();
@@ -128,18 +140,7 @@ describe('HandlePodCleanups: pod cgroups (upstream cleanupOrphanedPodCgroups)', 
       admitNode: { allocatable: { cpu: '4', memory: '8Gi', pods: 110 } },
       recorder: { record: () => undefined },
       runtimeUids: () => [],
-      cachedStatus: (uid) =>
-        running.has(uid)
-          ? ({
-              uid,
-              name: uid,
-              namespace: 'default',
-              ips: [],
-              timestamp: 0,
-              sandboxStatuses: [],
-              containerStatuses: [{ state: 'running' }],
-            } as never)
-          : undefined,
+      cachedStatus: (uid) => (running.has(uid) ? runningStatus(uid) : undefined),
       containerDeletor: { deleteContainersInPod: () => {} } as unknown as ContainerDeletor,
       allSourcesReady: () => true,
       cleanupPodCgroups: (k) => (keep = k),
@@ -164,14 +165,8 @@ describe('HandlePodCleanups: pod cgroups (upstream cleanupOrphanedPodCgroups)', 
 
 describe('HandlePodCleanups: orphans known only to the runtime', () => {
   it('kills a running one, but not one whose cached status may predate its own termination here', () => {
-    const updates: UpdatePodOptions[] = [];
-    const workers = {
-      update: (u: UpdatePodOptions) => void updates.push(u),
-      isPodTerminationRequested: () => false,
-      isPodKnownTerminated: () => false,
-      shouldPodContentBeRemoved: () => false,
-      syncKnownPods: () => new Map(),
-    } as unknown as PodWorkers;
+    const { workers, updates } = recordingWorkers();
+    Object.assign(workers, { syncKnownPods: () => new Map() });
     let stale = new Set(['just-stopped']);
     const handlers = new PodHandlers({
       podManager: new PodManager(),
@@ -180,16 +175,7 @@ describe('HandlePodCleanups: orphans known only to the runtime', () => {
       admitNode: { allocatable: { cpu: '4', memory: '8Gi', pods: 110 } },
       recorder: { record: () => undefined },
       runtimeUids: () => ['orphan', 'just-stopped'],
-      cachedStatus: (uid) =>
-        ({
-          uid,
-          name: uid,
-          namespace: 'default',
-          ips: [],
-          timestamp: 0,
-          sandboxStatuses: [],
-          containerStatuses: [{ id: `${uid}-c`, name: 'c', state: 'running' }],
-        }) as never,
+      cachedStatus: runningStatus,
       cachePredatesTermination: (uid) => stale.has(uid),
       containerDeletor: { deleteContainersInPod: () => {} } as unknown as ContainerDeletor,
       allSourcesReady: () => true,
