@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The step before `npm start` and `npm test` (package.json), with no dependency but Node's built-ins, so it
 // runs on a fresh clone: `npm ci` when node_modules is missing or does not match package-lock.json, then the
-// build (`tsc -p tsconfig.build.json`), announced, unless dist/ is newer than every input of the last build
+// build (`npm run build`: tsc, then scripts/bundle.mjs), announced, unless dist/ is newer than every input of the last build
 // this script saw succeed (dist/.build-ok). Exits with the failing command's code.
 //
 //   node scripts/prepare-run.mjs            install if needed, build if needed
@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const STAMP = join(root, 'dist', '.build-ok');
-const BUILD_INPUTS = ['src', 'tsconfig.json', 'tsconfig.build.json', 'package-lock.json'];
+const BUILD_INPUTS = ['src', 'scripts/bundle.mjs', 'tsconfig.json', 'tsconfig.build.json', 'package-lock.json'];
 const say = (text) => process.stderr.write(`kubelet-ts: ${text}\n`);
 
 const readJson = (path) => JSON.parse(readFileSync(path, 'utf8'));
