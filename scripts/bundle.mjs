@@ -7,7 +7,8 @@
 // - The main thread's entries (dist/main/cli.js and dist/main/run-agent.js, which bin/kubelet-ts.js imports
 //   lazily) share their code through chunks written next to them (dist/main/chunk-*.js), so a module's state
 //   exists once, as unbundled.
-// - Each worker thread's entry is bundled on its own (a thread is its own isolate: nothing to share).
+// - Each worker thread's entry is bundled on its own (a thread is its own isolate: nothing to share), and so
+//   is the simulated runtime's (dist/sim/cli.js, its own process: `npm start` and the benchmarks start it).
 // - Packages are bundled too, except piscina (it starts its own worker file from its package directory) and
 //   @kubernetes/client-node (loaded only when an apiserver is configured; its code is most of a bundle).
 // - `import.meta.url` in a module becomes that module's own dist/ URL, computed from the file it is bundled
@@ -26,7 +27,12 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dist = join(root, 'dist');
 
 const MAIN_ENTRIES = ['main/cli', 'main/run-agent'];
-const THREAD_ENTRIES = ['workers/worker-entry', 'workers/prober/prober-thread-entry', 'workers/container-events/events-worker'];
+const STANDALONE_ENTRIES = [
+  'sim/cli',
+  'workers/worker-entry',
+  'workers/prober/prober-thread-entry',
+  'workers/container-events/events-worker',
+];
 const EXTERNAL = ['piscina', '@kubernetes/client-node'];
 
 /** Rewrites `import.meta.url` in each dist/ module to that module's own URL, relative to the output file's directory. */
@@ -70,7 +76,7 @@ async function main() {
       plugins: [ownUrl(join(dist, 'main'))],
     }),
   ];
-  for (const e of THREAD_ENTRIES) {
+  for (const e of STANDALONE_ENTRIES) {
     const entry = join(dist, `${e}.js`);
     results.push(await esbuild.build({ ...common, entryPoints: { [e]: entry }, outdir: dist, plugins: [ownUrl(dirname(entry))] }));
   }
@@ -85,7 +91,7 @@ async function main() {
     }
   }
   console.error(
-    `bundle: ${MAIN_ENTRIES.length + THREAD_ENTRIES.length} entries in dist/, ${(bytes / 2 ** 20).toFixed(1)} MiB of JavaScript`,
+    `bundle: ${MAIN_ENTRIES.length + STANDALONE_ENTRIES.length} entries in dist/, ${(bytes / 2 ** 20).toFixed(1)} MiB of JavaScript`,
   );
 }
 
