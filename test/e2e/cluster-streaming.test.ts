@@ -51,11 +51,33 @@ function kubectlRun(args: string[], input = ''): Promise<{ code: number; stdout:
 }
 
 /** Open sockets of a process (its fds that are sockets). */
+/** The inodes of the TCP sockets in the agent's network namespace whose remote port is `port`. */
+function socketsToPort(pid: number, port: number): Set<string> {
+  const inodes = new Set<string>();
+  for (const table of ['tcp', 'tcp6']) {
+    for (const line of readFileSync(`/proc/${pid}/net/${table}`, 'utf8').split('\n').slice(1)) {
+      // sl local_address rem_address st tx_queue:rx_queue tr:tm->when retrnsmt uid timeout inode
+      const f = line.trim().split(/\s+/);
+      if (f.length > 9 && parseInt(f[2].split(':')[1], 16) === port) inodes.add(f[9]);
+    }
+  }
+  return inodes;
+}
+
+/**
+ * The agent's open sockets, without its connections to the apiserver: its client keeps idle connections for
+ * reuse (keep-alive), and concurrent sessions' authentication and authorization reviews may add one to that
+ * pool. Those are not a session's sockets.
+ */
 function socketCount(pid: number): number {
+  const server = /server:\s*"?([^"\s]+)/.exec(readFileSync(ADMIN_KUBECONFIG, 'utf8'))?.[1];
+  if (!server) throw new Error(`${ADMIN_KUBECONFIG}: no server address`);
+  const toApiserver = socketsToPort(pid, Number(new URL(server).port || 443));
   let n = 0;
   for (const fd of readdirSync(`/proc/${pid}/fd`)) {
     try {
-      if (readlinkSync(`/proc/${pid}/fd/${fd}`).startsWith('socket:')) n++;
+      const link = readlinkSync(`/proc/${pid}/fd/${fd}`);
+      if (link.startsWith('socket:') && !toApiserver.has(link.slice('socket:['.length, -1))) n++;
     } catch {
       // closed meanwhile
     }
