@@ -13,6 +13,7 @@ import { STARTUP_WAIT_MS, SyncLoop } from '../../src/main/kubelet/sync-loop.js';
 import { SyncLoopQueue, type SyncLoopEvent } from '../../src/main/sync-loop/sync-loop-queue.js';
 import type { PlegEvent } from '../../src/runtime/pleg-event.js';
 import { FakeClock } from '../fakes/fake-clock.js';
+import { Wakeup } from '../../src/common/wakeup.js';
 
 const plegEvent = (i: number): PlegEvent => ({ id: `pod-${i}`, type: 'ContainerStarted', data: `c-${i}` });
 
@@ -50,9 +51,9 @@ describe('syncLoop health (upstream syncLoopHealthCheck)', () => {
     clock: FakeClock,
     runtimeDown: { value: boolean },
     syncFrequencyMs = 60_000,
-    runtimeState: Pick<RuntimeState, 'runtimeErrors' | 'nextChange'> = {
+    runtimeState: Pick<RuntimeState, 'runtimeErrors' | 'changes'> = {
       runtimeErrors: () => (runtimeDown.value ? ['container runtime is down'] : []),
-      nextChange: (signal) => new Promise<void>((r) => signal.addEventListener('abort', () => r(), { once: true })),
+      changes: new Wakeup(),
     },
     syncs = { count: 0 },
     logger = pino({ level: 'silent' }),
@@ -182,7 +183,7 @@ describe('syncLoop health (upstream syncLoopHealthCheck)', () => {
       podWorkers: { dueForResync: () => [] } as unknown as PodWorkers,
       podManager: { pods: () => [] } as unknown as PodManager,
       statusManager: {} as StatusManager,
-      runtimeState: { runtimeErrors: () => [], nextChange: () => new Promise<void>(() => {}) } as unknown as RuntimeState,
+      runtimeState: { runtimeErrors: () => [], changes: new Wakeup() } as unknown as RuntimeState,
       clock,
       logger: pino({ level: 'silent' }),
     });

@@ -3,6 +3,7 @@ import type { Pod } from '../../src/api/pod.js';
 import { createLogger } from '../../src/common/logger.js';
 import type { PodHandlers } from '../../src/main/kubelet/handlers.js';
 import type { RuntimeState } from '../../src/main/kubelet/runtime-state.js';
+import { Wakeup } from '../../src/common/wakeup.js';
 import { SyncLoop } from '../../src/main/kubelet/sync-loop.js';
 import type { PodWorkers } from '../../src/main/pod-workers/pod-workers.js';
 import type { PodConfig } from '../../src/main/podconfig/pod-config.js';
@@ -34,7 +35,7 @@ async function logged(v: number): Promise<{ msg: string; pod?: string }[]> {
     podWorkers: { dueForResync: () => [] } as unknown as PodWorkers,
     podManager,
     statusManager: {} as StatusManager,
-    runtimeState: { runtimeErrors: () => [], nextChange: () => new Promise<void>(() => undefined) } as unknown as RuntimeState,
+    runtimeState: { runtimeErrors: () => [], changes: new Wakeup() } as unknown as RuntimeState,
     clock: new FakeClock(),
     logger,
     queue,

@@ -310,7 +310,7 @@ export class PoolSyncer implements PodSyncer {
     if (wait <= 0 || min === undefined || this.options.cacheUnreliable?.(uid)) return;
     const deadline = clock.now() + wait;
     while (!cache.isNewerThan(slot, min) && clock.now() < deadline && !signal.aborted) {
-      await sleepOrWake(clock, Math.min(CACHE_RECHECK_MS, deadline - clock.now()), (s) => this.cacheWritten.next(s), signal);
+      await sleepOrWake(clock, Math.min(CACHE_RECHECK_MS, deadline - clock.now()), this.cacheWritten, signal);
     }
   }
 

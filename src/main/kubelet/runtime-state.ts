@@ -11,7 +11,7 @@
  *   pods that need the pod network wait, and the node is NotReady.
  * The syncLoop skips work while runtimeErrors() is non-empty; the node's Ready
  * condition aggregates runtimeErrors() and networkErrors(). It waits with
- * upstream's backoff, but nextChange() wakes it as soon as a Status check or
+ * upstream's backoff, but `changes` wakes it as soon as a Status check or
  * a PLEG relist (changed(), wired to the PLEG) may have cleared the errors:
  * at start-up the first relist lands within milliseconds, not at the end of
  * the first 100 ms backoff.
@@ -19,7 +19,7 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../../common/clock.js';
 import { runPeriodically } from '../../common/periodic.js';
-import { Wakeup } from '../../common/wakeup.js';
+import { Wakeup, type WakeSource } from '../../common/wakeup.js';
 import type { CriClient } from '../../cri/client.js';
 import { errorMessage } from '../../common/error-message.js';
 
@@ -74,9 +74,9 @@ export class RuntimeState {
     this.change.fire();
   }
 
-  /** Resolves at the next changed(), or when the signal aborts. */
-  nextChange(signal: AbortSignal): Promise<void> {
-    return this.change.next(signal);
+  /** Wakes its subscribers at the next changed(). */
+  get changes(): WakeSource {
+    return this.change;
   }
 
   private async check(): Promise<void> {

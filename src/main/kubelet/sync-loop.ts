@@ -93,7 +93,7 @@ export class SyncLoop {
           // upstream: while the runtime is unhealthy, skip iterations (nothing is consumed) with backoff.
           this.options.logger.error({ err: errs.join('; '), retryInMs: backoff }, 'Skipping pod synchronization');
           // Cut short when the runtime state may have changed.
-          await sleepOrWake(clock, backoff, (s) => this.options.runtimeState.nextChange(s), signal);
+          await sleepOrWake(clock, backoff, this.options.runtimeState.changes, signal);
           backoff = Math.min(backoff * 2, RUNTIME_BACKOFF_MAX_MS);
           continue;
         }
@@ -134,7 +134,7 @@ export class SyncLoop {
     while (!signal.aborted && runtimeState.runtimeErrors().length > 0) {
       const left = deadline - clock.now();
       if (left <= 0) return;
-      await sleepOrWake(clock, left, (s) => runtimeState.nextChange(s), signal);
+      await sleepOrWake(clock, left, runtimeState.changes, signal);
     }
   }
 
