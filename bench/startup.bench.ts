@@ -43,10 +43,11 @@
  *       --containerd-conc 8,16  --sim-conc 8,32  --kubelet-conc 8 ('' = none)  --work-conc 8 ('' = none)  --sim-latency lognormal:0.7:5
  *       --timeout-s 600  --agent-args "--worker-threads=2 ..." (extra agent flags, space separated)
  *       --agent-node-flags "--cpu-prof --cpu-prof-dir=/tmp/prof" (node flags for the agent process only)
+ *       --agent-bin PATH (another build's bin/kubelet-ts.js, with its dist/ beside it: an A/B baseline)
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Pod } from '../src/api/pod.js';
 import { CriClient } from '../src/cri/client.js';
@@ -77,6 +78,7 @@ const SIM_LATENCY = arg('sim-latency', 'lognormal:0.7:5');
 const TIMEOUT_MS = Number(arg('timeout-s', '600')) * 1000;
 const AGENT_ARGS = arg('agent-args', '').split(' ').filter(Boolean);
 const AGENT_NODE_FLAGS = arg('agent-node-flags', '').split(' ').filter(Boolean);
+const AGENT_BIN = arg('agent-bin', '');
 const OUT = arg('out', 'startup');
 const NODE = 'bench-node';
 const CONFIG_SEEN = 'kubernetes.io/config.seen';
@@ -242,6 +244,7 @@ const observeRunning = (
 async function agentRun(cri: CriClient, endpoint: string, n: number, namespace: string, pollIntervalMs: number): Promise<AgentResult> {
   const agent = new AgentProcess(endpoint, NODE, namespace, [`--max-pods=${n + 100}`, ...AGENT_ARGS]);
   agent.nodeFlags = AGENT_NODE_FLAGS;
+  if (AGENT_BIN) agent.bin = resolve(AGENT_BIN);
   const notes: string[] = [];
   const logFile = join(tmpdir(), `kts-startup-agent-${namespace}.log`);
   try {
@@ -473,6 +476,7 @@ async function main(): Promise<void> {
     machine: machine(),
     command: `node --expose-gc --import tsx bench/startup.bench.ts ${process.argv.slice(2).join(' ')}`.trim(),
     agentArgs: AGENT_ARGS,
+    ...(AGENT_BIN && { agentBin: resolve(AGENT_BIN) }),
   };
   if (SCENARIOS.includes('containerd')) {
     setRuntimePid(containerdPid());

@@ -12,6 +12,7 @@ import { removeContainers } from './sync/kill-pod.js';
 import { gcList, gcRemove } from './sync/container-gc.js';
 import { rotateLogs } from './logs/rotate-logs.js';
 import { criStats, SandboxesWithoutStats } from './stats/cri-stats.js';
+import { PresentImages } from './sync/present-images.js';
 import { diskUsage } from './stats/disk-usage.js';
 import { CriClient } from '../cri/client.js';
 import { CriRuntime } from '../runtime/cri-runtime.js';
@@ -44,6 +45,8 @@ export interface TaskContext {
   imagePullGate?: ImagePullGate;
   /** The sandboxes this thread's stats snapshots learnt the runtime cannot give stats for. */
   withoutStats: SandboxesWithoutStats;
+  /** The images this thread's container starts found present moments ago. */
+  presentImages: PresentImages;
   /** Test-only (fault suite): a crash armed for one task type. */
   crashArm?: CrashArm;
   close(): void;
@@ -70,6 +73,7 @@ export function createTaskContext(init: WorkerInit, runtime?: Runtime): TaskCont
     records: RelistRecordTable.attach(init.relistRecords),
     metrics,
     withoutStats: new SandboxesWithoutStats(),
+    presentImages: new PresentImages(),
     ...(init.imagePullGate ? { imagePullGate: ImagePullGate.attach(init.imagePullGate) } : {}),
     ...(init.crashArm ? { crashArm: CrashArm.attach(init.crashArm) } : {}),
     close: () => cri?.close(),
@@ -115,7 +119,15 @@ export async function runTask(ctx: TaskContext, request: TaskRequest): Promise<T
 
 function syncContext(ctx: TaskContext): SyncContext {
   if (!ctx.cri) throw new KubeletTsError('sync tasks need a CRI client; this task context was built with an injected runtime');
-  return { cri: ctx.cri, runtime: ctx.runtime, cache: ctx.cache, clock: ctx.clock, mounter: ctx.mounter, pullGate: ctx.imagePullGate };
+  return {
+    cri: ctx.cri,
+    runtime: ctx.runtime,
+    cache: ctx.cache,
+    clock: ctx.clock,
+    mounter: ctx.mounter,
+    pullGate: ctx.imagePullGate,
+    presentImages: ctx.presentImages,
+  };
 }
 
 /** GetPodStatus for each pod (reusing its cached status where the relist saw no change), concurrently, writing each into its cache slot. */

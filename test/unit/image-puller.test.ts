@@ -2,6 +2,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { PodSchema, type Pod } from '../../src/api/pod.js';
 import { getBackoff, type BackoffState } from '../../src/pod/backoff.js';
 import { ensureImage } from '../../src/workers/sync/image-puller.js';
+import { PRESENT_TTL_MS, PresentImages } from '../../src/workers/sync/present-images.js';
 import { CriError } from '../../src/common/errors.js';
 import { ImagePullGate, imagePullLimits } from '../../src/shared/image-pull-gate.js';
 import { FakeCri } from '../fakes/fake-cri.js';
@@ -83,6 +84,38 @@ describe('ensureImage: upstream EnsureImageExists details', () => {
     const image = 'docker.io/kubelet-ts/busybox:1.0';
     const r = await ensureImage(cri.api, pod(image), { name: 'app', image, imagePullPolicy: 'IfNotPresent' }, {}, T0);
     expect(r.events).toEqual([{ type: 'Normal', reason: 'Pulled', message: `Container image "${image}" already present on machine` }]);
+  });
+
+  it('an image found present moments ago is not asked about again (IfNotPresent, Never), Always asks each time, and the memory expires', async () => {
+    const cri = new FakeCri();
+    const image = 'docker.io/kubelet-ts/busybox:1.0';
+    const presentImages = new PresentImages();
+    const start = (policy: string, now: number) =>
+      ensureImage(cri.api, pod(image), { name: 'app', image, imagePullPolicy: policy }, {}, now, { presentImages });
+    const asked = () => cri.callsOf('imageStatus').length;
+    const first = await start('IfNotPresent', T0);
+    expect([first.ok && first.imageRef, asked()]).toEqual([`sha256:${image}`, 1]);
+    const second = await start('Never', T0 + PRESENT_TTL_MS - 1);
+    expect([second.ok && second.imageRef, asked()]).toEqual([`sha256:${image}`, 1]);
+    expect(second.events).toEqual(first.events);
+    await start('Always', T0 + 1);
+    expect(asked()).toBe(2);
+    await start('IfNotPresent', T0 + PRESENT_TTL_MS);
+    expect(asked()).toBe(3);
+    presentImages.forgetAll();
+    await start('IfNotPresent', T0 + PRESENT_TTL_MS + 1);
+    expect(asked()).toBe(4);
+  });
+
+  it('an absent image is not remembered: the next start asks again', async () => {
+    const cri = new FakeCri();
+    const image = 'registry.local/absent:1';
+    const presentImages = new PresentImages();
+    for (const now of [T0, T0 + 1]) {
+      const r = await ensureImage(cri.api, pod(image), { name: 'app', image, imagePullPolicy: 'Never' }, {}, now, { presentImages });
+      expect(r.ok === false && r.reason.reason).toBe('ErrImageNeverPull');
+    }
+    expect(cri.callsOf('imageStatus').length).toBe(2);
   });
 
   it.each<[string, string, string, string]>([

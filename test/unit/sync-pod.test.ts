@@ -6,6 +6,7 @@ import type { Pod } from '../../src/api/pod.js';
 import type { PodStatus } from '../../src/runtime/types.js';
 import { killPod } from '../../src/workers/sync/kill-pod.js';
 import { syncPod, terminatePod } from '../../src/workers/sync/sync-pod.js';
+import { PresentImages } from '../../src/workers/sync/present-images.js';
 import { c, container, harness, logsRoot, makePod, podStatus, sandbox } from '../helpers/sync-fixtures.js';
 
 describe('syncPod: a new sandbox purges the init containers of the old one (upstream purgeInitContainers)', () => {
@@ -142,8 +143,13 @@ describe('container config errors (upstream ErrCreateContainerConfig)', () => {
         },
       );
     };
-    const r = await syncPod(ctx, input(pod));
+    const presentImages = new PresentImages();
+    const r = await syncPod({ ...ctx, presentImages }, input(pod));
     expect(r.reasons['app']).toEqual({ reason: 'CreateContainerError', message: 'failed to create containerd container: boom' });
+    // The image was found present just before: the failure clears that, so the retry asks the runtime again.
+    expect(cri.callsOf('imageStatus').length).toBe(1);
+    await syncPod({ ...ctx, presentImages }, input(pod));
+    expect(cri.callsOf('imageStatus').length).toBe(2);
   });
 });
 

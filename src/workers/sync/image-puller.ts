@@ -3,7 +3,9 @@
  * (upstream images.imageManager.EnsureImageExists), in upstream's order:
  *  1. the reference gets the default tag `:latest` when it has neither tag
  *     nor digest (a reference that does not parse: InvalidImageName);
- *  2. ImageStatus (a failure: ImageInspectError);
+ *  2. ImageStatus (a failure: ImageInspectError), unless this thread found
+ *     the image present moments ago and the policy is not Always
+ *     (present-images.ts);
  *  3. present and not `Always`: done ("already present on machine");
  *     absent and `Never`: ErrImageNeverPull;
  *  4. within the pull backoff of (pod UID, image): ImagePullBackOff, without
@@ -23,6 +25,7 @@ import { errorMessage } from '../../common/error-message.js';
 import { ImagePullQPSExceededError, type ImagePullGate } from '../../shared/image-pull-gate.js';
 import { IMAGE_PULL_BACKOFF, isInBackOffSinceUpdate, next, formatGoDuration, type BackoffState } from '../../pod/backoff.js';
 import type { PodEvent, RegistryAuth, SyncReason } from '../../pod/sync-types.js';
+import type { PresentImages } from './present-images.js';
 
 export type EnsureImageResult =
   | { ok: true; imageRef: string; backoff: BackoffState; events: PodEvent[] }
@@ -39,6 +42,8 @@ export interface EnsureImageOptions {
    * empty: an anonymous pull.
    */
   auths?: RegistryAuth[];
+  /** This thread's recent "present" answers; absent: ImageStatus every time. */
+  presentImages?: PresentImages;
 }
 
 /** Upstream PullImage with a keyring: anonymous without credentials, else each in turn, the errors aggregated. */
@@ -94,9 +99,13 @@ export async function ensureImage(
     return failure('InvalidImageName', message, backoff, events);
   }
 
-  let present: { id: string } | undefined;
+  const recent = policy === 'Always' ? undefined : opts.presentImages?.get(image, clockNow());
+  let present: { id: string } | undefined = recent === undefined ? undefined : { id: recent };
   try {
-    present = (await cri.imageStatus({ image: { image } })).image;
+    if (!present) {
+      present = (await cri.imageStatus({ image: { image } })).image;
+      if (present && policy !== 'Always') opts.presentImages?.remember(image, present.id, clockNow());
+    }
   } catch (err) {
     const message = `Failed to inspect image ${JSON.stringify(imgRef)}: ${errorText(err)}`;
     events.push({ type: 'Warning', reason: 'InspectFailed', message });

@@ -30,6 +30,7 @@ import {
   type ContainerConfigOptions,
 } from './container-config.js';
 import { ensureImage } from './image-puller.js';
+import type { PresentImages } from './present-images.js';
 import { initContainersToPrune, initContainersToPurge, isRestartableInitContainer } from '../../pod/init-containers.js';
 import { killContainer, killPod, removeContainers, removePod } from './kill-pod.js';
 import { runHandler, type HookContext } from './lifecycle-hooks.js';
@@ -60,6 +61,8 @@ export interface SyncContext extends HookContext {
   mounter: Mounter;
   /** Node-wide image pull limits; absent: none. */
   pullGate?: ImagePullGate;
+  /** This thread's images found present moments ago; absent: ImageStatus before every start. */
+  presentImages?: PresentImages;
 }
 
 /**
@@ -165,6 +168,7 @@ async function startContainer(
     gate: ctx.pullGate,
     clock: ctx.clock,
     auths: volumes.objects?.pullAuths[container.image ?? ''],
+    presentImages: ctx.presentImages,
   });
   events.push(...image.events);
   backoff = image.backoff;
@@ -204,6 +208,8 @@ async function startContainer(
   try {
     containerId = (await ctx.cri.createContainer({ podSandboxId: sandbox.id, config, sandboxConfig: sandbox.config })).containerId;
   } catch (err) {
+    // The image may be gone since it was found present: the retry asks the runtime again.
+    ctx.presentImages?.forgetAll();
     return failed('CreateContainerError', err);
   }
   events.push({ type: 'Normal', reason: 'Created', message: `Created container: ${container.name}` });
