@@ -120,4 +120,20 @@ describe('BootProgress lines', () => {
     expect(lines[2]).toMatchObject({ msg: 'All pods started', desired: 2, running: 2 });
     ac.abort();
   });
+
+  it('checks every second: the summary comes within a second of the convergence, progress lines at most every 5 s', () => {
+    const clock = new FakeClock();
+    const lines: Record<string, unknown>[] = [];
+    const logger = pino({ level: 'info' }, { write: (l: string) => void lines.push(JSON.parse(l) as Record<string, unknown>) });
+    let c: BootCounts = { desired: 2, admitted: 2, running: 0, completed: 0, pending: ['demo/a', 'demo/b'] };
+    const ac = new AbortController();
+    new BootProgress({ clock, logger, counts: () => c, sourcesReady: () => true }).start(ac.signal);
+    clock.step(7_000);
+    expect(lines.map((l) => l.msg)).toEqual(['Pods starting', 'Pods starting']);
+    clock.step(500);
+    c = { desired: 2, admitted: 2, running: 2, completed: 0, pending: [] };
+    clock.step(500);
+    expect(lines[2]).toMatchObject({ msg: 'All pods started', seconds: 8 });
+    ac.abort();
+  });
 });

@@ -2,7 +2,9 @@
  * Says how the node is doing while it brings its pods up: every few seconds
  * a progress line (pods desired / admitted / running, and the first few
  * admitted pods not yet running by name), and one summary line
- * when every admitted pod is running or has completed. Progress lines are
+ * when every admitted pod is running or has completed. The counts are
+ * checked every second, so the summary's time is within a second of the
+ * convergence; progress lines are logged at most once per period. Progress lines are
  * logged at info until the first convergence (the boot) and at V(2) after
  * it; a boot that has not converged after `quietAfterMs` logs one line
  * naming how many pods are not running and goes to V(2) too, so a pod that
@@ -103,7 +105,9 @@ export interface BootProgressOptions {
   counts(): BootCounts;
   /** Every source has delivered and the syncLoop has handled it (upstream sourcesReady). */
   sourcesReady(): boolean;
-  /** Default 5 s. */
+  /** How often the counts are checked. Default 1 s. */
+  checkMs?: number;
+  /** At most one progress line per period. Default 5 s. */
   periodMs?: number;
   /** The first look, default 1 s (a boot longer than that says so early). */
   firstMs?: number;
@@ -113,6 +117,8 @@ export interface BootProgressOptions {
 
 export class BootProgress {
   private state: ProgressState;
+  /** When the last progress line was logged in the current unconverged period. */
+  private lastProgressAt: number | undefined;
 
   constructor(private readonly options: Readonly<BootProgressOptions>) {
     this.state = { ...INITIAL_PROGRESS, since: options.clock.now() };
@@ -120,7 +126,7 @@ export class BootProgress {
 
   start(signal: AbortSignal): void {
     runPeriodically(() => this.tick(), {
-      periodMs: this.options.periodMs ?? 5_000,
+      periodMs: this.options.checkMs ?? 1_000,
       firstDelayMs: this.options.firstMs ?? 1_000,
       signal,
       clock: this.options.clock,
@@ -130,21 +136,19 @@ export class BootProgress {
 
   tick(): void {
     const { pending, ...counts } = this.options.counts();
-    const { state, line } = progressStep(
-      this.state,
-      counts,
-      this.options.sourcesReady(),
-      this.options.clock.now(),
-      this.options.quietAfterMs ?? 300_000,
-    );
+    const now = this.options.clock.now();
+    const { state, line } = progressStep(this.state, counts, this.options.sourcesReady(), now, this.options.quietAfterMs ?? 300_000);
     this.state = state;
     if (!line) return;
     const { logger } = this.options;
     switch (line.kind) {
       case 'progress':
+        if (this.lastProgressAt !== undefined && now - this.lastProgressAt < (this.options.periodMs ?? 5_000)) return;
+        this.lastProgressAt = now;
         (line.level === 'info' ? logger : v(logger, 2)).info({ ...counts, pending }, 'Pods starting');
         return;
       case 'converged':
+        this.lastProgressAt = undefined;
         logger.info(
           { ...counts, seconds: Math.round(line.elapsedMs / 100) / 10 },
           line.boot ? 'All pods started' : 'All pods running again',
