@@ -4,7 +4,7 @@
  * admitted pods not yet running by name), and one summary line
  * when every admitted pod is running or has completed. The counts are
  * checked every second, so the summary's time is within a second of the
- * convergence; progress lines are logged at most once per period. Progress lines are
+ * convergence, but progress lines come at most once per period. They are
  * logged at info until the first convergence (the boot) and at V(2) after
  * it; a boot that has not converged after `quietAfterMs` logs one line
  * naming how many pods are not running and goes to V(2) too, so a pod that
