@@ -39,13 +39,13 @@
  * Args: --sizes 100,250,500  --rounds 2 (round 1 go→ts, round 2 ts→go, …; raw first in each)
  *       --steady-s 90  --settle-s 15  --endpoint unix://…  --timeout-s 900
  *       --agents go,ts (any of go, ts, raw)  --raw-conc 8  --raw-steady-s (default --steady-s)
- *       --ts-args "--flag=… …"
+ *       --ts-args "--flag=… …"  --ts-bin PATH (another build's bin/kubelet-ts.js for ts: an A/B baseline)
  */
 import { performance } from 'node:perf_hooks';
 import { cpus, loadavg } from 'node:os';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { Pod } from '../src/api/pod.js';
 import { CriClient } from '../src/cri/client.js';
 import { compareSources, type HistStats } from '../src/compare/summary.js';
@@ -76,6 +76,7 @@ const RAW_CONC = Number(arg('raw-conc', '8'));
 if (!Number.isInteger(RAW_CONC) || RAW_CONC < 1) throw new Error(`--raw-conc: not a positive integer: ${arg('raw-conc', '8')}`);
 const RAW_STEADY_S = Number(arg('raw-steady-s', String(STEADY_S)));
 const TS_ARGS = arg('ts-args', '').split(' ').filter(Boolean);
+const TS_BIN = arg('ts-bin', '') ? resolve(arg('ts-bin', '')) : undefined;
 const OUT = arg('out', 'peer');
 const NODE = 'peer-node';
 const COMMAND = ['sh', '-c', 'trap "exit 0" TERM; sleep 3600 & wait'];
@@ -310,7 +311,14 @@ let current: { namespace: string; stop(): Promise<void>; cleanup(): Promise<void
 
 async function agentRun(cri: CriClient, kind: PeerKind, n: number, roundNo: number, position: number): Promise<AgentRun> {
   const namespace = `peer-${kind}-${uniq()}`;
-  const agent = peerAgent(kind, namespace, { endpoint: ENDPOINT, nodeName: NODE, namespace, maxPods: n + 20, tsArgs: TS_ARGS });
+  const agent = peerAgent(kind, namespace, {
+    endpoint: ENDPOINT,
+    nodeName: NODE,
+    namespace,
+    maxPods: n + 20,
+    tsArgs: TS_ARGS,
+    tsBin: TS_BIN,
+  });
   current = agent;
   const logFile = join(tmpdir(), `kts-peer-${namespace}.log`);
   const manifest = (gen: string, i: number) => podManifest(`${gen}-${i}`, namespace, [{ name: 'c', command: COMMAND }], { grace: GRACE_S });
@@ -492,6 +500,7 @@ async function main(): Promise<void> {
     steadyS: STEADY_S,
     settleS: SETTLE_S,
     tsArgs: TS_ARGS,
+    ...(TS_BIN && { tsBin: TS_BIN }),
     agents: AGENTS,
     ...(AGENTS.includes('raw') ? { rawConcurrency: RAW_CONC } : {}),
     runtimePid: RUNTIME_PID ?? null,

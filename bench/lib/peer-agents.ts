@@ -41,6 +41,8 @@ export interface PeerAgentOptions {
   maxPods: number;
   /** Extra kubelet-ts flags (later flags win). */
   tsArgs?: readonly string[];
+  /** Another build's bin/kubelet-ts.js for the ts agent (an A/B baseline); default this checkout's. */
+  tsBin?: string;
 }
 
 class GoPeer implements PeerAgent {
@@ -118,6 +120,7 @@ class TsPeer implements PeerAgent {
       '--cgroups-per-qos=false',
       ...(o.tsArgs ?? []),
     ]);
+    if (o.tsBin) this.agent.bin = o.tsBin;
   }
 
   writeManifest(file: string, pod: Record<string, unknown>): void {
