@@ -20,7 +20,7 @@ import pino from 'pino';
 import type { Pod } from '../src/api/pod.js';
 import { realClock } from '../src/common/clock.js';
 import { EvictionManager } from '../src/main/eviction/eviction-manager.js';
-import type { EvictionStatsProvider, EvictionSummary, PodUsage } from '../src/main/eviction/eviction-stats.js';
+import type { EvictionStatsProvider, NodeSummary, PodsSummary, PodUsage } from '../src/main/eviction/eviction-stats.js';
 import { parseThresholds, type Observations } from '../src/main/eviction/thresholds.js';
 
 const PODS = 1000;
@@ -72,8 +72,11 @@ const usage: PodUsage[] = pods.map((p, i) => ({
 
 class FixedStats implements EvictionStatsProvider {
   constructor(public observations: Observations) {}
-  get(): Promise<EvictionSummary> {
-    return Promise.resolve({ observations: this.observations, pods: usage, dedicatedImageFs: false });
+  node(): Promise<NodeSummary> {
+    return Promise.resolve({ observations: this.observations, dedicatedImageFs: false });
+  }
+  pods(): Promise<PodsSummary> {
+    return Promise.resolve({ pods: usage, observations: {} });
   }
 }
 

@@ -1,14 +1,20 @@
 import type { Pod } from '../../src/api/pod.js';
-import type { EvictionStatsProvider, EvictionSummary, PodUsage } from '../../src/main/eviction/eviction-stats.js';
+import type { EvictionStatsProvider, NodeSummary, PodsSummary, PodUsage } from '../../src/main/eviction/eviction-stats.js';
 import type { Observations, SignalObservation, Signal } from '../../src/main/eviction/thresholds.js';
 
-/** Settable eviction figures: what `get` returns is whatever the test set last; `calls` counts reads. */
+/**
+ * Settable eviction figures: what the reads return is whatever the test set
+ * last. allocatableMemory.available comes with the pods' read, as on a real
+ * node; every other signal with the node's. `calls` counts node reads,
+ * `podCalls` pod reads.
+ */
 export class FakeEvictionStats implements EvictionStatsProvider {
   observations: Observations = {};
-  pods = new Map<string, PodUsage>();
+  usage = new Map<string, PodUsage>();
   dedicatedImageFs = false;
   calls = 0;
-  /** Called before each read (e.g. to simulate reclaimed space after a GC). */
+  podCalls = 0;
+  /** Called before each node read (e.g. to simulate reclaimed space after a GC). */
   beforeGet?: (call: number) => void;
   failWith?: Error;
 
@@ -18,19 +24,26 @@ export class FakeEvictionStats implements EvictionStatsProvider {
   }
 
   setPod(u: PodUsage): this {
-    this.pods.set(u.uid, u);
+    this.usage.set(u.uid, u);
     return this;
   }
 
-  get(pods: readonly Pod[]): Promise<EvictionSummary> {
+  node(): Promise<NodeSummary> {
     this.calls++;
     this.beforeGet?.(this.calls);
     if (this.failWith) return Promise.reject(this.failWith);
+    const { 'allocatableMemory.available': _fromPods, ...observations } = this.observations;
+    return Promise.resolve({ observations, dedicatedImageFs: this.dedicatedImageFs });
+  }
+
+  pods(pods: readonly Pod[]): Promise<PodsSummary> {
+    this.podCalls++;
+    if (this.failWith) return Promise.reject(this.failWith);
     const wanted = new Set(pods.map((p) => p.metadata.uid));
+    const alloc = this.observations['allocatableMemory.available'];
     return Promise.resolve({
-      observations: { ...this.observations },
-      pods: [...this.pods.values()].filter((p) => wanted.has(p.uid)),
-      dedicatedImageFs: this.dedicatedImageFs,
+      pods: [...this.usage.values()].filter((p) => wanted.has(p.uid)),
+      observations: alloc ? { 'allocatableMemory.available': alloc } : {},
     });
   }
 }

@@ -99,12 +99,18 @@ describe('eviction over the simulated runtime', () => {
       allocatableMemory: () => '3Gi',
       clock: new FakeClock(),
     });
-    const summary = await stats.get(pods);
-    const byUid = new Map(summary.pods.map((p) => [p.uid, p]));
+    const [summary, usage] = await Promise.all([stats.node(), stats.pods(pods)]);
+    const byUid = new Map(usage.pods.map((p) => [p.uid, p]));
     expect(byUid.get('uid-hog')?.containers[0].memoryWorkingSetBytes).toBe(400n * BigInt(MI));
     expect(byUid.get('uid-writer')?.volumes).toEqual([{ name: 'scratch', usedBytes: expect.any(BigInt) as unknown, inodesUsed: 2n }]);
     expect(byUid.get('uid-writer')!.volumes[0].usedBytes).toBeGreaterThanOrEqual(3n * BigInt(MI));
     expect(summary.observations['memory.available']).toMatchObject({ available: 2n * BigInt(GI), capacity: 4n * BigInt(GI) });
+    // allocatableMemory.available comes with the pods' read: 3Gi − their working sets (the containers' 950Mi
+    // and the sandboxes' own, under 1Mi in the sim).
+    expect(summary.observations['allocatableMemory.available']).toBeUndefined();
+    const allocatable = usage.observations['allocatableMemory.available']!.available;
+    expect(allocatable).toBeLessThanOrEqual(3n * BigInt(GI) - 950n * BigInt(MI));
+    expect(allocatable).toBeGreaterThan(3n * BigInt(GI) - 951n * BigInt(MI));
 
     const manager = (thresholds: Record<string, string>) =>
       new EvictionManager({

@@ -319,3 +319,55 @@ describe('EvictionManager: loop', () => {
     await done;
   });
 });
+
+describe('EvictionManager: the pods are measured only when a decision reads them', () => {
+  const bestEffort = pod('be');
+
+  it('reads only the node while no threshold is met and no pod has a local storage limit', async () => {
+    const h = harness({ evictionHard: { 'memory.available': '1Gi', 'nodefs.available': '10%' } });
+    h.pods.push(bestEffort, guaranteed('g'));
+    h.stats.set('memory.available', { available: 3000n * MI, capacity: CAP });
+    h.stats.set('nodefs.available', { available: 90n * MI, capacity: 100n * MI });
+    await h.m.synchronize();
+    await h.m.synchronize();
+    expect([h.stats.calls, h.stats.podCalls]).toEqual([2, 0]);
+  });
+
+  it('reads the pods to rank them once a threshold is met', async () => {
+    const h = harness({ evictionHard: { 'memory.available': '1Gi' } });
+    h.pods.push(bestEffort, guaranteed('g'));
+    h.stats.set('memory.available', { available: 500n * MI, capacity: CAP });
+    h.stats.setPod(memUsage(bestEffort, 300n)).setPod(memUsage(h.pods[1], 50n));
+    expect((await h.m.synchronize()).map((p) => p.metadata.name)).toEqual(['be']);
+    expect(h.stats.podCalls).toBe(1);
+  });
+
+  it('reads the pods every pass while an active pod has a local storage limit, unless isolation is off', async () => {
+    const limited = pod('limited', {}, { spec: { containers: [{ name: 'c', image: 'busybox' }], volumes: [{ name: 'd', emptyDir: { sizeLimit: '1Mi' } }] } });
+    const withLimit = pod('eph', { limits: { 'ephemeral-storage': '1Gi' } });
+    for (const [p, isolation, reads] of [
+      [limited, true, 2],
+      [withLimit, true, 2],
+      [limited, false, 0],
+    ] as const) {
+      const h = harness({}, { localStorageCapacityIsolation: isolation });
+      h.pods.push(bestEffort, p);
+      await h.m.synchronize();
+      await h.m.synchronize();
+      expect(h.stats.podCalls, `${p.metadata.name} isolation=${isolation}`).toBe(reads);
+    }
+  });
+
+  it('reads the pods every pass for a threshold on allocatableMemory.available, and acts on it', async () => {
+    const h = harness({ evictionHard: { 'allocatableMemory.available': '1Gi' } });
+    h.pods.push(bestEffort);
+    h.stats.set('allocatableMemory.available', { available: 3000n * MI, capacity: CAP });
+    h.stats.setPod(memUsage(bestEffort, 300n));
+    expect(await h.m.synchronize()).toEqual([]);
+    expect(h.stats.podCalls).toBe(1);
+    h.stats.set('allocatableMemory.available', { available: 500n * MI, capacity: CAP });
+    expect((await h.m.synchronize()).map((p) => p.metadata.name)).toEqual(['be']);
+    expect(h.stats.podCalls).toBe(2);
+  });
+});
+

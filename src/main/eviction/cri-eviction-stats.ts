@@ -2,15 +2,16 @@
  * The eviction manager's figures on a real node (upstream summary provider
  * as makeSignalObservations reads it):
  * - memory.available: machine memory − the root cgroup's working set;
- *   allocatableMemory.available: node allocatable memory − the pods' working sets;
  * - nodefs.*: statfs of the root directory; imagefs.* (and containerfs.*):
  *   statfs of the runtime's ImageFsInfo mountpoint (the root directory when
  *   the runtime does not say); the image fs is dedicated when the two are on
  *   different devices;
  * - pid.available: pid_max − the kernel's task count;
- * - per pod: the `criStats` task (working sets, writable layers, process
- *   counts) and the `diskUsage` task over its log directories and local
- *   volume directories, both in the worker pool: no disk walk on the main thread.
+ * - per pod (`pods`): the `criStats` task (working sets, writable layers,
+ *   process counts) and the `diskUsage` task over its log directories and
+ *   local volume directories, both in the worker pool: no disk walk on the
+ *   main thread; allocatableMemory.available: node allocatable memory − the
+ *   pods' working sets.
  */
 import { statSync } from 'node:fs';
 import type { Pod } from '../../api/pod.js';
@@ -20,7 +21,7 @@ import type { CriApi } from '../../cri/client.js';
 import type { TaskRunner } from '../../workers/task-runner.js';
 import type { HostProbe } from '../host/host-probe.js';
 import { measurePodDiskUsage } from '../stats/pod-disk-usage.js';
-import type { EvictionStatsProvider, EvictionSummary, PodUsage, VolumeUsage } from './eviction-stats.js';
+import type { EvictionStatsProvider, NodeSummary, PodsSummary, PodUsage, VolumeUsage } from './eviction-stats.js';
 import type { Observations } from './thresholds.js';
 
 export interface CriEvictionStatsOptions {
@@ -46,18 +47,13 @@ export class CriEvictionStats implements EvictionStatsProvider {
     }
   }
 
-  private nodeObservations(imageFsPath: string, podsWorkingSet: bigint): Observations {
+  private nodeObservations(imageFsPath: string): Observations {
     const { host, clock } = this.options;
     const time = clock.now();
     const obs: Observations = {};
     const mem = host.machine().memoryBytes;
     const ws = host.memoryWorkingSetBytes();
     obs['memory.available'] = { available: mem > ws ? mem - ws : 0n, capacity: mem, time };
-    const alloc = this.options.allocatableMemory();
-    if (alloc !== undefined) {
-      const cap = value(alloc);
-      obs['allocatableMemory.available'] = { available: cap > podsWorkingSet ? cap - podsWorkingSet : 0n, capacity: cap, time };
-    }
     const fs = (prefix: 'nodefs' | 'imagefs', path: string) => {
       try {
         const s = host.fsStats(path);
@@ -84,8 +80,12 @@ export class CriEvictionStats implements EvictionStatsProvider {
     }
   }
 
-  async get(pods: readonly Pod[]): Promise<EvictionSummary> {
+  async node(): Promise<NodeSummary> {
     const imageFsPath = await this.imageFsPath();
+    return { observations: this.nodeObservations(imageFsPath), dedicatedImageFs: this.dedicated(imageFsPath) };
+  }
+
+  async pods(pods: readonly Pod[]): Promise<PodsSummary> {
     const wanted = new Map(pods.map((p) => [p.metadata.uid ?? '', p]));
     const [snap, disk] = await Promise.all([
       this.options.runner.run({ type: 'criStats' }),
@@ -118,6 +118,13 @@ export class CriEvictionStats implements EvictionStatsProvider {
         volumes,
       });
     }
-    return { observations: this.nodeObservations(imageFsPath, podsWorkingSet), pods: out, dedicatedImageFs: this.dedicated(imageFsPath) };
+    const observations: Observations = {};
+    const alloc = this.options.allocatableMemory();
+    if (alloc !== undefined) {
+      const cap = value(alloc);
+      const available = cap > podsWorkingSet ? cap - podsWorkingSet : 0n;
+      observations['allocatableMemory.available'] = { available, capacity: cap, time: this.options.clock.now() };
+    }
+    return { pods: out, observations };
   }
 }

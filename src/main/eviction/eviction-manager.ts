@@ -19,7 +19,12 @@
  * - `admit` is upstream's admit handler: under MemoryPressure alone,
  *   BestEffort pods are refused unless they tolerate the memory-pressure
  *   taint; under any other pressure every pod is refused.
- * Runs on the main thread: one stats read (off-thread work in the provider),
+ * - The pods' figures (a runtime-wide stats listing: about 3 s of containerd
+ *   at 1000 pods) are read only when a decision reads them: a threshold to
+ *   reclaim (ranking), an active pod with a local storage limit, or a
+ *   threshold on allocatableMemory.available. Upstream reads the whole summary
+ *   every pass; the decisions are the same, as no other path reads the pods.
+ * Runs on the main thread: the stats reads (off-thread work in the provider),
  * then sorting the active pods, which is O(n log n) with each pod measured once.
  */
 import type { Logger } from 'pino';
@@ -32,7 +37,7 @@ import type { AdmitResult } from '../admission/admit.js';
 import { nodeReference, podReference, type EventRecorder } from '../events/event-recorder.js';
 import { PressureTracker, type PressureCondition } from '../node/pressure.js';
 import type { EvictionStatsProvider } from './eviction-stats.js';
-import { storageLimitViolations } from './local-storage.js';
+import { hasStorageLimits, storageLimitViolations } from './local-storage.js';
 import { evictionMessage, isCriticalPod, rankFor, statsFuncOf } from './ranking.js';
 import {
   isHard,
@@ -95,9 +100,12 @@ export class EvictionManager {
   private met: Threshold[] = [];
   private lastObservations: Observations = {};
   private readonly evictions?: Counter<'eviction_signal'>;
+  /** A threshold on a signal derived from the pods' figures (allocatableMemory.available) needs them every pass. */
+  private readonly podsAlwaysRead: boolean;
 
   constructor(private readonly options: Readonly<EvictionManagerOptions>) {
     this.pressure = new PressureTracker(options.pressureTransitionPeriodMs, options.clock);
+    this.podsAlwaysRead = options.thresholds.some((t) => t.signal === 'allocatableMemory.available');
     if (options.registry) {
       this.evictions = new Counter({
         name: 'kubelet_evictions',
@@ -147,9 +155,10 @@ export class EvictionManager {
   async synchronize(): Promise<Pod[]> {
     const { logger, clock } = this.options;
     const active = this.options.activePods();
-    const summary = await this.options.stats.get(active);
-    const obs = summary.observations;
-    const stats = statsFuncOf(summary.pods);
+    const node = await this.options.stats.node();
+    const checkLimits = this.options.localStorageCapacityIsolation !== false && active.some(hasStorageLimits);
+    let pods = this.podsAlwaysRead || checkLimits ? await this.options.stats.pods(active) : undefined;
+    const obs = { ...node.observations, ...pods?.observations };
 
     let met = thresholdsMet(this.options.thresholds, obs, false);
     if (this.met.length) met = mergeThresholds(met, thresholdsMet(this.met, obs, true));
@@ -163,8 +172,7 @@ export class EvictionManager {
     const updated = thresholdsUpdatedStats(due, obs, this.lastObservations);
     this.lastObservations = obs;
 
-    const overLimits =
-      this.options.localStorageCapacityIsolation === false ? [] : storageLimitViolations(active, stats, summary.dedicatedImageFs);
+    const overLimits = checkLimits && pods ? storageLimitViolations(active, statsFuncOf(pods.pods), node.dedicatedImageFs) : [];
     this.reportCritical(overLimits.filter((v) => isCriticalPod(v.pod)).map((v) => v.pod));
     const evictedForStorage = overLimits.filter((v) => !isCriticalPod(v.pod));
     for (const v of evictedForStorage) {
@@ -183,7 +191,7 @@ export class EvictionManager {
       'EvictionThresholdMet',
       `Attempting to reclaim ${resource}`,
     );
-    if (await this.reclaimNodeLevelResources(target.signal, summary.dedicatedImageFs, active)) {
+    if (await this.reclaimNodeLevelResources(target.signal, node.dedicatedImageFs, active)) {
       logger.info({ resource }, 'eviction manager: able to reduce pressure without evicting pods');
       return [];
     }
@@ -191,8 +199,10 @@ export class EvictionManager {
       logger.error('eviction manager: eviction thresholds have been met, but no pods are active to evict');
       return [];
     }
+    pods ??= await this.options.stats.pods(active);
+    const stats = statsFuncOf(pods.pods);
     const ranked = [...active];
-    rankFor(target.signal, summary.dedicatedImageFs)(ranked, stats);
+    rankFor(target.signal, node.dedicatedImageFs)(ranked, stats);
     logger.info({ pods: ranked.map(podRefString) }, 'eviction manager: pods ranked for eviction');
     // Upstream walks the ranking and evicts the first pod that is not critical; the critical pods ranked ahead of it are reported.
     const victim = ranked.findIndex((pod) => !isCriticalPod(pod));
@@ -223,8 +233,9 @@ export class EvictionManager {
       }
     }
     try {
-      const after = await this.options.stats.get(active);
-      return thresholdsMet(this.options.thresholds, after.observations, false).length === 0;
+      const after = await this.options.stats.node();
+      const podsAfter = this.podsAlwaysRead ? await this.options.stats.pods(active) : undefined;
+      return thresholdsMet(this.options.thresholds, { ...after.observations, ...podsAfter?.observations }, false).length === 0;
     } catch (err) {
       this.options.logger.error({ err: errorMessage(err) }, 'eviction manager: failed to get summary stats after resource reclaim');
       return false;

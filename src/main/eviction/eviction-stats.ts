@@ -39,15 +39,26 @@ export interface PodUsage {
   processes?: number;
 }
 
-export interface EvictionSummary {
-  /** The signals upstream's makeSignalObservations derives from the node stats. */
+export interface NodeSummary {
+  /** The signals upstream's makeSignalObservations derives from the node stats (all but allocatableMemory.available). */
   observations: Observations;
-  pods: PodUsage[];
   /** The image filesystem is not the node filesystem (upstream HasDedicatedImageFs). */
   dedicatedImageFs: boolean;
 }
 
+export interface PodsSummary {
+  pods: PodUsage[];
+  /** The signals derived from the pods' figures: allocatableMemory.available. */
+  observations: Observations;
+}
+
+/**
+ * Two reads, so that the per-pod one (a runtime-wide stats listing, costly
+ * at hundreds of pods) is made only when a decision reads it.
+ */
 export interface EvictionStatsProvider {
-  /** Measures the node and these pods now. Rejects when the node figures cannot be read. */
-  get(pods: readonly Pod[]): Promise<EvictionSummary>;
+  /** Measures the node now. Rejects when the node figures cannot be read. */
+  node(): Promise<NodeSummary>;
+  /** Measures these pods now. */
+  pods(pods: readonly Pod[]): Promise<PodsSummary>;
 }

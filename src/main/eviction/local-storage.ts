@@ -114,3 +114,14 @@ export function storageLimitViolations(pods: readonly Pod[], stats: StatsFunc, d
   }
   return out;
 }
+
+/**
+ * Whether the pod sets a limit that storageLimitViolations checks (an emptyDir
+ * sizeLimit or an ephemeral-storage limit): a pod without one is never
+ * evicted for its local storage, so its figures need not be read for it.
+ */
+export function hasStorageLimits(pod: Pod): boolean {
+  if ((pod.spec.volumes ?? []).some((v) => v.emptyDir?.sizeLimit !== undefined)) return true;
+  const containers = [...(pod.spec.containers ?? []), ...(pod.spec.initContainers ?? [])];
+  return containers.some((c) => c.resources?.limits?.['ephemeral-storage'] !== undefined);
+}
