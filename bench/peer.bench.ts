@@ -40,6 +40,7 @@
  *       --steady-s 90  --settle-s 15  --endpoint unix://…  --timeout-s 900
  *       --agents go,ts (any of go, ts, raw)  --raw-conc 8  --raw-steady-s (default --steady-s)
  *       --ts-args "--flag=… …"  --ts-bin PATH (another build's bin/kubelet-ts.js for ts: an A/B baseline)
+ *       --churn no (each run ends after its steady window)
  */
 import { performance } from 'node:perf_hooks';
 import { cpus, loadavg } from 'node:os';
@@ -49,6 +50,8 @@ import { join, resolve } from 'node:path';
 import type { Pod } from '../src/api/pod.js';
 import { CriClient } from '../src/cri/client.js';
 import { compareSources, type HistStats } from '../src/compare/summary.js';
+import { DEF_BUCKETS } from '../src/common/buckets.js';
+import { histogramQuantile } from '../src/common/histogram-math.js';
 import { ContainerState } from '../src/gen/runtime/v1/api.js';
 import { LABEL_POD_NAME, LABEL_POD_NAMESPACE } from '../src/runtime/types.js';
 import { podManifest } from '../test/e2e/agent-harness.js';
@@ -75,6 +78,8 @@ for (const a of AGENTS) if (!KINDS.includes(a)) throw new Error(`--agents: unkno
 const RAW_CONC = Number(arg('raw-conc', '8'));
 if (!Number.isInteger(RAW_CONC) || RAW_CONC < 1) throw new Error(`--raw-conc: not a positive integer: ${arg('raw-conc', '8')}`);
 const RAW_STEADY_S = Number(arg('raw-steady-s', String(STEADY_S)));
+/** `--churn no` ends each run after its steady window (for a steady-state run at a large N). */
+const CHURN = arg('churn', 'yes') !== 'no';
 const TS_ARGS = arg('ts-args', '').split(' ').filter(Boolean);
 const TS_BIN = arg('ts-bin', '') ? resolve(arg('ts-bin', '')) : undefined;
 const OUT = arg('out', 'peer');
@@ -190,6 +195,8 @@ export interface SteadyLists {
   samples: number;
   concurrentMeanMs: number;
   concurrentP99Ms: number;
+  /** The same p99 interpolated in upstream's buckets, as the agents' relist p99 is. */
+  concurrentBucketP99Ms?: number;
   serialMeanMs: number;
   serialP99Ms: number;
 }
@@ -356,6 +363,7 @@ async function agentRun(cri: CriClient, kind: PeerKind, n: number, roundNo: numb
         `cpu ${run.steady.cpuCores} cores, rss ${run.rssMiB} MiB`,
     );
 
+    if (!CHURN) return run as AgentRun;
     const churnCpu0 = procCpuS(agent.pid);
     const churnStart = await scrape(agent);
     const churnRuntimeCpu0 = procCpuS(RUNTIME_PID);
@@ -396,6 +404,12 @@ function memAvailableMiB(): number {
   return m ? Number(m[1]) / 1024 : Number.NaN;
 }
 
+/** The p99 of these durations (ms) as Prometheus interpolates it in upstream's DefBuckets. */
+function bucketP99(ms: number[]): number {
+  const buckets = [...DEF_BUCKETS, Infinity].map((le) => ({ le, count: ms.filter((x) => x / 1000 <= le).length }));
+  return histogramQuantile(0.99, buckets) * 1000;
+}
+
 /** The relist's two list calls, timed over RAW_STEADY_S seconds, alternating concurrent and serial each second. */
 async function steadyLists(cri: CriClient): Promise<SteadyLists> {
   const concurrent: number[] = [];
@@ -418,6 +432,7 @@ async function steadyLists(cri: CriClient): Promise<SteadyLists> {
     samples: concurrent.length + serial.length,
     concurrentMeanMs: round(mean(concurrent), 2),
     concurrentP99Ms: round(percentile(concurrent, 99), 2),
+    concurrentBucketP99Ms: round(bucketP99(concurrent), 2),
     serialMeanMs: round(mean(serial), 2),
     serialP99Ms: round(percentile(serial, 99), 2),
   };
@@ -463,6 +478,7 @@ async function rawRun(cri: CriClient, n: number, roundNo: number, position: numb
       );
     }
 
+    if (!CHURN) return run as RawRun;
     const churnCpu0 = procCpuS(RUNTIME_PID);
     const t1 = performance.now();
     const churn = await convergeWhile(raw.churn('a', 'b', n), t1, (signal) => waitConverged(cri, watch(signal), n, 'b', t1, true));

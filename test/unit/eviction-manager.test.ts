@@ -343,7 +343,11 @@ describe('EvictionManager: the pods are measured only when a decision reads them
   });
 
   it('reads the pods every pass while an active pod has a local storage limit, unless isolation is off', async () => {
-    const limited = pod('limited', {}, { spec: { containers: [{ name: 'c', image: 'busybox' }], volumes: [{ name: 'd', emptyDir: { sizeLimit: '1Mi' } }] } });
+    const limited = pod(
+      'limited',
+      {},
+      { spec: { containers: [{ name: 'c', image: 'busybox' }], volumes: [{ name: 'd', emptyDir: { sizeLimit: '1Mi' } }] } },
+    );
     const withLimit = pod('eph', { limits: { 'ephemeral-storage': '1Gi' } });
     for (const [p, isolation, reads] of [
       [limited, true, 2],
@@ -370,4 +374,3 @@ describe('EvictionManager: the pods are measured only when a decision reads them
     expect(h.stats.podCalls).toBe(2);
   });
 });
-
