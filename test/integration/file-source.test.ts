@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { rmSync, statSync } from 'node:fs';
 import { mkdtemp, mkdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -30,7 +30,7 @@ interface Harness {
   got: PodUpdate[];
   logs: Record<string, unknown>[];
   registry: Registry;
-  /** SETs the source has emitted (re-lists that produced a SET). */
+  /** SETs the source has emitted (re-lists that changed something; h.source.relists counts them all). */
   sets: number;
   /** The consumer of config.updates. */
   consumed: Promise<void>;
@@ -141,8 +141,8 @@ describe('FileSource through PodConfig (fs.watch)', () => {
     const errLog = h.logs.find((l) => l['file'] === badPath)!;
     expect((errLog['err'] as { message: string }).message).toMatch(/bad\.yaml: not valid YAML or JSON/);
     // Several periodic re-lists later: still one log line and one count.
-    const sets = h.sets;
-    await waitFor(() => h.sets >= sets + 3, { what: 'three more re-lists' });
+    const relists = h.source.relists;
+    await waitFor(() => h.source.relists >= relists + 3, { what: 'three more re-lists' });
     expect(h.logs.filter((l) => l['file'] === badPath && l['level'] === 50)).toHaveLength(1);
     expect(await h.registry.getSingleMetricAsString('kubelet_ts_static_pod_manifest_errors_total')).toContain('{source="file"} 1');
     expect(ops(h.got)).toEqual(['ADD:good-node1']);
@@ -169,8 +169,8 @@ describe('FileSource unknown fields (as kubectl apply --validate)', () => {
     await put('web.yaml', `${manifest('web')}    comand: [sleep, "1"]\n`);
     const h = start({ checkFrequencyMs: 50 });
     await waitFor(() => has(h.got, 'ADD:web-node1'));
-    const sets = h.sets;
-    await waitFor(() => h.sets >= sets + 3, { what: 'three more re-lists' });
+    const relists = h.source.relists;
+    await waitFor(() => h.source.relists >= relists + 3, { what: 'three more re-lists' });
     const warnings = h.logs.filter((l) => l['level'] === 40);
     expect(warnings.map((l) => [l['msg'], l['file'], l['field'], l['hint']])).toEqual([
       ['Unknown field in static pod manifest, ignored', join(dir, 'web.yaml'), 'spec.containers[0].comand', 'did you mean command?'],
@@ -195,6 +195,53 @@ describe('FileSource periodic re-list', () => {
     await rm(join(dir, 'web.yaml'));
     clock.step(20_000);
     await waitFor(() => has(h.got, 'REMOVE:web-node1'), { what: 're-list REMOVE' });
+  });
+});
+
+describe('FileSource re-lists of an unchanged directory', () => {
+  it('sends no SET while nothing changed; a same-size rewrite of a stable file is picked up by its stat', async () => {
+    const clock = new FakeClock();
+    await put('a.yaml', manifest('a', 'nginx:1.25', 'uid-a'));
+    await put('b.yaml', manifest('b'));
+    // Past STABLE_AFTER_MS (2 s): the files' ctime is then old enough for their stat to stand for their content.
+    const written = statSync(join(dir, 'a.yaml')).ctimeMs;
+    await waitFor(() => Date.now() - written > 2_500, { what: 'the manifests to age past 2 s', timeoutMs: 10_000 });
+    const h = start({ clock, watch: false, checkFrequencyMs: 20_000 });
+    await waitFor(() => has(h.got, 'ADD:a-node1,b-node1') && h.source.idle, { what: 'first SET' });
+    // A re-list is over once the source is idle with its next period's timer set (the only timer: no watch).
+    const settled = () => h.source.idle && clock.pendingTimers() === 1;
+    const relisted = async (n: number) => {
+      await waitFor(settled, { what: `before re-list ${n}` });
+      clock.step(20_000);
+      expect(h.source.idle).toBe(false);
+      await waitFor(settled, { what: `re-list ${n}` });
+    };
+    expect(h.source.reads).toBe(2);
+    await relisted(1);
+    await relisted(2);
+    expect(h.sets).toBe(1);
+    expect(h.source.reads).toBe(2);
+    // The same size, so only the stat's times and inode tell.
+    await put('a.yaml', manifest('a', 'nginx:1.26', 'uid-a'));
+    await relisted(3);
+    await waitFor(() => has(h.got, 'UPDATE:a-node1'), { what: 'UPDATE from the rewrite' });
+    expect(h.sets).toBe(2);
+    expect(h.source.reads).toBe(3);
+    expect(h.got.find((u) => u.op === 'UPDATE')!.pods[0].spec.containers[0].image).toBe('nginx:1.26');
+  });
+
+  it('a file rewritten in place with the same size right after a read is read again (too young to trust its stat)', async () => {
+    const clock = new FakeClock();
+    const file = join(dir, 'a.yaml');
+    await writeFile(file, manifest('a', 'nginx:1.25', 'uid-a'));
+    const h = start({ clock, watch: false, checkFrequencyMs: 20_000 });
+    await waitFor(() => has(h.got, 'ADD:a-node1') && h.source.idle, { what: 'first SET' });
+    // In place: the inode stays, and mtime and ctime may fall in the same timestamp tick as the first write.
+    await writeFile(file, manifest('a', 'nginx:1.26', 'uid-a'));
+    await waitFor(() => h.source.idle && clock.pendingTimers() === 1, { what: 'the next period set' });
+    clock.step(20_000);
+    await waitFor(() => has(h.got, 'UPDATE:a-node1'), { what: 'UPDATE from the in-place rewrite' });
+    expect(h.got.find((u) => u.op === 'UPDATE')!.pods[0].spec.containers[0].image).toBe('nginx:1.26');
   });
 });
 
@@ -241,8 +288,8 @@ describe('FileSource empty and missing paths', () => {
     await symlink(join(dir, 'missing'), join(dir, 'e-dangling.yaml'));
     const h = start({ checkFrequencyMs: 50 });
     await waitFor(() => has(h.got, 'ADD:good-node1'));
-    const sets = h.sets;
-    await waitFor(() => h.sets >= sets + 3, { what: 'three more re-lists' });
+    const relists = h.source.relists;
+    await waitFor(() => h.source.relists >= relists + 3, { what: 'three more re-lists' });
     const skips = () =>
       h.logs
         .filter((l) => l['level'] === 40)
@@ -265,8 +312,8 @@ describe('FileSource empty and missing paths', () => {
     execFileSync('mkfifo', [join(dir, 'a-dir.yaml')]);
     await waitFor(() => skips().length === 6, { what: 'the changed entry logged again' });
     expect(skips()[5]).toEqual(['a-dir.yaml', 'not_regular_file', 'FIFO', 'Manifest path is not a directory or regular file, skipping it']);
-    const again = h.sets;
-    await waitFor(() => h.sets >= again + 3, { what: 'three more re-lists' });
+    const again = h.source.relists;
+    await waitFor(() => h.source.relists >= again + 3, { what: 'three more re-lists' });
     expect(skips()).toHaveLength(6);
     expect(ops(h.got)).toEqual(['ADD:good-node1']);
   });

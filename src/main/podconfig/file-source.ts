@@ -30,8 +30,18 @@
  *    manifest directory on a file system that hangs (an unreachable NFS
  *    server) would stall the main thread in such a read, as it stalls
  *    upstream's file-source goroutine; keep staticPodPath on local disk.
+ *  - A manifest whose stat (device, inode, size, mtime, ctime) is the one
+ *    taken just before its last read, and whose ctime was then over
+ *    STABLE_AFTER_MS old, is not read again: a write since that read would
+ *    have moved its ctime (the kernel sets it, and the age rules out a second
+ *    write within one timestamp tick). Younger files are read every time.
+ *  - A re-list whose pods are the ones of the previous SET, file by file,
+ *    sends nothing: the SET would change nothing in PodConfig (upstream's
+ *    merge of an identical SET makes no ADD, UPDATE or REMOVE), and the
+ *    source is already seen. At 1000 manifests that skips ~1000 reads, a
+ *    merge and a clone of every pod each fileCheckFrequency.
  */
-import { closeSync, constants, openSync, readSync, watch, type FSWatcher, type Stats } from 'node:fs';
+import { closeSync, constants, openSync, readSync, statSync, watch, type BigIntStats, type FSWatcher, type Stats } from 'node:fs';
 import { lstat, open, readdir, stat } from 'node:fs/promises';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { basename, dirname, join } from 'node:path';
@@ -49,6 +59,8 @@ import { Nudge, runPeriodically } from '../../common/periodic.js';
 const READ_SLICE = 64;
 /** A manifest shorter than this is read in one read(2); a longer one takes the stat-and-readFile path. */
 const ONE_READ_BYTES = 16 * 1024;
+/** A file whose ctime is at least this old when stat'ed before a read is not read again until its stat changes. */
+const STABLE_AFTER_MS = 2_000;
 
 export const DEFAULT_FILE_CHECK_FREQUENCY_MS = 20_000;
 export const DEFAULT_WATCH_DEBOUNCE_MS = 100;
@@ -111,8 +123,13 @@ export class FileSource implements PodSource {
   private readonly skippedEntries: Counter<'reason'>;
   private readonly period: number;
   private readonly debounce: number;
-  /** Last content and decode result per manifest path; a reused pod is cloned. */
-  private readonly cache = new Map<string, { content: string; result: Decoded }>();
+  /**
+   * Last content and decode result per manifest path; a reused pod is cloned.
+   * `stat`: the file's identity taken before that read, when it was stable.
+   */
+  private readonly cache = new Map<string, { content: string; result: Decoded; stat?: string }>();
+  /** The results the last SET was made of, in order (undefined: none sent, or the path went missing). */
+  private lastSet: Decoded[] | undefined;
   /** Last error message reported per path (log and count once per distinct error). */
   private readonly reported = new Map<string, string>();
   /** reason and detail of each entry the last directory listing skipped (logged and counted when they change). */
@@ -124,6 +141,8 @@ export class FileSource implements PodSource {
   private readonly nudge = new Nudge();
   private cancelDebounce: (() => void) | undefined;
   private running = false;
+  private relistCount = 0;
+  private readCount = 0;
   private again = false;
   private missingLogged = false;
   /** readSmallFile's buffer, allocated on first use. */
@@ -155,6 +174,16 @@ export class FileSource implements PodSource {
     }).catch(onError);
   }
 
+  /** Re-lists completed so far (one SET or none each, see the module contract). */
+  get relists(): number {
+    return this.relistCount;
+  }
+
+  /** Manifests read so far (a manifest whose stat stands for its content is not read again). */
+  get reads(): number {
+    return this.readCount;
+  }
+
   /** True when no re-list is running or requested. */
   get idle(): boolean {
     return !this.running && !this.again;
@@ -176,6 +205,7 @@ export class FileSource implements PodSource {
       this.log.error({ err }, 'Unable to read config path');
     } finally {
       this.running = false;
+      this.relistCount++;
     }
   }
 
@@ -219,6 +249,14 @@ export class FileSource implements PodSource {
     if (!this.signal?.aborted) this.out?.({ op: 'SET', pods });
   }
 
+  /** A SET of the valid pods among `results`, unless they are the previous SET's (module contract). */
+  private emitResults(results: Decoded[]): void {
+    const last = this.lastSet;
+    if (last && last.length === results.length && last.every((r, i) => r === results[i])) return;
+    this.lastSet = results;
+    this.emit(results.flatMap((r) => (r.ok ? [structuredClone(r.pod)] : [])));
+  }
+
   private async relist(): Promise<void> {
     const path = this.opts.path;
     let info;
@@ -233,25 +271,27 @@ export class FileSource implements PodSource {
       this.cache.clear();
       this.reported.clear();
       this.skipped.clear();
+      this.lastSet = undefined;
       return this.emit([]);
     }
     this.missingLogged = false;
     if (info.isDirectory()) {
       this.ensureWatcher(path);
-      return this.emit(await this.listDir(path));
+      return this.emitResults(await this.listDir(path));
     }
     this.skipped.clear();
     if (info.isFile()) {
       this.ensureWatcher(dirname(path), basename(path));
       const r = await this.decodeFile(path, info.size);
       this.prune(new Set([path]));
-      if (r.ok) this.emit([r.pod]);
+      if (r.ok) this.emitResults([r]);
       return;
     }
     throw new ManifestError(`${path}: static pod path is not a directory or regular file; point staticPodPath at a directory of manifests`);
   }
 
-  private async listDir(dir: string): Promise<Pod[]> {
+  /** Every manifest's decode result (valid or not), in file-name order. */
+  private async listDir(dir: string): Promise<Decoded[]> {
     const entries = (await readdir(dir, { withFileTypes: true }))
       .filter((e) => !e.name.startsWith('.'))
       .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
@@ -265,7 +305,7 @@ export class FileSource implements PodSource {
     }
     this.prune(live);
     this.reportSkipped(skipped);
-    return decoded.flatMap((r) => (r?.ok ? [r.pod] : []));
+    return decoded.filter((r) => r !== undefined);
   }
 
   /**
@@ -274,10 +314,16 @@ export class FileSource implements PodSource {
    * (upstream extractFromDir's cases) goes to `skipped` unopened.
    */
   private async readEntry(file: string, isFile: boolean, live: Set<string>, skipped: Map<string, Skipped>): Promise<Decoded | undefined> {
+    const identity = isFile ? stableIdentity(file) : undefined;
+    const cached = this.cache.get(file);
+    if (identity !== undefined && cached?.stat === identity) {
+      live.add(file);
+      return cached.result;
+    }
     const content = isFile ? this.readSmallFile(file) : undefined;
     if (content !== undefined) {
       live.add(file);
-      return this.decodeFile(file, Buffer.byteLength(content), content);
+      return this.decodeFile(file, Buffer.byteLength(content), content, identity);
     }
     let info;
     try {
@@ -350,8 +396,8 @@ export class FileSource implements PodSource {
     for (const k of this.reported.keys()) if (!live.has(k)) this.reported.delete(k);
   }
 
-  /** `content`: the file's text when already read. */
-  private async decodeFile(file: string, size: number, content?: string): Promise<Decoded> {
+  /** `content`: the file's text when already read; `stat`: its stable identity from before that read. */
+  private async decodeFile(file: string, size: number, content?: string, stat?: string): Promise<Decoded> {
     let result: Decoded;
     if (size > MAX_MANIFEST_BYTES) {
       this.cache.delete(file);
@@ -360,6 +406,7 @@ export class FileSource implements PodSource {
         error: new ManifestError(`${file}: manifest is ${size} bytes, over the ${MAX_MANIFEST_BYTES}-byte limit; shrink it`),
       };
     } else {
+      this.readCount++;
       try {
         content ??= await readRegularFile(file);
       } catch (err) {
@@ -377,11 +424,11 @@ export class FileSource implements PodSource {
       } else {
         const cached = this.cache.get(file);
         result = cached?.content === content ? cached.result : this.decode(file, content);
-        this.cache.set(file, { content, result });
+        this.cache.set(file, { content, result, stat });
       }
     }
     this.report(file, result);
-    return result.ok ? { ok: true, pod: structuredClone(result.pod) } : result;
+    return result;
   }
 
   /** Runs once per content of a file (cached), so a pod's unknown fields are warned about once per change. */
@@ -414,6 +461,22 @@ export class FileSource implements PodSource {
     this.errors.inc({ source: FILE_SOURCE });
     this.log.error({ file, err: { code: r.error.code, message: msg } }, 'Cannot process static pod manifest, skipping it');
   }
+}
+
+/**
+ * The file's device, inode, size, mtime and ctime as one string, when it is a
+ * regular file whose ctime is over STABLE_AFTER_MS old; undefined otherwise
+ * (too young to be trusted, not a regular file, or stat failed).
+ */
+function stableIdentity(file: string): string | undefined {
+  let st: BigIntStats | undefined;
+  try {
+    st = statSync(file, { bigint: true, throwIfNoEntry: false });
+  } catch {
+    return undefined;
+  }
+  if (!st?.isFile() || BigInt(Date.now()) - st.ctimeNs / 1_000_000n < STABLE_AFTER_MS) return undefined;
+  return `${st.dev}:${st.ino}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
 }
 
 /**
