@@ -6,7 +6,8 @@
  * Per configuration: N one-container manifests, the agent started, every pod
  * Running in /pods, a settle time, then a window of --steady-s seconds with
  * the agent's RSS sampled each second (median, max), its peak RSS (VmHWM)
- * and thread count; then a heap snapshot of the main thread (SIGUSR2 via
+ * and thread count, and its CPU over the window (all threads, in cores);
+ * then a heap snapshot of the main thread (SIGUSR2 via
  * --heapsnapshot-signal) and of pool worker 0 (/debug/pprof/heap?worker=0),
  * each summarised as total self size and the largest groups by type and
  * constructor. The SharedArrayBuffer sizes for maxPods are listed once
@@ -29,6 +30,7 @@ import { AgentProcess, binLaunch, podManifest } from '../test/e2e/agent-harness.
 import { pollUntil } from '../test/helpers/poll.js';
 import { createSharedState } from '../src/shared/shared-state.js';
 import { summarizeHeapSnapshot, type HeapSummary } from './lib/heap-summary.js';
+import { procCpuS } from './lib/cpu.js';
 import { memoryMiB } from './lib/peer-agents.js';
 import { arg, machine, percentile, round, writeResults } from './lib/report.js';
 import { startSimProcess } from './lib/sim-process.js';
@@ -52,6 +54,8 @@ interface ConfigResult {
   rssMaxMiB: number;
   hwmMiB: number;
   threads: number;
+  /** utime + stime of the agent process over the steady window, per second. */
+  cpuCores: number;
   mainHeap?: HeapSummary;
   workerHeap?: HeapSummary;
   snapshotError?: string;
@@ -128,10 +132,13 @@ async function runConfig(endpoint: string, config: string, n: number): Promise<C
     await sleep(SETTLE_S * 1000);
     const pid = agent.pid!;
     const samples: number[] = [];
+    const cpu0 = procCpuS(pid);
+    const w0 = performance.now();
     for (let s = 0; s < STEADY_S; s++) {
       samples.push(memoryMiB(pid).rss);
       await sleep(1000);
     }
+    const cpuCores = (procCpuS(pid) - cpu0) / ((performance.now() - w0) / 1000);
     const result: ConfigResult = {
       config,
       bootS: round(bootS, 1),
@@ -139,6 +146,7 @@ async function runConfig(endpoint: string, config: string, n: number): Promise<C
       rssMaxMiB: round(Math.max(...samples), 1),
       hwmMiB: round(memoryMiB(pid).hwm, 1),
       threads: threadCount(pid),
+      cpuCores: round(cpuCores, 4),
     };
     if (SNAPSHOTS) {
       try {
@@ -151,7 +159,7 @@ async function runConfig(endpoint: string, config: string, n: number): Promise<C
       }
     }
     console.log(
-      `${config}: RSS median ${result.rssMedianMiB} MiB, max ${result.rssMaxMiB}, peak ${result.hwmMiB}, threads ${result.threads}, boot ${result.bootS} s`,
+      `${config}: RSS median ${result.rssMedianMiB} MiB, max ${result.rssMaxMiB}, peak ${result.hwmMiB}, threads ${result.threads}, CPU ${result.cpuCores} cores, boot ${result.bootS} s`,
     );
     return result;
   } finally {
@@ -182,17 +190,17 @@ function markdown(results: ConfigResult[], shared: Record<string, number>, meta:
     '',
     `Machine: ${JSON.stringify(meta.machine)}`,
     '',
-    `${PODS} static one-container pods on kubelet-ts-sim (its own process), --max-pods=${MAX_PODS}; RSS sampled each second for ${STEADY_S} s after every pod is Running plus ${SETTLE_S} s. One run per configuration, in the order listed.`,
+    `${PODS} static one-container pods on kubelet-ts-sim (its own process), --max-pods=${MAX_PODS}; RSS sampled each second, and the agent's CPU (all threads) measured, over ${STEADY_S} s after every pod is Running plus ${SETTLE_S} s. One run per configuration, in the order listed.`,
     '',
     `Agent started as bin/kubelet-ts.js does: \`${Object.entries(binLaunch().env)
       .map(([k, v]) => `${k}=${v} `)
       .join('')}node ${binLaunch().nodeFlags.join(' ')}\`.`,
     '',
-    '| configuration | RSS median (MiB) | RSS max (MiB) | peak RSS (MiB) | threads | boot → all Running (s) | main heap (MiB) | worker 0 heap (MiB) |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|',
+    '| configuration | RSS median (MiB) | RSS max (MiB) | peak RSS (MiB) | threads | steady CPU (cores) | boot → all Running (s) | main heap (MiB) | worker 0 heap (MiB) |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...results.map(
       (r) =>
-        `| ${r.config} | ${r.rssMedianMiB} | ${r.rssMaxMiB} | ${r.hwmMiB} | ${r.threads} | ${r.bootS} | ${r.mainHeap ? mib(r.mainHeap.totalBytes) : ''} | ${r.workerHeap ? mib(r.workerHeap.totalBytes) : ''} |`,
+        `| ${r.config} | ${r.rssMedianMiB} | ${r.rssMaxMiB} | ${r.hwmMiB} | ${r.threads} | ${r.cpuCores} | ${r.bootS} | ${r.mainHeap ? mib(r.mainHeap.totalBytes) : ''} | ${r.workerHeap ? mib(r.workerHeap.totalBytes) : ''} |`,
     ),
     '',
     `SharedArrayBuffers for maxPods ${MAX_PODS} (allocated; only written pages are resident): ${Object.entries(shared)
