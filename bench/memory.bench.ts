@@ -6,7 +6,9 @@
  * Per configuration: N one-container manifests, the agent started, every pod
  * Running in /pods, a settle time, then a window of --steady-s seconds with
  * the agent's RSS sampled each second (median, max), its peak RSS (VmHWM)
- * and thread count, and its CPU over the window (all threads, in cores);
+ * and thread count, its CPU over the window (all threads, in cores) and its
+ * relists over the window (kubelet_pleg_relist_duration_seconds, mean and p99
+ * interpolated in upstream's buckets, as the peer bench reports them);
  * then a heap snapshot of the main thread (SIGUSR2 via
  * --heapsnapshot-signal) and of pool worker 0 (/debug/pprof/heap?worker=0),
  * each summarised as total self size and the largest groups by type and
@@ -28,6 +30,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AgentProcess, binLaunch, podManifest } from '../test/e2e/agent-harness.js';
 import { pollUntil } from '../test/helpers/poll.js';
+import { compareSources } from '../src/compare/summary.js';
 import { createSharedState } from '../src/shared/shared-state.js';
 import { summarizeHeapSnapshot, type HeapSummary } from './lib/heap-summary.js';
 import { procCpuS } from './lib/cpu.js';
@@ -56,6 +59,9 @@ interface ConfigResult {
   threads: number;
   /** utime + stime of the agent process over the steady window, per second. */
   cpuCores: number;
+  /** kubelet_pleg_relist_duration_seconds over the steady window. */
+  relistMeanMs: number;
+  relistP99Ms: number;
   mainHeap?: HeapSummary;
   workerHeap?: HeapSummary;
   snapshotError?: string;
@@ -132,6 +138,7 @@ async function runConfig(endpoint: string, config: string, n: number): Promise<C
     await sleep(SETTLE_S * 1000);
     const pid = agent.pid!;
     const samples: number[] = [];
+    const metrics0 = await (await fetch(agent.metricsUrl)).text();
     const cpu0 = procCpuS(pid);
     const w0 = performance.now();
     for (let s = 0; s < STEADY_S; s++) {
@@ -139,6 +146,10 @@ async function runConfig(endpoint: string, config: string, n: number): Promise<C
       await sleep(1000);
     }
     const cpuCores = (procCpuS(pid) - cpu0) / ((performance.now() - w0) / 1000);
+    const metrics1 = await (await fetch(agent.metricsUrl)).text();
+    const relist = compareSources([
+      { name: config, origin: agent.metricsUrl, start: { text: metrics0, timeMs: w0 }, end: { text: metrics1, timeMs: performance.now() } },
+    ]).sources[0].relistDuration;
     const result: ConfigResult = {
       config,
       bootS: round(bootS, 1),
@@ -147,6 +158,8 @@ async function runConfig(endpoint: string, config: string, n: number): Promise<C
       hwmMiB: round(memoryMiB(pid).hwm, 1),
       threads: threadCount(pid),
       cpuCores: round(cpuCores, 4),
+      relistMeanMs: relist ? round(relist.meanS * 1000, 2) : Number.NaN,
+      relistP99Ms: relist ? round(relist.p99S * 1000, 2) : Number.NaN,
     };
     if (SNAPSHOTS) {
       try {
@@ -159,7 +172,7 @@ async function runConfig(endpoint: string, config: string, n: number): Promise<C
       }
     }
     console.log(
-      `${config}: RSS median ${result.rssMedianMiB} MiB, max ${result.rssMaxMiB}, peak ${result.hwmMiB}, threads ${result.threads}, CPU ${result.cpuCores} cores, boot ${result.bootS} s`,
+      `${config}: RSS median ${result.rssMedianMiB} MiB, max ${result.rssMaxMiB}, peak ${result.hwmMiB}, threads ${result.threads}, CPU ${result.cpuCores} cores, relist mean ${result.relistMeanMs} p99 ${result.relistP99Ms} ms, boot ${result.bootS} s`,
     );
     return result;
   } finally {
@@ -190,17 +203,17 @@ function markdown(results: ConfigResult[], shared: Record<string, number>, meta:
     '',
     `Machine: ${JSON.stringify(meta.machine)}`,
     '',
-    `${PODS} static one-container pods on kubelet-ts-sim (its own process), --max-pods=${MAX_PODS}; RSS sampled each second, and the agent's CPU (all threads) measured, over ${STEADY_S} s after every pod is Running plus ${SETTLE_S} s. One run per configuration, in the order listed.`,
+    `${PODS} static one-container pods on kubelet-ts-sim (its own process), --max-pods=${MAX_PODS}; RSS sampled each second, and the agent's CPU (all threads) and relist durations (\`kubelet_pleg_relist_duration_seconds\`, p99 interpolated in upstream's buckets) measured, over ${STEADY_S} s after every pod is Running plus ${SETTLE_S} s. One run per configuration, in the order listed.`,
     '',
     `Agent started as bin/kubelet-ts.js does: \`${Object.entries(binLaunch().env)
       .map(([k, v]) => `${k}=${v} `)
       .join('')}node ${binLaunch().nodeFlags.join(' ')}\`.`,
     '',
-    '| configuration | RSS median (MiB) | RSS max (MiB) | peak RSS (MiB) | threads | steady CPU (cores) | boot → all Running (s) | main heap (MiB) | worker 0 heap (MiB) |',
-    '|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+    '| configuration | RSS median (MiB) | RSS max (MiB) | peak RSS (MiB) | threads | steady CPU (cores) | relist mean / p99 (ms) | boot → all Running (s) | main heap (MiB) | worker 0 heap (MiB) |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
     ...results.map(
       (r) =>
-        `| ${r.config} | ${r.rssMedianMiB} | ${r.rssMaxMiB} | ${r.hwmMiB} | ${r.threads} | ${r.cpuCores} | ${r.bootS} | ${r.mainHeap ? mib(r.mainHeap.totalBytes) : ''} | ${r.workerHeap ? mib(r.workerHeap.totalBytes) : ''} |`,
+        `| ${r.config} | ${r.rssMedianMiB} | ${r.rssMaxMiB} | ${r.hwmMiB} | ${r.threads} | ${r.cpuCores} | ${r.relistMeanMs} / ${r.relistP99Ms} | ${r.bootS} | ${r.mainHeap ? mib(r.mainHeap.totalBytes) : ''} | ${r.workerHeap ? mib(r.workerHeap.totalBytes) : ''} |`,
     ),
     '',
     `SharedArrayBuffers for maxPods ${MAX_PODS} (allocated; only written pages are resident): ${Object.entries(shared)

@@ -19,7 +19,7 @@
  *    C=8 with the kubelet's own sandbox and container configs (lib/raw-kubelet-pod.ts:
  *    seccomp RuntimeDefault for the pause container as upstream, DNS, labels, ...),
  *    and at C=8 with the kubelet's work for each pod (also its files and status
- *    reads: six calls; lib/raw-kubelet-pod.ts);
+ *    reads: five calls per pod, as the agent makes; lib/raw-kubelet-pod.ts);
  * 3. agent: all manifests written before the agent starts (a node boot: the first
  *    file-source SET holds every pod), then the CLI is spawned. Wall to all Running =
  *    spawn → first /pods poll where every pod is phase Running with every container
@@ -53,6 +53,7 @@ import type { Pod } from '../src/api/pod.js';
 import { CriClient } from '../src/cri/client.js';
 import { runRawPod, SIM_BUSYBOX_IMAGE } from '../src/sim/populate.js';
 import { runKubeletConfigPod } from './lib/raw-kubelet-pod.js';
+import { PresentImages } from '../src/workers/sync/present-images.js';
 import { AgentProcess, podManifest } from '../test/e2e/agent-harness.js';
 import { arg, machine, percentile, round, writeResults } from './lib/report.js';
 import { startSimProcess } from './lib/sim-process.js';
@@ -124,6 +125,7 @@ async function rawRun(
   const t0 = performance.now();
   let next = 0;
   let done = 0;
+  const presentImages = new PresentImages(); // the batch's, as each agent thread keeps its own
   const lane = async () => {
     while (next < n) {
       const i = next++;
@@ -132,7 +134,8 @@ async function rawRun(
       const uid = `${namespace}-uid-${i}`;
       if (kind !== 'minimal') {
         const manifest = podManifest(`p-${i}`, namespace, [{ name: 'c', command: COMMAND, image: IMAGE }]);
-        const work = kind === 'work' ? { rootDir: join(logRoot, 'root'), containerLogsDir: join(logRoot, 'containers') } : undefined;
+        const work =
+          kind === 'work' ? { rootDir: join(logRoot, 'root'), containerLogsDir: join(logRoot, 'containers'), presentImages } : undefined;
         await runKubeletConfigPod(cri, { manifest, nodeName: NODE, podLogsDir: logRoot, imageRef: IMAGE, work });
       } else {
         const logDirectory = join(logRoot, `${namespace}_${name}_${uid}`);

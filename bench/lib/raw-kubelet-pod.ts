@@ -15,11 +15,13 @@
  *   that it runs, with the agent's own functions, one pod at a time and no
  *   kubelet around it: the pod's directories (pods/<uid>/volumes, plugins),
  *   PodSandboxStatus after RunPodSandbox (its IPs, as upstream SyncPod),
- *   ImageStatus before CreateContainer (upstream EnsureImageExists), the
- *   restart count from the log directory, the hosts file and the
- *   termination-message file (makeMounts), the legacy log link after
- *   StartContainer, and one ContainerStatus (the least a kubelet reads to
- *   report the container; upstream's relist inspection reads more). Six calls.
+ *   the image check before CreateContainer (the agent's ensureImage: an
+ *   ImageStatus unless the batch's PresentImages found the image present
+ *   moments ago, as each agent thread does), the restart count from the log
+ *   directory, the hosts file and the termination-message file (makeMounts),
+ *   the legacy log link after StartContainer, and one ContainerStatus (the
+ *   least a kubelet reads to report the container; upstream's relist
+ *   inspection reads more). Five calls per pod, as the agent makes.
  *   "agent / this" is what the agent adds beyond the work itself: process
  *   start, manifests, dispatch, PLEG, status, and its concurrency.
  */
@@ -33,6 +35,8 @@ import { decodePodManifest } from '../../src/main/podconfig/manifest.js';
 import { FILE_SOURCE } from '../../src/main/podconfig/types.js';
 import { legacyLogLinkPath, linkContainerLog } from '../../src/workers/logs/legacy-log-link.js';
 import { generateContainerConfig } from '../../src/workers/sync/container-config.js';
+import { ensureImage } from '../../src/workers/sync/image-puller.js';
+import type { PresentImages } from '../../src/workers/sync/present-images.js';
 import { containerLogsDirectory, restartCountFromLogDir } from '../../src/workers/sync/log-restart-count.js';
 import { makeMounts } from '../../src/workers/sync/make-mounts.js';
 import { buildPodLogsDirectory } from '../../src/pod/log-paths.js';
@@ -46,7 +50,7 @@ export interface KubeletPodOptions {
   /** Resolved image reference for the container configs (the agent's ImageStatus answer). */
   imageRef: string;
   /** Also the files and status reads a kubelet makes (the "work" level); absent: configs only. */
-  work?: { rootDir: string; containerLogsDir: string };
+  work?: { rootDir: string; containerLogsDir: string; presentImages: PresentImages };
 }
 
 let resolvConf: string | undefined;
@@ -76,7 +80,11 @@ export async function runKubeletConfigPod(cri: CriClient, o: KubeletPodOptions):
   for (let i = 0; i < containers.length; i++) {
     const c = containers[i];
     let imageRef = o.imageRef;
-    if (o.work) imageRef = (await cri.imageStatus({ image: { image: c.image ?? '' } })).image?.id ?? imageRef;
+    if (o.work) {
+      const image = await ensureImage(cri, pod, c, {}, Date.now(), { presentImages: o.work.presentImages });
+      if (!image.ok) throw new Error(`${c.image}: ${image.reason.reason}: ${image.reason.message}`);
+      imageRef = image.imageRef;
+    }
     const config = generateContainerConfig(pod, i, {
       kind: 'regular',
       restartCount: o.work ? restartCountFromLogDir(containerLogsDirectory(podLogs, c.name)) : 0,

@@ -22,8 +22,8 @@ export function markdown(results: ScenarioResult[], meta: Record<string, unknown
       '"raw C=8, kubelet configs" makes the same three calls with the sandbox and container configs the kubelet generates for these pods ' +
       '(seccomp RuntimeDefault for the pause container as upstream, DNS from the node, labels, annotations, linux resources), without the files it writes or its reads; ' +
       '"raw C=8, kubelet work" adds the rest of what a kubelet must do to start each pod and learn that it runs, with the agent\'s own functions ' +
-      '(pod directories, PodSandboxStatus, ImageStatus, the restart count from the log directory, hosts and termination-message files, ' +
-      'the log link, one ContainerStatus: six calls) and nothing around it (no process start, manifests, PLEG or status); ' +
+      '(pod directories, PodSandboxStatus, the image check (ImageStatus unless the batch found the image present moments ago, as the agent does), ' +
+      'the restart count from the log directory, hosts and termination-message files, the log link, one ContainerStatus: five calls per pod) and nothing around it (no process start, manifests, PLEG or status); ' +
       'the last columns are agent / those runs.',
     '',
   );
