@@ -4,7 +4,7 @@
  * inline mode (--worker-threads=0) exists for debugging and for benchmarks to
  * compare against, not as a second implementation.
  */
-import { MessageChannel, type Worker } from 'node:worker_threads';
+import { MessageChannel, type ResourceLimits, type Worker } from 'node:worker_threads';
 import * as Comlink from 'comlink';
 import { Piscina } from 'piscina';
 import type { Clock } from '../common/clock.js';
@@ -16,7 +16,7 @@ import type { RelistLoopApi, RequestOf, TaskRequest, TaskResult, TaskResults, Ta
 import type { WorkerInit } from '../shared/shared-state.js';
 import { RelistLoop } from './relist/relist-loop.js';
 import { createTaskContext, runTask, type TaskContext } from './tasks.js';
-import { WORKER_RESOURCE_LIMITS } from './worker-limits.js';
+import { poolResourceLimits, WORKER_RESOURCE_LIMITS } from './worker-limits.js';
 import type { Runtime } from '../runtime/runtime.js';
 
 export interface TaskRunner {
@@ -78,6 +78,8 @@ export interface PoolOptions {
   threads: number;
   /** Tasks are I/O-bound (CRI calls), so each worker runs several at once. */
   concurrentTasksPerWorker?: number;
+  /** The threads' V8 limits; absent: WORKER_RESOURCE_LIMITS. */
+  resourceLimits?: ResourceLimits;
 }
 
 /** The worker entry file next to this module: .ts under tsx/vitest, .js from dist. */
@@ -109,7 +111,7 @@ export class PoolRunner implements TaskRunner {
       atomics: 'disabled',
       idleTimeout: Number.POSITIVE_INFINITY,
       workerData: init,
-      resourceLimits: WORKER_RESOURCE_LIMITS,
+      resourceLimits: options.resourceLimits ?? WORKER_RESOURCE_LIMITS,
     });
   }
 
@@ -167,6 +169,7 @@ export class PoolRunner implements TaskRunner {
   }
 }
 
-export function createTaskRunner(init: WorkerInit, threads: number): TaskRunner {
-  return threads === 0 ? new InlineRunner(init) : new PoolRunner(init, { threads });
+/** Inline for 0 threads, else a pool whose threads' young generation follows maxPods (worker-limits.ts). */
+export function createTaskRunner(init: WorkerInit, threads: number, maxPods: number): TaskRunner {
+  return threads === 0 ? new InlineRunner(init) : new PoolRunner(init, { threads, resourceLimits: poolResourceLimits(maxPods) });
 }

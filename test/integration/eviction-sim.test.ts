@@ -43,7 +43,7 @@ describe('eviction over the simulated runtime', () => {
   beforeAll(async () => {
     sim = await startSimRuntime({ listen: `unix://${join(dir, 'cri.sock')}` });
     cri = new CriClient({ runtimeEndpoint: sim.endpoint });
-    runner = createTaskRunner(createSharedState({ maxPods: 8 }).workerInit(sim.endpoint), 0);
+    runner = createTaskRunner(createSharedState({ maxPods: 8 }).workerInit(sim.endpoint), 0, 8);
     for (const name of ['hog', 'writer', 'guaranteed']) {
       const { podSandboxId } = await cri.runPodSandbox({
         config: { metadata: { name, namespace: 'ns', uid: `uid-${name}`, attempt: 0 }, logDirectory: join(dir, 'logs', name) },

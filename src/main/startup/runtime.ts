@@ -9,6 +9,7 @@ import type { VersionResponse } from '../../gen/runtime/v1/api.js';
 import { createSharedState, type SharedState } from '../../shared/shared-state.js';
 import { imagePullLimits } from '../../shared/image-pull-gate.js';
 import { createTaskRunner, PoolRunner, type TaskRunner } from '../../workers/task-runner.js';
+import { poolResourceLimits } from '../../workers/worker-limits.js';
 import type { WorkerInit } from '../../shared/shared-state.js';
 import { RUNTIME_OPS_DURATION, RUNTIME_OPS_ERRORS, RUNTIME_OPS_TOTAL, sharedRuntimeObserver } from '../../shared/worker-metrics.js';
 import { configSummary } from '../config/config-summary.js';
@@ -73,7 +74,7 @@ export async function startRuntime(
     ...shared.workerInit(runtimeEndpoint, { imageEndpoint, timeoutMs: config.runtimeRequestTimeout }),
     ...(crashArm ? { crashArm: crashArm.buffer } : {}),
   };
-  const runner = createTaskRunner(workerInit, config.workerThreads);
+  const runner = createTaskRunner(workerInit, config.workerThreads, config.maxPods);
   shutdown.add('worker pool', () => runner.close());
   // Test-only (KTS_TEST_FAULT_HOOKS, the fault suite): SIGUSR2 terminates the pool's threads or arms a crash.
   const crashWorkers = async () => {
@@ -90,6 +91,7 @@ export async function startRuntime(
       runtime: `${runtimeVersion.runtimeName} ${runtimeVersion.runtimeVersion}`,
       runtimeEndpoint: config.containerRuntimeEndpoint,
       workerThreads: runner.threads,
+      ...(runner.threads > 0 && { workerYoungGenerationMb: poolResourceLimits(config.maxPods).maxYoungGenerationSizeMb }),
       mode: config.kubeconfig ? 'cluster' : 'standalone',
       pleg: config.pleg,
       ...configSummary(config, sources),
