@@ -1,3 +1,4 @@
+import { setImmediate as nextMacrotask } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { SyncBackoffError } from '../../src/common/errors.js';
 import { CauseLog } from '../../src/common/cause-log.js';
@@ -81,8 +82,12 @@ class ManualSyncer implements PodSyncer {
   }
 }
 
+/** Lets every loop run to its next wait: a loop starts in a macrotask of its own, then runs on microtasks. */
 const flush = async () => {
-  for (let i = 0; i < 10; i++) await Promise.resolve();
+  for (let round = 0; round < 3; round++) {
+    await nextMacrotask();
+    for (let i = 0; i < 10; i++) await Promise.resolve();
+  }
 };
 
 function pod(uid = 'u1', mutate: (p: Pod) => void = () => {}): Pod {

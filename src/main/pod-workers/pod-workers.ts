@@ -28,6 +28,7 @@
  * All methods are called on the main thread; none blocks. Work starts in a
  * microtask, so updates made in one synchronous burst coalesce.
  */
+import { setImmediate as nextMacrotask } from 'node:timers/promises';
 import { podFullName, type Pod } from '../../api/pod.js';
 import { errorMessage } from '../../common/error-message.js';
 import { SyncBackoffError } from '../../common/errors.js';
@@ -295,7 +296,13 @@ export class PodWorkers {
 
   /** Runs pending work until none is left; status.loop is cleared in the same turn as the last check. */
   private async workerLoop(uid: string, status: PodSyncStatus): Promise<void> {
-    await Promise.resolve();
+    // Each loop starts in its own macrotask. A sync's main-thread steps before
+    // its first runtime task are microtasks, so loops started together would
+    // run those steps breadth-first: a burst of 1000 new pods posted its first
+    // task only after all 1000 had run theirs (~0.5 s at boot, the workers
+    // idle). Started one macrotask each, a pod reaches its runtime task before
+    // the next pod begins.
+    await nextMacrotask();
     try {
       for (;;) {
         const work = this.startPodSync(uid, status);
