@@ -33,6 +33,7 @@ const BENCHES: Record<string, string> = {
   soak: 'soak.bench.ts',
   cgroups: 'cgroups-peer.bench.ts',
   eviction: 'eviction.bench.ts',
+  'malloc-threshold': 'malloc-threshold.bench.ts',
 };
 
 const [name, ...rest] = process.argv.slice(2);
