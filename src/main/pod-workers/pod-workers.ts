@@ -296,12 +296,7 @@ export class PodWorkers {
 
   /** Runs pending work until none is left; status.loop is cleared in the same turn as the last check. */
   private async workerLoop(uid: string, status: PodSyncStatus): Promise<void> {
-    // Each loop starts in its own macrotask. A sync's main-thread steps before
-    // its first runtime task are microtasks, so loops started together would
-    // run those steps breadth-first: a burst of 1000 new pods posted its first
-    // task only after all 1000 had run theirs (~0.5 s at boot, the workers
-    // idle). Started one macrotask each, a pod reaches its runtime task before
-    // the next pod begins.
+    // A macrotask of its own, so a burst of new pods reaches the runtime depth-first (docs/architecture.md).
     await nextMacrotask();
     try {
       for (;;) {
