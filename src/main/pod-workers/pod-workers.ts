@@ -26,7 +26,7 @@
  * Static pods sharing a full name start one at a time, in arrival order.
  *
  * All methods are called on the main thread; none blocks. Work starts in a
- * microtask, so updates made in one synchronous burst coalesce.
+ * macrotask, so updates made in one synchronous burst coalesce.
  */
 import { setImmediate as nextMacrotask } from 'node:timers/promises';
 import { podFullName, type Pod } from '../../api/pod.js';
