@@ -24,6 +24,7 @@ import { performance } from 'node:perf_hooks';
 import { CriClient, MAX_MSG_SIZE } from '../src/cri/client.js';
 import { H2Channel } from '../src/cri/h2-channel.js';
 import * as api from '../src/gen/runtime/v1/api.js';
+import * as svc from '../src/cri/grpc-service.js';
 import { runRawPod } from '../src/sim/populate.js';
 import { arg, machine, percentile, round, writeResults } from './lib/report.js';
 import { startSimProcess } from './lib/sim-process.js';
@@ -63,7 +64,7 @@ function h2Unary(socketPath: string): { call: Unary; close(): void } {
   return { call: (path, request) => channel.unary(path, request, { timeoutMs: TIMEOUT_MS }), close: () => channel.close() };
 }
 
-const SVC = api.RuntimeServiceService;
+const SVC = svc.RuntimeServiceService;
 const LIST_SANDBOXES = Buffer.from(api.ListPodSandboxRequest.encode(api.ListPodSandboxRequest.fromPartial({})).finish());
 const LIST_CONTAINERS = Buffer.from(api.ListContainersRequest.encode(api.ListContainersRequest.fromPartial({})).finish());
 const VERSION = Buffer.from(api.VersionRequest.encode(api.VersionRequest.fromPartial({})).finish());

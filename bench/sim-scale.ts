@@ -24,6 +24,7 @@ import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import * as grpc from '@grpc/grpc-js';
 import * as api from '../src/gen/runtime/v1/api.js';
+import * as svc from '../src/cri/grpc-service.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..');
@@ -54,8 +55,8 @@ function unary<T>(fn: (md: grpc.Metadata, opts: Partial<grpc.CallOptions>, cb: C
 /** A RuntimeService client whose list responses are not decoded (raw bytes). */
 const RawClient = grpc.makeGenericClientConstructor(
   {
-    listContainers: { ...api.RuntimeServiceService.listContainers, responseDeserialize: (b: Buffer) => b },
-    listPodSandbox: { ...api.RuntimeServiceService.listPodSandbox, responseDeserialize: (b: Buffer) => b },
+    listContainers: { ...svc.RuntimeServiceService.listContainers, responseDeserialize: (b: Buffer) => b },
+    listPodSandbox: { ...svc.RuntimeServiceService.listPodSandbox, responseDeserialize: (b: Buffer) => b },
   },
   'runtime.v1.RuntimeService',
 );
@@ -68,7 +69,7 @@ async function startChild(dir: string): Promise<{ child: ChildProcess; endpoint:
   });
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  const client = new api.RuntimeServiceClient(endpoint, grpc.credentials.createInsecure());
+  const client = new svc.RuntimeServiceClient(endpoint, grpc.credentials.createInsecure());
   const deadline = Date.now() + 30_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`sim exited early (${child.exitCode}): ${stderr}`);
@@ -93,7 +94,7 @@ async function pool(n: number, worker: (i: number) => Promise<void>): Promise<vo
   );
 }
 
-async function populatePod(rs: api.RuntimeServiceClient, i: number, logDir: string): Promise<void> {
+async function populatePod(rs: svc.RuntimeServiceClient, i: number, logDir: string): Promise<void> {
   const uid = `0000${i}-aaaa-bbbb-cccc-${String(i).padStart(12, '0')}`;
   const name = `bench-pod-${i}`;
   const labels = { 'io.kubernetes.pod.name': name, 'io.kubernetes.pod.namespace': 'default', 'io.kubernetes.pod.uid': uid, app: 'bench' };
@@ -175,7 +176,7 @@ interface Row {
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'ktsb-'));
   const { child, endpoint } = await startChild(dir);
-  const rs = new api.RuntimeServiceClient(endpoint, grpc.credentials.createInsecure(), clientOptions);
+  const rs = new svc.RuntimeServiceClient(endpoint, grpc.credentials.createInsecure(), clientOptions);
   const raw = new RawClient(endpoint, grpc.credentials.createInsecure(), clientOptions) as unknown as {
     listContainers(req: api.ListContainersRequest, md: grpc.Metadata, o: Partial<grpc.CallOptions>, cb: Cb<Buffer>): void;
     listPodSandbox(req: api.ListPodSandboxRequest, md: grpc.Metadata, o: Partial<grpc.CallOptions>, cb: Cb<Buffer>): void;

@@ -1,7 +1,8 @@
-import * as grpc from '@grpc/grpc-js';
+import type * as grpc from '@grpc/grpc-js';
 import * as api from '../gen/runtime/v1/api.js';
 import { CriDeadlineError, CriError, CriInvalidArgumentError, CriNotFoundError, CriUnavailableError } from '../common/errors.js';
 import { errorMessage } from '../common/error-message.js';
+import { GrpcStatus, grpcStatusName } from '../common/rpc-error.js';
 import { parseEndpoint } from './endpoint.js';
 import { H2Channel } from './h2-channel.js';
 import { IMAGE_OPERATIONS, RUNTIME_OPERATIONS, type ImageMethod, type OperationType, type RuntimeMethod } from './operations.js';
@@ -11,11 +12,11 @@ export const MAX_MSG_SIZE = 16 * 1024 * 1024;
 /** Upstream default of runtimeRequestTimeout. */
 export const DEFAULT_RUNTIME_REQUEST_TIMEOUT_MS = 2 * 60 * 1000;
 
-type Definitions = typeof api.RuntimeServiceService & typeof api.ImageServiceService;
+type Methods = typeof api.RuntimeServiceDefinition.methods & typeof api.ImageServiceDefinition.methods;
 type StreamingMethod = 'getContainerEvents';
 export type UnaryMethod = Exclude<RuntimeMethod | ImageMethod, StreamingMethod>;
-export type CriRequest<K extends keyof Definitions> = Parameters<Definitions[K]['requestSerialize']>[0];
-export type CriResponse<K extends keyof Definitions> = ReturnType<Definitions[K]['responseDeserialize']>;
+export type CriRequest<K extends keyof Methods> = Parameters<Methods[K]['requestType']['encode']>[0];
+export type CriResponse<K extends keyof Methods> = ReturnType<Methods[K]['responseType']['decode']>;
 
 export interface CriCallOptions {
   /** Overrides the client's runtimeRequestTimeout for this call. */
@@ -58,38 +59,20 @@ interface MessageCodec {
   encode(message: unknown): { finish(): Uint8Array };
 }
 
-/** Request codecs by method: requests are built with fromPartial so callers may omit defaults. */
-const REQUESTS: { [K in RuntimeMethod | ImageMethod]: MessageCodec } = {
-  version: api.VersionRequest,
-  status: api.StatusRequest,
-  runPodSandbox: api.RunPodSandboxRequest,
-  stopPodSandbox: api.StopPodSandboxRequest,
-  removePodSandbox: api.RemovePodSandboxRequest,
-  podSandboxStatus: api.PodSandboxStatusRequest,
-  listPodSandbox: api.ListPodSandboxRequest,
-  createContainer: api.CreateContainerRequest,
-  startContainer: api.StartContainerRequest,
-  stopContainer: api.StopContainerRequest,
-  removeContainer: api.RemoveContainerRequest,
-  listContainers: api.ListContainersRequest,
-  containerStatus: api.ContainerStatusRequest,
-  execSync: api.ExecSyncRequest,
-  exec: api.ExecRequest,
-  attach: api.AttachRequest,
-  portForward: api.PortForwardRequest,
-  containerStats: api.ContainerStatsRequest,
-  listContainerStats: api.ListContainerStatsRequest,
-  podSandboxStats: api.PodSandboxStatsRequest,
-  listPodSandboxStats: api.ListPodSandboxStatsRequest,
-  updateRuntimeConfig: api.UpdateRuntimeConfigRequest,
-  reopenContainerLog: api.ReopenContainerLogRequest,
-  getContainerEvents: api.GetEventsRequest,
-  listImages: api.ListImagesRequest,
-  imageStatus: api.ImageStatusRequest,
-  pullImage: api.PullImageRequest,
-  removeImage: api.RemoveImageRequest,
-  imageFsInfo: api.ImageFsInfoRequest,
-};
+/** A method of the generated service definitions: its name and message codecs. */
+interface MethodDefinition {
+  name: string;
+  requestType: MessageCodec;
+  responseType: { decode(bytes: Uint8Array): unknown };
+}
+
+/** The unary methods of a service (the generated generic definition), with their HTTP/2 paths. */
+function unaryMethods(service: {
+  fullName: string;
+  methods: Record<string, MethodDefinition>;
+}): Map<string, MethodDefinition & { path: string }> {
+  return new Map(Object.entries(service.methods).map(([key, m]) => [key, { ...m, path: `/${service.fullName}/${m.name}` }]));
+}
 
 interface UnaryCall {
   channel: H2Channel;
@@ -106,17 +89,17 @@ const CHANNEL_OPTIONS: grpc.ChannelOptions = {
 /** Maps a gRPC status error to the project's error classes, keeping the code. */
 export function mapGrpcError(operation: string, err: unknown): CriError {
   const e = err as Partial<grpc.ServiceError>;
-  const code = typeof e.code === 'number' ? e.code : grpc.status.UNKNOWN;
+  const code: number = typeof e.code === 'number' ? e.code : GrpcStatus.UNKNOWN;
   const details = e.details ?? errorMessage(err);
-  const message = `${operation}: rpc error: code = ${grpc.status[code] ?? code} desc = ${details}`;
+  const message = `${operation}: rpc error: code = ${grpcStatusName(code) ?? code} desc = ${details}`;
   switch (code) {
-    case grpc.status.NOT_FOUND:
+    case GrpcStatus.NOT_FOUND:
       return new CriNotFoundError(message, operation, code, { cause: err });
-    case grpc.status.UNAVAILABLE:
+    case GrpcStatus.UNAVAILABLE:
       return new CriUnavailableError(message, operation, code, { cause: err });
-    case grpc.status.DEADLINE_EXCEEDED:
+    case GrpcStatus.DEADLINE_EXCEEDED:
       return new CriDeadlineError(message, operation, code, { cause: err });
-    case grpc.status.INVALID_ARGUMENT:
+    case GrpcStatus.INVALID_ARGUMENT:
       return new CriInvalidArgumentError(message, operation, code, { cause: err });
     default:
       return new CriError(message, operation, code, { cause: err });
@@ -170,29 +153,25 @@ class CriClientBase {
       imageTarget.socketPath === runtimeTarget.socketPath
         ? this.runtime
         : new H2Channel({ socketPath: imageTarget.socketPath, maxMessageBytes: MAX_MSG_SIZE });
+    const runtimeMethods = unaryMethods(api.RuntimeServiceDefinition);
     for (const method of Object.keys(RUNTIME_OPERATIONS) as RuntimeMethod[]) {
-      if (method !== 'getContainerEvents')
-        this.defineUnary(method, this.runtime, api.RuntimeServiceService[method], RUNTIME_OPERATIONS[method]);
+      if (method !== 'getContainerEvents') this.defineUnary(method, this.runtime, runtimeMethods.get(method)!, RUNTIME_OPERATIONS[method]);
     }
+    const imageMethods = unaryMethods(api.ImageServiceDefinition);
     for (const method of Object.keys(IMAGE_OPERATIONS) as ImageMethod[]) {
-      this.defineUnary(method, this.image, api.ImageServiceService[method], IMAGE_OPERATIONS[method]);
+      this.defineUnary(method, this.image, imageMethods.get(method)!, IMAGE_OPERATIONS[method]);
     }
   }
 
-  private defineUnary(
-    method: UnaryMethod,
-    channel: H2Channel,
-    def: { path: string; responseDeserialize: (b: Buffer) => unknown },
-    operation: OperationType,
-  ): void {
-    const codec = REQUESTS[method];
+  private defineUnary(method: UnaryMethod, channel: H2Channel, def: MethodDefinition & { path: string }, operation: OperationType): void {
+    const codec = def.requestType;
+    const decode = (bytes: Buffer) => def.responseType.decode(bytes);
     const serialize = (partial: unknown): Buffer => {
       const bytes = codec.encode(codec.fromPartial(partial ?? {})).finish();
       return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength); // a view: the channel copies it into its frame
     };
     this.calls.set(method, { channel, path: def.path, serialize, operation });
-    const call = (request?: unknown, options?: CriCallOptions): Promise<unknown> =>
-      this.invoke(method, def.responseDeserialize, request, options);
+    const call = (request?: unknown, options?: CriCallOptions): Promise<unknown> => this.invoke(method, decode, request, options);
     (this as unknown as Record<string, unknown>)[method] = call;
   }
 
@@ -231,7 +210,7 @@ class CriClientBase {
         this.observer?.(operation, (performance.now() - start) / 1000, undefined);
         return response;
       } catch (decodeErr) {
-        failure = { code: grpc.status.INTERNAL, details: errorMessage(decodeErr) };
+        failure = { code: GrpcStatus.INTERNAL, details: errorMessage(decodeErr) };
       }
     } catch (err) {
       failure = err;
@@ -244,29 +223,44 @@ class CriClientBase {
   /**
    * Opens the GetContainerEvents stream (evented PLEG). Long-lived: no
    * deadline. Iterate the returned stream; call cancel() to end it. Errors
-   * surface from the iterator as CriError.
+   * surface from the iterator as CriError. grpc-js, which carries the stream,
+   * is loaded at the first iteration: threads that never open it never load it.
    */
   getContainerEvents(): { events: AsyncIterable<api.ContainerEventResponse>; cancel(): void } {
-    const def = api.RuntimeServiceService.getContainerEvents;
+    const service = api.RuntimeServiceDefinition;
+    const method = service.methods.getContainerEvents;
     const operation = RUNTIME_OPERATIONS.getContainerEvents;
-    const start = performance.now();
-    this.streams ??= new grpc.Client(this.runtimeTarget, grpc.credentials.createInsecure(), CHANNEL_OPTIONS);
-    const stream = this.streams.makeServerStreamRequest(
-      def.path,
-      (m: api.GetEventsRequest) => Buffer.from(api.GetEventsRequest.encode(m).finish()),
-      def.responseDeserialize,
-      api.GetEventsRequest.fromPartial({}),
-      new grpc.Metadata(),
-    );
-    this.observer?.(operation, (performance.now() - start) / 1000, undefined);
+    let stream: grpc.ClientReadableStream<api.ContainerEventResponse> | undefined;
+    let cancelled = false;
+    const open = async () => {
+      const grpcJs = await import('@grpc/grpc-js');
+      const start = performance.now();
+      this.streams ??= new grpcJs.Client(this.runtimeTarget, grpcJs.credentials.createInsecure(), CHANNEL_OPTIONS);
+      stream = this.streams.makeServerStreamRequest(
+        `/${service.fullName}/${method.name}`,
+        (m: api.GetEventsRequest) => Buffer.from(method.requestType.encode(m).finish()),
+        (b: Buffer) => method.responseType.decode(b),
+        method.requestType.fromPartial({}),
+        new grpcJs.Metadata(),
+      );
+      this.observer?.(operation, (performance.now() - start) / 1000, undefined);
+      if (cancelled) stream.cancel();
+      return stream;
+    };
     async function* iterate(): AsyncGenerator<api.ContainerEventResponse> {
       try {
-        for await (const event of stream) yield event as api.ContainerEventResponse;
+        for await (const event of await open()) yield event as api.ContainerEventResponse;
       } catch (err) {
         throw mapGrpcError(operation, err);
       }
     }
-    return { events: iterate(), cancel: () => stream.cancel() };
+    return {
+      events: iterate(),
+      cancel: () => {
+        cancelled = true;
+        stream?.cancel();
+      },
+    };
   }
 
   /** Resolves when the runtime endpoint accepts a connection, or rejects after timeoutMs. */
@@ -274,7 +268,7 @@ class CriClientBase {
     try {
       await this.runtime.waitForReady(timeoutMs);
     } catch (err) {
-      throw mapGrpcError('connect', { code: grpc.status.UNAVAILABLE, details: `${this.runtimeEndpoint}: ${errorMessage(err)}` });
+      throw mapGrpcError('connect', { code: GrpcStatus.UNAVAILABLE, details: `${this.runtimeEndpoint}: ${errorMessage(err)}` });
     }
   }
 

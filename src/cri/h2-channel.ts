@@ -22,16 +22,16 @@
  */
 import { connect as connectH2, constants as h2, type ClientHttp2Session, type ClientHttp2Stream } from 'node:http2';
 import { connect as connectNet } from 'node:net';
-import { status as Status } from '@grpc/grpc-js';
 import { errorMessage } from '../common/error-message.js';
+import { GrpcStatus as Status, grpcStatusName } from '../common/rpc-error.js';
 
 /** A failed call: its gRPC status code and message (the fields a grpc-js ServiceError has). */
 export class GrpcCallError extends Error {
   constructor(
-    readonly code: Status,
+    readonly code: number,
     readonly details: string,
   ) {
-    super(`${Status[code] ?? code}: ${details}`);
+    super(`${grpcStatusName(code) ?? code}: ${details}`);
     this.name = 'GrpcCallError';
   }
 }
@@ -72,7 +72,7 @@ export function grpcTimeoutHeader(ms: number): string {
   return '99999999H';
 }
 /** gRPC spec, "HTTP to gRPC Status Code Mapping" (a response without grpc-status). */
-function codeOfHttpStatus(httpStatus: number): Status {
+function codeOfHttpStatus(httpStatus: number): number {
   switch (httpStatus) {
     case 400:
       return Status.INTERNAL;
@@ -93,7 +93,7 @@ function codeOfHttpStatus(httpStatus: number): Status {
 }
 
 /** gRPC spec, "Errors": the code of a stream reset by the peer before it sent a status. */
-function codeOfRstCode(rstCode: number): Status {
+function codeOfRstCode(rstCode: number): number {
   switch (rstCode) {
     case h2.NGHTTP2_REFUSED_STREAM:
       return Status.UNAVAILABLE;
@@ -254,7 +254,7 @@ export class H2Channel {
         this.release(session);
         if (local) return fail(local);
         if (grpcStatus !== undefined) {
-          if (grpcStatus !== (Status.OK as number)) return fail(new GrpcCallError(grpcStatus, grpcMessage));
+          if (grpcStatus !== Status.OK) return fail(new GrpcCallError(grpcStatus, grpcMessage));
           const body = unframe(chunks, received);
           return Buffer.isBuffer(body) ? resolve(body) : fail(body);
         }

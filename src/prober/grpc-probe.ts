@@ -7,15 +7,16 @@
  *
  * The two messages are tiny (HealthCheckRequest{service = 1},
  * HealthCheckResponse{status = 1}), so they are encoded here with the
- * protobuf wire helpers instead of generated code.
+ * protobuf wire helpers instead of generated code. grpc-js is loaded at the
+ * first grpc probe: a prober thread without one never loads it.
  */
-import * as grpc from '@grpc/grpc-js';
+import type * as grpc from '@grpc/grpc-js';
 import { BinaryReader, BinaryWriter, WireType } from '@bufbuild/protobuf/wire';
 import type { Clock } from '../common/clock.js';
 import { UPSTREAM_MAJOR_MINOR } from '../common/upstream-version.js';
 import { joinHostPort } from '../handlers/container-port.js';
 import { goDuration } from '../common/go-duration.js';
-import { GO_CODE_NAMES } from '../common/rpc-error.js';
+import { GO_CODE_NAMES, GrpcStatus } from '../common/rpc-error.js';
 import type { ProbeRun } from './tcp-probe.js';
 
 const CHECK = '/grpc.health.v1.Health/Check';
@@ -41,8 +42,9 @@ export function decodeHealthCheckResponse(bytes: Uint8Array): number {
 
 export async function doGrpcProbe(host: string, port: number, service: string, timeoutMs: number, clock: Clock): Promise<ProbeRun> {
   const addr = joinHostPort(host, port);
+  const grpcJs = await import('@grpc/grpc-js');
   const deadline = new Date(clock.now() + timeoutMs);
-  const client = new grpc.Client(addr, grpc.credentials.createInsecure(), {
+  const client = new grpcJs.Client(addr, grpcJs.credentials.createInsecure(), {
     'grpc.primary_user_agent': `kube-probe/${UPSTREAM_MAJOR_MINOR}`,
   });
   try {
@@ -59,20 +61,21 @@ export async function doGrpcProbe(host: string, port: number, service: string, t
         (s: string) => encodeHealthCheckRequest(s),
         (b: Buffer) => decodeHealthCheckResponse(b),
         service,
-        new grpc.Metadata(),
+        new grpcJs.Metadata(),
         { deadline },
         (err, status) => resolve(err ? { err } : { status: status ?? 0 }),
       );
     });
     if (answer.err) {
-      const { code, details } = answer.err;
-      if (code === grpc.status.UNIMPLEMENTED) {
+      const { details } = answer.err;
+      const code: number = answer.err.code;
+      if (code === GrpcStatus.UNIMPLEMENTED) {
         return {
           outcome: 'failure',
           output: `error: this server does not implement the grpc health protocol (grpc.health.v1.Health): ${details}`,
         };
       }
-      if (code === grpc.status.DEADLINE_EXCEEDED) {
+      if (code === GrpcStatus.DEADLINE_EXCEEDED) {
         return { outcome: 'failure', output: `timeout: health rpc did not complete within ${goDuration(timeoutMs)}` };
       }
       return {

@@ -8,7 +8,7 @@
  */
 import { status } from '@grpc/grpc-js';
 import { CriError } from '../common/errors.js';
-import type { ImageServiceServer } from '../gen/runtime/v1/api.js';
+import type { ImageServiceServer } from '../cri/grpc-service.js';
 import { sampleLatency, type LatencySpec } from './faults.js';
 import { InvalidReferenceError, toCriImage, type ImageStore } from './images.js';
 import { noInfo, unary, type RpcContext } from './rpc.js';

@@ -11,13 +11,12 @@ import { CriError } from '../common/errors.js';
 import {
   ContainerState,
   PodSandboxState,
-  RuntimeServiceService,
   type ContainerEventResponse,
   type GetEventsRequest,
   type ListContainersResponse,
   type ListPodSandboxResponse,
-  type RuntimeServiceServer,
 } from '../gen/runtime/v1/api.js';
+import { RuntimeServiceService, type RuntimeServiceServer } from '../cri/grpc-service.js';
 import type { EventHub } from './events.js';
 import type { FaultInjector } from './faults.js';
 import { noInfo, unary, type RpcContext } from './rpc.js';

@@ -8,7 +8,7 @@ import type { Server as HttpServer } from 'node:http';
 import { dirname } from 'node:path';
 import { Server, ServerCredentials } from '@grpc/grpc-js';
 import { realClock, type Clock } from '../common/clock.js';
-import { ImageServiceService } from '../gen/runtime/v1/api.js';
+import { ImageServiceService } from '../cri/grpc-service.js';
 import { SimControl, type SimParts } from './control.js';
 import { startControlServer } from './control-http.js';
 import { EventHub } from './events.js';

@@ -4,13 +4,14 @@ import { dirname, join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as api from '../../src/gen/runtime/v1/api.js';
+import * as svc from '../../src/cri/grpc-service.js';
 import { SimControlClient, SimControlError } from '../../src/sim/control-client.js';
 import { startSimRuntime, type SimRuntimeHandle } from '../../src/sim/server.js';
 import { FakeClock } from '../fakes/fake-clock.js';
 
 const { ContainerState: CS, PodSandboxState: PS, ContainerEventType: ET } = api;
 
-type RS = typeof api.RuntimeServiceService & typeof api.ImageServiceService;
+type RS = typeof svc.RuntimeServiceService & typeof svc.ImageServiceService;
 type Method = Exclude<keyof RS, 'getContainerEvents'>;
 type Req<K extends Method> = Parameters<RS[K]['requestSerialize']>[0];
 type Res<K extends Method> = ReturnType<RS[K]['responseDeserialize']>;
@@ -27,19 +28,19 @@ interface Codec {
 
 /** A promise client over the generated grpc-js clients; requests are built with fromPartial. */
 class Cri {
-  readonly rs: api.RuntimeServiceClient;
-  readonly is: api.ImageServiceClient;
+  readonly rs: svc.RuntimeServiceClient;
+  readonly is: svc.ImageServiceClient;
   constructor(endpoint: string) {
     const opts = { 'grpc.max_receive_message_length': 16 << 20, 'grpc.max_send_message_length': 16 << 20 };
-    this.rs = new api.RuntimeServiceClient(endpoint, grpc.credentials.createInsecure(), opts);
-    this.is = new api.ImageServiceClient(endpoint, grpc.credentials.createInsecure(), opts);
+    this.rs = new svc.RuntimeServiceClient(endpoint, grpc.credentials.createInsecure(), opts);
+    this.is = new svc.ImageServiceClient(endpoint, grpc.credentials.createInsecure(), opts);
   }
   call<K extends Method>(m: K, req: api.DeepPartial<Req<K>> = {} as api.DeepPartial<Req<K>>): Promise<Res<K>> {
     const path =
-      (api.RuntimeServiceService as Record<string, { path: string }>)[m]?.path ??
-      (api.ImageServiceService as Record<string, { path: string }>)[m].path;
+      (svc.RuntimeServiceService as Record<string, { path: string }>)[m]?.path ??
+      (svc.ImageServiceService as Record<string, { path: string }>)[m].path;
     const codec = (api as unknown as Record<string, Codec>)[`${path.split('/').pop()}Request`];
-    const client = m in api.RuntimeServiceService ? this.rs : this.is;
+    const client = m in svc.RuntimeServiceService ? this.rs : this.is;
     return new Promise((resolve, reject) =>
       (client as unknown as Record<string, UnaryCall<Res<K>>>)[m](
         codec.fromPartial(req),

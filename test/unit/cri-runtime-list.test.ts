@@ -12,8 +12,8 @@ import {
   ListContainersResponse,
   ListPodSandboxResponse,
   PodSandboxState,
-  RuntimeServiceService,
 } from '../../src/gen/runtime/v1/api.js';
+import { RuntimeServiceService } from '../../src/cri/grpc-service.js';
 import { CriRuntime } from '../../src/runtime/cri-runtime.js';
 import type { OperationType } from '../../src/cri/operations.js';
 

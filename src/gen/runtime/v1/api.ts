@@ -6,20 +6,6 @@
 
 /* eslint-disable */
 import { BinaryReader, BinaryWriter } from "@bufbuild/protobuf/wire";
-import {
-  type CallOptions,
-  type ChannelCredentials,
-  Client,
-  type ClientOptions,
-  type ClientReadableStream,
-  type ClientUnaryCall,
-  type handleServerStreamingCall,
-  type handleUnaryCall,
-  makeGenericClientConstructor,
-  type Metadata,
-  type ServiceError,
-  type UntypedServiceImplementation,
-} from "@grpc/grpc-js";
 
 export const protobufPackage = "runtime.v1";
 
@@ -20579,792 +20565,253 @@ export const ContainerEventResponse: MessageFns<ContainerEventResponse> = {
   },
 };
 
-export type RuntimeServiceService = typeof RuntimeServiceService;
-export const RuntimeServiceService = {
-  version: {
-    path: "/runtime.v1.RuntimeService/Version" as const,
-    requestStream: false as const,
-    responseStream: false as const,
-    requestSerialize: (value: VersionRequest): Buffer => Buffer.from(VersionRequest.encode(value).finish()),
-    requestDeserialize: (value: Buffer): VersionRequest => VersionRequest.decode(value),
-    responseSerialize: (value: VersionResponse): Buffer => Buffer.from(VersionResponse.encode(value).finish()),
-    responseDeserialize: (value: Buffer): VersionResponse => VersionResponse.decode(value),
-  },
-  status: {
-    path: "/runtime.v1.RuntimeService/Status" as const,
-    requestStream: false as const,
-    responseStream: false as const,
-    requestSerialize: (value: StatusRequest): Buffer => Buffer.from(StatusRequest.encode(value).finish()),
-    requestDeserialize: (value: Buffer): StatusRequest => StatusRequest.decode(value),
-    responseSerialize: (value: StatusResponse): Buffer => Buffer.from(StatusResponse.encode(value).finish()),
-    responseDeserialize: (value: Buffer): StatusResponse => StatusResponse.decode(value),
-  },
-  runPodSandbox: {
-    path: "/runtime.v1.RuntimeService/RunPodSandbox" as const,
-    requestStream: false as const,
-    responseStream: false as const,
-    requestSerialize: (value: RunPodSandboxRequest): Buffer => Buffer.from(RunPodSandboxRequest.encode(value).finish()),
-    requestDeserialize: (value: Buffer): RunPodSandboxRequest => RunPodSandboxRequest.decode(value),
-    responseSerialize: (value: RunPodSandboxResponse): Buffer =>
-      Buffer.from(RunPodSandboxResponse.encode(value).finish()),
-    responseDeserialize: (value: Buffer): RunPodSandboxResponse => RunPodSandboxResponse.decode(value),
-  },
-  stopPodSandbox: {
-    path: "/runtime.v1.RuntimeService/StopPodSandbox" as const,
-    requestStream: false as const,
-    responseStream: false as const,
-    requestSerialize: (value: StopPodSandboxRequest): Buffer =>
-      Buffer.from(StopPodSandboxRequest.encode(value).finish()),
-    requestDeserialize: (value: Buffer): StopPodSandboxRequest => StopPodSandboxRequest.decode(value),
-    responseSerialize: (value: StopPodSandboxResponse): Buffer =>
-      Buffer.from(StopPodSandboxResponse.encode(value).finish()),
-    responseDeserialize: (value: Buffer): StopPodSandboxResponse => StopPodSandboxResponse.decode(value),
-  },
-  removePodSandbox: {
-    path: "/runtime.v1.RuntimeService/RemovePodSandbox" as const,
-    requestStream: false as const,
-    responseStream: false as const,
-    requestSerialize: (value: RemovePodSandboxRequest): Buffer =>
-      Buffer.from(RemovePodSandboxRequest.encode(value).finish()),
-    requestDeserialize: (value: Buffer): RemovePodSandboxRequest => RemovePodSandboxRequest.decode(value),
-    responseSerialize: (value: RemovePodSandboxResponse): Buffer =>
-      Buffer.from(RemovePodSandboxResponse.encode(value).finish()),
-    responseDeserialize: (value: Buffer): RemovePodSandboxResponse => RemovePodSandboxResponse.decode(value),
-  },
-  podSandboxStatus: {
-    path: "/runtime.v1.RuntimeService/PodSandboxStatus" as const,
-    requestStream: false as const,
-    responseStream: false as const,
-    requestSerialize: (value: PodSandboxStatusRequest): Buffer =>
-      Buffer.from(PodSandboxStatusRequest.encode(value).finish()),
-    requestDeserialize: (value: Buffer): PodSandboxStatusRequest => PodSandboxStatusRequest.decode(value),
-    responseSerialize: (value: PodSandboxStatusResponse): Buffer =>
-      Buffer.from(PodSandboxStatusResponse.encode(value).finish()),
-    responseDeserialize: (value: Buffer): PodSandboxStatusResponse => PodSandboxStatusResponse.decode(value),
-  },
-  listPodSandbox: {
-    path: "/runtime.v1.RuntimeService/ListPodSandbox" as const,
-    requestStream: false as const,
-    responseStream: false as const,
-    requestSerialize: (value: ListPodSandboxRequest): Buffer =>
-      Buffer.from(ListPodSandboxRequest.encode(value).finish()),
-    requestDeserialize: (value: Buffer): ListPodSandboxRequest => ListPodSandboxRequest.decode(value),
-    responseSerialize: (value: ListPodSandboxResponse): Buffer =>
-      Buffer.from(ListPodSandboxResponse.encode(value).finish()),
-    responseDeserialize: (value: Buffer): ListPodSandboxResponse => ListPodSandboxResponse.decode(value),
-  },
-  createContainer: {
-    path: "/runtime.v1.RuntimeService/CreateContainer" as const,
-    requestStream: false as const,
-    responseStream: false as const,
-    requestSerialize: (value: CreateContainerRequest): Buffer =>
-      Buffer.from(CreateContainerRequest.encode(value).finish()),
-    requestDeserialize: (value: Buffer): CreateContainerRequest => CreateContainerRequest.decode(value),
-    responseSerialize: (value: CreateContainerResponse): Buffer =>
-      Buffer.from(CreateContainerResponse.encode(value).finish()),
-    responseDeserialize: (value: Buffer): CreateContainerResponse => CreateContainerResponse.decode(value),
-  },
-  startContainer: {
-    path: "/runtime.v1.RuntimeService/StartContainer" as const,
-    requestStream: false as const,
-    responseStream: false as const,
-    requestSerialize: (value: StartContainerRequest): Buffer =>
-      Buffer.from(StartContainerRequest.encode(value).finish()),
-    requestDeserialize: (value: Buffer): StartContainerRequest => StartContainerRequest.decode(value),
-    responseSerialize: (value: StartContainerResponse): Buffer =>
-      Buffer.from(StartContainerResponse.encode(value).finish()),
-    responseDeserialize: (value: Buffer): StartContainerResponse => StartContainerResponse.decode(value),
-  },
-  stopContainer: {
-    path: "/runtime.v1.RuntimeService/StopContainer" as const,
-    requestStream: false as const,
-    responseStream: false as const,
-    requestSerialize: (value: StopContainerRequest): Buffer => Buffer.from(StopContainerRequest.encode(value).finish()),
-    requestDeserialize: (value: Buffer): StopContainerRequest => StopContainerRequest.decode(value),
-    responseSerialize: (value: StopContainerResponse): Buffer =>
-      Buffer.from(StopContainerResponse.encode(value).finish()),
-    responseDeserialize: (value: Buffer): StopContainerResponse => StopContainerResponse.decode(value),
-  },
-  removeContainer: {
-    path: "/runtime.v1.RuntimeService/RemoveContainer" as const,
-    requestStream: false as const,
-    responseStream: false as const,
-    requestSerialize: (value: RemoveContainerRequest): Buffer =>
-      Buffer.from(RemoveContainerRequest.encode(value).finish()),
-    requestDeserialize: (value: Buffer): RemoveContainerRequest => RemoveContainerRequest.decode(value),
-    responseSerialize: (value: RemoveContainerResponse): Buffer =>
-      Buffer.from(RemoveContainerResponse.encode(value).finish()),
-    responseDeserialize: (value: Buffer): RemoveContainerResponse => RemoveContainerResponse.decode(value),
-  },
-  listContainers: {
-    path: "/runtime.v1.RuntimeService/ListContainers" as const,
-    requestStream: false as const,
-    responseStream: false as const,
-    requestSerialize: (value: ListContainersRequest): Buffer =>
-      Buffer.from(ListContainersRequest.encode(value).finish()),
-    requestDeserialize: (value: Buffer): ListContainersRequest => ListContainersRequest.decode(value),
-    responseSerialize: (value: ListContainersResponse): Buffer =>
-      Buffer.from(ListContainersResponse.encode(value).finish()),
-    responseDeserialize: (value: Buffer): ListContainersResponse => ListContainersResponse.decode(value),
-  },
-  containerStatus: {
-    path: "/runtime.v1.RuntimeService/ContainerStatus" as const,
-    requestStream: false as const,
-    responseStream: false as const,
-    requestSerialize: (value: ContainerStatusRequest): Buffer =>
-      Buffer.from(ContainerStatusRequest.encode(value).finish()),
-    requestDeserialize: (value: Buffer): ContainerStatusRequest => ContainerStatusRequest.decode(value),
-    responseSerialize: (value: ContainerStatusResponse): Buffer =>
-      Buffer.from(ContainerStatusResponse.encode(value).finish()),
-    responseDeserialize: (value: Buffer): ContainerStatusResponse => ContainerStatusResponse.decode(value),
-  },
-  execSync: {
-    path: "/runtime.v1.RuntimeService/ExecSync" as const,
-    requestStream: false as const,
-    responseStream: false as const,
-    requestSerialize: (value: ExecSyncRequest): Buffer => Buffer.from(ExecSyncRequest.encode(value).finish()),
-    requestDeserialize: (value: Buffer): ExecSyncRequest => ExecSyncRequest.decode(value),
-    responseSerialize: (value: ExecSyncResponse): Buffer => Buffer.from(ExecSyncResponse.encode(value).finish()),
-    responseDeserialize: (value: Buffer): ExecSyncResponse => ExecSyncResponse.decode(value),
-  },
-  exec: {
-    path: "/runtime.v1.RuntimeService/Exec" as const,
-    requestStream: false as const,
-    responseStream: false as const,
-    requestSerialize: (value: ExecRequest): Buffer => Buffer.from(ExecRequest.encode(value).finish()),
-    requestDeserialize: (value: Buffer): ExecRequest => ExecRequest.decode(value),
-    responseSerialize: (value: ExecResponse): Buffer => Buffer.from(ExecResponse.encode(value).finish()),
-    responseDeserialize: (value: Buffer): ExecResponse => ExecResponse.decode(value),
-  },
-  attach: {
-    path: "/runtime.v1.RuntimeService/Attach" as const,
-    requestStream: false as const,
-    responseStream: false as const,
-    requestSerialize: (value: AttachRequest): Buffer => Buffer.from(AttachRequest.encode(value).finish()),
-    requestDeserialize: (value: Buffer): AttachRequest => AttachRequest.decode(value),
-    responseSerialize: (value: AttachResponse): Buffer => Buffer.from(AttachResponse.encode(value).finish()),
-    responseDeserialize: (value: Buffer): AttachResponse => AttachResponse.decode(value),
-  },
-  portForward: {
-    path: "/runtime.v1.RuntimeService/PortForward" as const,
-    requestStream: false as const,
-    responseStream: false as const,
-    requestSerialize: (value: PortForwardRequest): Buffer => Buffer.from(PortForwardRequest.encode(value).finish()),
-    requestDeserialize: (value: Buffer): PortForwardRequest => PortForwardRequest.decode(value),
-    responseSerialize: (value: PortForwardResponse): Buffer => Buffer.from(PortForwardResponse.encode(value).finish()),
-    responseDeserialize: (value: Buffer): PortForwardResponse => PortForwardResponse.decode(value),
-  },
-  containerStats: {
-    path: "/runtime.v1.RuntimeService/ContainerStats" as const,
-    requestStream: false as const,
-    responseStream: false as const,
-    requestSerialize: (value: ContainerStatsRequest): Buffer =>
-      Buffer.from(ContainerStatsRequest.encode(value).finish()),
-    requestDeserialize: (value: Buffer): ContainerStatsRequest => ContainerStatsRequest.decode(value),
-    responseSerialize: (value: ContainerStatsResponse): Buffer =>
-      Buffer.from(ContainerStatsResponse.encode(value).finish()),
-    responseDeserialize: (value: Buffer): ContainerStatsResponse => ContainerStatsResponse.decode(value),
-  },
-  listContainerStats: {
-    path: "/runtime.v1.RuntimeService/ListContainerStats" as const,
-    requestStream: false as const,
-    responseStream: false as const,
-    requestSerialize: (value: ListContainerStatsRequest): Buffer =>
-      Buffer.from(ListContainerStatsRequest.encode(value).finish()),
-    requestDeserialize: (value: Buffer): ListContainerStatsRequest => ListContainerStatsRequest.decode(value),
-    responseSerialize: (value: ListContainerStatsResponse): Buffer =>
-      Buffer.from(ListContainerStatsResponse.encode(value).finish()),
-    responseDeserialize: (value: Buffer): ListContainerStatsResponse => ListContainerStatsResponse.decode(value),
-  },
-  podSandboxStats: {
-    path: "/runtime.v1.RuntimeService/PodSandboxStats" as const,
-    requestStream: false as const,
-    responseStream: false as const,
-    requestSerialize: (value: PodSandboxStatsRequest): Buffer =>
-      Buffer.from(PodSandboxStatsRequest.encode(value).finish()),
-    requestDeserialize: (value: Buffer): PodSandboxStatsRequest => PodSandboxStatsRequest.decode(value),
-    responseSerialize: (value: PodSandboxStatsResponse): Buffer =>
-      Buffer.from(PodSandboxStatsResponse.encode(value).finish()),
-    responseDeserialize: (value: Buffer): PodSandboxStatsResponse => PodSandboxStatsResponse.decode(value),
-  },
-  listPodSandboxStats: {
-    path: "/runtime.v1.RuntimeService/ListPodSandboxStats" as const,
-    requestStream: false as const,
-    responseStream: false as const,
-    requestSerialize: (value: ListPodSandboxStatsRequest): Buffer =>
-      Buffer.from(ListPodSandboxStatsRequest.encode(value).finish()),
-    requestDeserialize: (value: Buffer): ListPodSandboxStatsRequest => ListPodSandboxStatsRequest.decode(value),
-    responseSerialize: (value: ListPodSandboxStatsResponse): Buffer =>
-      Buffer.from(ListPodSandboxStatsResponse.encode(value).finish()),
-    responseDeserialize: (value: Buffer): ListPodSandboxStatsResponse => ListPodSandboxStatsResponse.decode(value),
-  },
-  updateRuntimeConfig: {
-    path: "/runtime.v1.RuntimeService/UpdateRuntimeConfig" as const,
-    requestStream: false as const,
-    responseStream: false as const,
-    requestSerialize: (value: UpdateRuntimeConfigRequest): Buffer =>
-      Buffer.from(UpdateRuntimeConfigRequest.encode(value).finish()),
-    requestDeserialize: (value: Buffer): UpdateRuntimeConfigRequest => UpdateRuntimeConfigRequest.decode(value),
-    responseSerialize: (value: UpdateRuntimeConfigResponse): Buffer =>
-      Buffer.from(UpdateRuntimeConfigResponse.encode(value).finish()),
-    responseDeserialize: (value: Buffer): UpdateRuntimeConfigResponse => UpdateRuntimeConfigResponse.decode(value),
-  },
-  reopenContainerLog: {
-    path: "/runtime.v1.RuntimeService/ReopenContainerLog" as const,
-    requestStream: false as const,
-    responseStream: false as const,
-    requestSerialize: (value: ReopenContainerLogRequest): Buffer =>
-      Buffer.from(ReopenContainerLogRequest.encode(value).finish()),
-    requestDeserialize: (value: Buffer): ReopenContainerLogRequest => ReopenContainerLogRequest.decode(value),
-    responseSerialize: (value: ReopenContainerLogResponse): Buffer =>
-      Buffer.from(ReopenContainerLogResponse.encode(value).finish()),
-    responseDeserialize: (value: Buffer): ReopenContainerLogResponse => ReopenContainerLogResponse.decode(value),
-  },
-  getContainerEvents: {
-    path: "/runtime.v1.RuntimeService/GetContainerEvents" as const,
-    requestStream: false as const,
-    responseStream: true as const,
-    requestSerialize: (value: GetEventsRequest): Buffer => Buffer.from(GetEventsRequest.encode(value).finish()),
-    requestDeserialize: (value: Buffer): GetEventsRequest => GetEventsRequest.decode(value),
-    responseSerialize: (value: ContainerEventResponse): Buffer =>
-      Buffer.from(ContainerEventResponse.encode(value).finish()),
-    responseDeserialize: (value: Buffer): ContainerEventResponse => ContainerEventResponse.decode(value),
+export type RuntimeServiceDefinition = typeof RuntimeServiceDefinition;
+export const RuntimeServiceDefinition = {
+  name: "RuntimeService",
+  fullName: "runtime.v1.RuntimeService",
+  methods: {
+    version: {
+      name: "Version",
+      requestType: VersionRequest as typeof VersionRequest,
+      requestStream: false,
+      responseType: VersionResponse as typeof VersionResponse,
+      responseStream: false,
+      options: {},
+    },
+    status: {
+      name: "Status",
+      requestType: StatusRequest as typeof StatusRequest,
+      requestStream: false,
+      responseType: StatusResponse as typeof StatusResponse,
+      responseStream: false,
+      options: {},
+    },
+    runPodSandbox: {
+      name: "RunPodSandbox",
+      requestType: RunPodSandboxRequest as typeof RunPodSandboxRequest,
+      requestStream: false,
+      responseType: RunPodSandboxResponse as typeof RunPodSandboxResponse,
+      responseStream: false,
+      options: {},
+    },
+    stopPodSandbox: {
+      name: "StopPodSandbox",
+      requestType: StopPodSandboxRequest as typeof StopPodSandboxRequest,
+      requestStream: false,
+      responseType: StopPodSandboxResponse as typeof StopPodSandboxResponse,
+      responseStream: false,
+      options: {},
+    },
+    removePodSandbox: {
+      name: "RemovePodSandbox",
+      requestType: RemovePodSandboxRequest as typeof RemovePodSandboxRequest,
+      requestStream: false,
+      responseType: RemovePodSandboxResponse as typeof RemovePodSandboxResponse,
+      responseStream: false,
+      options: {},
+    },
+    podSandboxStatus: {
+      name: "PodSandboxStatus",
+      requestType: PodSandboxStatusRequest as typeof PodSandboxStatusRequest,
+      requestStream: false,
+      responseType: PodSandboxStatusResponse as typeof PodSandboxStatusResponse,
+      responseStream: false,
+      options: {},
+    },
+    listPodSandbox: {
+      name: "ListPodSandbox",
+      requestType: ListPodSandboxRequest as typeof ListPodSandboxRequest,
+      requestStream: false,
+      responseType: ListPodSandboxResponse as typeof ListPodSandboxResponse,
+      responseStream: false,
+      options: {},
+    },
+    createContainer: {
+      name: "CreateContainer",
+      requestType: CreateContainerRequest as typeof CreateContainerRequest,
+      requestStream: false,
+      responseType: CreateContainerResponse as typeof CreateContainerResponse,
+      responseStream: false,
+      options: {},
+    },
+    startContainer: {
+      name: "StartContainer",
+      requestType: StartContainerRequest as typeof StartContainerRequest,
+      requestStream: false,
+      responseType: StartContainerResponse as typeof StartContainerResponse,
+      responseStream: false,
+      options: {},
+    },
+    stopContainer: {
+      name: "StopContainer",
+      requestType: StopContainerRequest as typeof StopContainerRequest,
+      requestStream: false,
+      responseType: StopContainerResponse as typeof StopContainerResponse,
+      responseStream: false,
+      options: {},
+    },
+    removeContainer: {
+      name: "RemoveContainer",
+      requestType: RemoveContainerRequest as typeof RemoveContainerRequest,
+      requestStream: false,
+      responseType: RemoveContainerResponse as typeof RemoveContainerResponse,
+      responseStream: false,
+      options: {},
+    },
+    listContainers: {
+      name: "ListContainers",
+      requestType: ListContainersRequest as typeof ListContainersRequest,
+      requestStream: false,
+      responseType: ListContainersResponse as typeof ListContainersResponse,
+      responseStream: false,
+      options: {},
+    },
+    containerStatus: {
+      name: "ContainerStatus",
+      requestType: ContainerStatusRequest as typeof ContainerStatusRequest,
+      requestStream: false,
+      responseType: ContainerStatusResponse as typeof ContainerStatusResponse,
+      responseStream: false,
+      options: {},
+    },
+    execSync: {
+      name: "ExecSync",
+      requestType: ExecSyncRequest as typeof ExecSyncRequest,
+      requestStream: false,
+      responseType: ExecSyncResponse as typeof ExecSyncResponse,
+      responseStream: false,
+      options: {},
+    },
+    exec: {
+      name: "Exec",
+      requestType: ExecRequest as typeof ExecRequest,
+      requestStream: false,
+      responseType: ExecResponse as typeof ExecResponse,
+      responseStream: false,
+      options: {},
+    },
+    attach: {
+      name: "Attach",
+      requestType: AttachRequest as typeof AttachRequest,
+      requestStream: false,
+      responseType: AttachResponse as typeof AttachResponse,
+      responseStream: false,
+      options: {},
+    },
+    portForward: {
+      name: "PortForward",
+      requestType: PortForwardRequest as typeof PortForwardRequest,
+      requestStream: false,
+      responseType: PortForwardResponse as typeof PortForwardResponse,
+      responseStream: false,
+      options: {},
+    },
+    containerStats: {
+      name: "ContainerStats",
+      requestType: ContainerStatsRequest as typeof ContainerStatsRequest,
+      requestStream: false,
+      responseType: ContainerStatsResponse as typeof ContainerStatsResponse,
+      responseStream: false,
+      options: {},
+    },
+    listContainerStats: {
+      name: "ListContainerStats",
+      requestType: ListContainerStatsRequest as typeof ListContainerStatsRequest,
+      requestStream: false,
+      responseType: ListContainerStatsResponse as typeof ListContainerStatsResponse,
+      responseStream: false,
+      options: {},
+    },
+    podSandboxStats: {
+      name: "PodSandboxStats",
+      requestType: PodSandboxStatsRequest as typeof PodSandboxStatsRequest,
+      requestStream: false,
+      responseType: PodSandboxStatsResponse as typeof PodSandboxStatsResponse,
+      responseStream: false,
+      options: {},
+    },
+    listPodSandboxStats: {
+      name: "ListPodSandboxStats",
+      requestType: ListPodSandboxStatsRequest as typeof ListPodSandboxStatsRequest,
+      requestStream: false,
+      responseType: ListPodSandboxStatsResponse as typeof ListPodSandboxStatsResponse,
+      responseStream: false,
+      options: {},
+    },
+    updateRuntimeConfig: {
+      name: "UpdateRuntimeConfig",
+      requestType: UpdateRuntimeConfigRequest as typeof UpdateRuntimeConfigRequest,
+      requestStream: false,
+      responseType: UpdateRuntimeConfigResponse as typeof UpdateRuntimeConfigResponse,
+      responseStream: false,
+      options: {},
+    },
+    reopenContainerLog: {
+      name: "ReopenContainerLog",
+      requestType: ReopenContainerLogRequest as typeof ReopenContainerLogRequest,
+      requestStream: false,
+      responseType: ReopenContainerLogResponse as typeof ReopenContainerLogResponse,
+      responseStream: false,
+      options: {},
+    },
+    getContainerEvents: {
+      name: "GetContainerEvents",
+      requestType: GetEventsRequest as typeof GetEventsRequest,
+      requestStream: false,
+      responseType: ContainerEventResponse as typeof ContainerEventResponse,
+      responseStream: true,
+      options: {},
+    },
   },
 } as const;
 
-export interface RuntimeServiceServer extends UntypedServiceImplementation {
-  version: handleUnaryCall<VersionRequest, VersionResponse>;
-  status: handleUnaryCall<StatusRequest, StatusResponse>;
-  runPodSandbox: handleUnaryCall<RunPodSandboxRequest, RunPodSandboxResponse>;
-  stopPodSandbox: handleUnaryCall<StopPodSandboxRequest, StopPodSandboxResponse>;
-  removePodSandbox: handleUnaryCall<RemovePodSandboxRequest, RemovePodSandboxResponse>;
-  podSandboxStatus: handleUnaryCall<PodSandboxStatusRequest, PodSandboxStatusResponse>;
-  listPodSandbox: handleUnaryCall<ListPodSandboxRequest, ListPodSandboxResponse>;
-  createContainer: handleUnaryCall<CreateContainerRequest, CreateContainerResponse>;
-  startContainer: handleUnaryCall<StartContainerRequest, StartContainerResponse>;
-  stopContainer: handleUnaryCall<StopContainerRequest, StopContainerResponse>;
-  removeContainer: handleUnaryCall<RemoveContainerRequest, RemoveContainerResponse>;
-  listContainers: handleUnaryCall<ListContainersRequest, ListContainersResponse>;
-  containerStatus: handleUnaryCall<ContainerStatusRequest, ContainerStatusResponse>;
-  execSync: handleUnaryCall<ExecSyncRequest, ExecSyncResponse>;
-  exec: handleUnaryCall<ExecRequest, ExecResponse>;
-  attach: handleUnaryCall<AttachRequest, AttachResponse>;
-  portForward: handleUnaryCall<PortForwardRequest, PortForwardResponse>;
-  containerStats: handleUnaryCall<ContainerStatsRequest, ContainerStatsResponse>;
-  listContainerStats: handleUnaryCall<ListContainerStatsRequest, ListContainerStatsResponse>;
-  podSandboxStats: handleUnaryCall<PodSandboxStatsRequest, PodSandboxStatsResponse>;
-  listPodSandboxStats: handleUnaryCall<ListPodSandboxStatsRequest, ListPodSandboxStatsResponse>;
-  updateRuntimeConfig: handleUnaryCall<UpdateRuntimeConfigRequest, UpdateRuntimeConfigResponse>;
-  reopenContainerLog: handleUnaryCall<ReopenContainerLogRequest, ReopenContainerLogResponse>;
-  getContainerEvents: handleServerStreamingCall<GetEventsRequest, ContainerEventResponse>;
-}
-
-export interface RuntimeServiceClient extends Client {
-  version(
-    request: VersionRequest,
-    callback: (error: ServiceError | null, response: VersionResponse) => void,
-  ): ClientUnaryCall;
-  version(
-    request: VersionRequest,
-    metadata: Metadata,
-    callback: (error: ServiceError | null, response: VersionResponse) => void,
-  ): ClientUnaryCall;
-  version(
-    request: VersionRequest,
-    metadata: Metadata,
-    options: Partial<CallOptions>,
-    callback: (error: ServiceError | null, response: VersionResponse) => void,
-  ): ClientUnaryCall;
-  status(
-    request: StatusRequest,
-    callback: (error: ServiceError | null, response: StatusResponse) => void,
-  ): ClientUnaryCall;
-  status(
-    request: StatusRequest,
-    metadata: Metadata,
-    callback: (error: ServiceError | null, response: StatusResponse) => void,
-  ): ClientUnaryCall;
-  status(
-    request: StatusRequest,
-    metadata: Metadata,
-    options: Partial<CallOptions>,
-    callback: (error: ServiceError | null, response: StatusResponse) => void,
-  ): ClientUnaryCall;
-  runPodSandbox(
-    request: RunPodSandboxRequest,
-    callback: (error: ServiceError | null, response: RunPodSandboxResponse) => void,
-  ): ClientUnaryCall;
-  runPodSandbox(
-    request: RunPodSandboxRequest,
-    metadata: Metadata,
-    callback: (error: ServiceError | null, response: RunPodSandboxResponse) => void,
-  ): ClientUnaryCall;
-  runPodSandbox(
-    request: RunPodSandboxRequest,
-    metadata: Metadata,
-    options: Partial<CallOptions>,
-    callback: (error: ServiceError | null, response: RunPodSandboxResponse) => void,
-  ): ClientUnaryCall;
-  stopPodSandbox(
-    request: StopPodSandboxRequest,
-    callback: (error: ServiceError | null, response: StopPodSandboxResponse) => void,
-  ): ClientUnaryCall;
-  stopPodSandbox(
-    request: StopPodSandboxRequest,
-    metadata: Metadata,
-    callback: (error: ServiceError | null, response: StopPodSandboxResponse) => void,
-  ): ClientUnaryCall;
-  stopPodSandbox(
-    request: StopPodSandboxRequest,
-    metadata: Metadata,
-    options: Partial<CallOptions>,
-    callback: (error: ServiceError | null, response: StopPodSandboxResponse) => void,
-  ): ClientUnaryCall;
-  removePodSandbox(
-    request: RemovePodSandboxRequest,
-    callback: (error: ServiceError | null, response: RemovePodSandboxResponse) => void,
-  ): ClientUnaryCall;
-  removePodSandbox(
-    request: RemovePodSandboxRequest,
-    metadata: Metadata,
-    callback: (error: ServiceError | null, response: RemovePodSandboxResponse) => void,
-  ): ClientUnaryCall;
-  removePodSandbox(
-    request: RemovePodSandboxRequest,
-    metadata: Metadata,
-    options: Partial<CallOptions>,
-    callback: (error: ServiceError | null, response: RemovePodSandboxResponse) => void,
-  ): ClientUnaryCall;
-  podSandboxStatus(
-    request: PodSandboxStatusRequest,
-    callback: (error: ServiceError | null, response: PodSandboxStatusResponse) => void,
-  ): ClientUnaryCall;
-  podSandboxStatus(
-    request: PodSandboxStatusRequest,
-    metadata: Metadata,
-    callback: (error: ServiceError | null, response: PodSandboxStatusResponse) => void,
-  ): ClientUnaryCall;
-  podSandboxStatus(
-    request: PodSandboxStatusRequest,
-    metadata: Metadata,
-    options: Partial<CallOptions>,
-    callback: (error: ServiceError | null, response: PodSandboxStatusResponse) => void,
-  ): ClientUnaryCall;
-  listPodSandbox(
-    request: ListPodSandboxRequest,
-    callback: (error: ServiceError | null, response: ListPodSandboxResponse) => void,
-  ): ClientUnaryCall;
-  listPodSandbox(
-    request: ListPodSandboxRequest,
-    metadata: Metadata,
-    callback: (error: ServiceError | null, response: ListPodSandboxResponse) => void,
-  ): ClientUnaryCall;
-  listPodSandbox(
-    request: ListPodSandboxRequest,
-    metadata: Metadata,
-    options: Partial<CallOptions>,
-    callback: (error: ServiceError | null, response: ListPodSandboxResponse) => void,
-  ): ClientUnaryCall;
-  createContainer(
-    request: CreateContainerRequest,
-    callback: (error: ServiceError | null, response: CreateContainerResponse) => void,
-  ): ClientUnaryCall;
-  createContainer(
-    request: CreateContainerRequest,
-    metadata: Metadata,
-    callback: (error: ServiceError | null, response: CreateContainerResponse) => void,
-  ): ClientUnaryCall;
-  createContainer(
-    request: CreateContainerRequest,
-    metadata: Metadata,
-    options: Partial<CallOptions>,
-    callback: (error: ServiceError | null, response: CreateContainerResponse) => void,
-  ): ClientUnaryCall;
-  startContainer(
-    request: StartContainerRequest,
-    callback: (error: ServiceError | null, response: StartContainerResponse) => void,
-  ): ClientUnaryCall;
-  startContainer(
-    request: StartContainerRequest,
-    metadata: Metadata,
-    callback: (error: ServiceError | null, response: StartContainerResponse) => void,
-  ): ClientUnaryCall;
-  startContainer(
-    request: StartContainerRequest,
-    metadata: Metadata,
-    options: Partial<CallOptions>,
-    callback: (error: ServiceError | null, response: StartContainerResponse) => void,
-  ): ClientUnaryCall;
-  stopContainer(
-    request: StopContainerRequest,
-    callback: (error: ServiceError | null, response: StopContainerResponse) => void,
-  ): ClientUnaryCall;
-  stopContainer(
-    request: StopContainerRequest,
-    metadata: Metadata,
-    callback: (error: ServiceError | null, response: StopContainerResponse) => void,
-  ): ClientUnaryCall;
-  stopContainer(
-    request: StopContainerRequest,
-    metadata: Metadata,
-    options: Partial<CallOptions>,
-    callback: (error: ServiceError | null, response: StopContainerResponse) => void,
-  ): ClientUnaryCall;
-  removeContainer(
-    request: RemoveContainerRequest,
-    callback: (error: ServiceError | null, response: RemoveContainerResponse) => void,
-  ): ClientUnaryCall;
-  removeContainer(
-    request: RemoveContainerRequest,
-    metadata: Metadata,
-    callback: (error: ServiceError | null, response: RemoveContainerResponse) => void,
-  ): ClientUnaryCall;
-  removeContainer(
-    request: RemoveContainerRequest,
-    metadata: Metadata,
-    options: Partial<CallOptions>,
-    callback: (error: ServiceError | null, response: RemoveContainerResponse) => void,
-  ): ClientUnaryCall;
-  listContainers(
-    request: ListContainersRequest,
-    callback: (error: ServiceError | null, response: ListContainersResponse) => void,
-  ): ClientUnaryCall;
-  listContainers(
-    request: ListContainersRequest,
-    metadata: Metadata,
-    callback: (error: ServiceError | null, response: ListContainersResponse) => void,
-  ): ClientUnaryCall;
-  listContainers(
-    request: ListContainersRequest,
-    metadata: Metadata,
-    options: Partial<CallOptions>,
-    callback: (error: ServiceError | null, response: ListContainersResponse) => void,
-  ): ClientUnaryCall;
-  containerStatus(
-    request: ContainerStatusRequest,
-    callback: (error: ServiceError | null, response: ContainerStatusResponse) => void,
-  ): ClientUnaryCall;
-  containerStatus(
-    request: ContainerStatusRequest,
-    metadata: Metadata,
-    callback: (error: ServiceError | null, response: ContainerStatusResponse) => void,
-  ): ClientUnaryCall;
-  containerStatus(
-    request: ContainerStatusRequest,
-    metadata: Metadata,
-    options: Partial<CallOptions>,
-    callback: (error: ServiceError | null, response: ContainerStatusResponse) => void,
-  ): ClientUnaryCall;
-  execSync(
-    request: ExecSyncRequest,
-    callback: (error: ServiceError | null, response: ExecSyncResponse) => void,
-  ): ClientUnaryCall;
-  execSync(
-    request: ExecSyncRequest,
-    metadata: Metadata,
-    callback: (error: ServiceError | null, response: ExecSyncResponse) => void,
-  ): ClientUnaryCall;
-  execSync(
-    request: ExecSyncRequest,
-    metadata: Metadata,
-    options: Partial<CallOptions>,
-    callback: (error: ServiceError | null, response: ExecSyncResponse) => void,
-  ): ClientUnaryCall;
-  exec(request: ExecRequest, callback: (error: ServiceError | null, response: ExecResponse) => void): ClientUnaryCall;
-  exec(
-    request: ExecRequest,
-    metadata: Metadata,
-    callback: (error: ServiceError | null, response: ExecResponse) => void,
-  ): ClientUnaryCall;
-  exec(
-    request: ExecRequest,
-    metadata: Metadata,
-    options: Partial<CallOptions>,
-    callback: (error: ServiceError | null, response: ExecResponse) => void,
-  ): ClientUnaryCall;
-  attach(
-    request: AttachRequest,
-    callback: (error: ServiceError | null, response: AttachResponse) => void,
-  ): ClientUnaryCall;
-  attach(
-    request: AttachRequest,
-    metadata: Metadata,
-    callback: (error: ServiceError | null, response: AttachResponse) => void,
-  ): ClientUnaryCall;
-  attach(
-    request: AttachRequest,
-    metadata: Metadata,
-    options: Partial<CallOptions>,
-    callback: (error: ServiceError | null, response: AttachResponse) => void,
-  ): ClientUnaryCall;
-  portForward(
-    request: PortForwardRequest,
-    callback: (error: ServiceError | null, response: PortForwardResponse) => void,
-  ): ClientUnaryCall;
-  portForward(
-    request: PortForwardRequest,
-    metadata: Metadata,
-    callback: (error: ServiceError | null, response: PortForwardResponse) => void,
-  ): ClientUnaryCall;
-  portForward(
-    request: PortForwardRequest,
-    metadata: Metadata,
-    options: Partial<CallOptions>,
-    callback: (error: ServiceError | null, response: PortForwardResponse) => void,
-  ): ClientUnaryCall;
-  containerStats(
-    request: ContainerStatsRequest,
-    callback: (error: ServiceError | null, response: ContainerStatsResponse) => void,
-  ): ClientUnaryCall;
-  containerStats(
-    request: ContainerStatsRequest,
-    metadata: Metadata,
-    callback: (error: ServiceError | null, response: ContainerStatsResponse) => void,
-  ): ClientUnaryCall;
-  containerStats(
-    request: ContainerStatsRequest,
-    metadata: Metadata,
-    options: Partial<CallOptions>,
-    callback: (error: ServiceError | null, response: ContainerStatsResponse) => void,
-  ): ClientUnaryCall;
-  listContainerStats(
-    request: ListContainerStatsRequest,
-    callback: (error: ServiceError | null, response: ListContainerStatsResponse) => void,
-  ): ClientUnaryCall;
-  listContainerStats(
-    request: ListContainerStatsRequest,
-    metadata: Metadata,
-    callback: (error: ServiceError | null, response: ListContainerStatsResponse) => void,
-  ): ClientUnaryCall;
-  listContainerStats(
-    request: ListContainerStatsRequest,
-    metadata: Metadata,
-    options: Partial<CallOptions>,
-    callback: (error: ServiceError | null, response: ListContainerStatsResponse) => void,
-  ): ClientUnaryCall;
-  podSandboxStats(
-    request: PodSandboxStatsRequest,
-    callback: (error: ServiceError | null, response: PodSandboxStatsResponse) => void,
-  ): ClientUnaryCall;
-  podSandboxStats(
-    request: PodSandboxStatsRequest,
-    metadata: Metadata,
-    callback: (error: ServiceError | null, response: PodSandboxStatsResponse) => void,
-  ): ClientUnaryCall;
-  podSandboxStats(
-    request: PodSandboxStatsRequest,
-    metadata: Metadata,
-    options: Partial<CallOptions>,
-    callback: (error: ServiceError | null, response: PodSandboxStatsResponse) => void,
-  ): ClientUnaryCall;
-  listPodSandboxStats(
-    request: ListPodSandboxStatsRequest,
-    callback: (error: ServiceError | null, response: ListPodSandboxStatsResponse) => void,
-  ): ClientUnaryCall;
-  listPodSandboxStats(
-    request: ListPodSandboxStatsRequest,
-    metadata: Metadata,
-    callback: (error: ServiceError | null, response: ListPodSandboxStatsResponse) => void,
-  ): ClientUnaryCall;
-  listPodSandboxStats(
-    request: ListPodSandboxStatsRequest,
-    metadata: Metadata,
-    options: Partial<CallOptions>,
-    callback: (error: ServiceError | null, response: ListPodSandboxStatsResponse) => void,
-  ): ClientUnaryCall;
-  updateRuntimeConfig(
-    request: UpdateRuntimeConfigRequest,
-    callback: (error: ServiceError | null, response: UpdateRuntimeConfigResponse) => void,
-  ): ClientUnaryCall;
-  updateRuntimeConfig(
-    request: UpdateRuntimeConfigRequest,
-    metadata: Metadata,
-    callback: (error: ServiceError | null, response: UpdateRuntimeConfigResponse) => void,
-  ): ClientUnaryCall;
-  updateRuntimeConfig(
-    request: UpdateRuntimeConfigRequest,
-    metadata: Metadata,
-    options: Partial<CallOptions>,
-    callback: (error: ServiceError | null, response: UpdateRuntimeConfigResponse) => void,
-  ): ClientUnaryCall;
-  reopenContainerLog(
-    request: ReopenContainerLogRequest,
-    callback: (error: ServiceError | null, response: ReopenContainerLogResponse) => void,
-  ): ClientUnaryCall;
-  reopenContainerLog(
-    request: ReopenContainerLogRequest,
-    metadata: Metadata,
-    callback: (error: ServiceError | null, response: ReopenContainerLogResponse) => void,
-  ): ClientUnaryCall;
-  reopenContainerLog(
-    request: ReopenContainerLogRequest,
-    metadata: Metadata,
-    options: Partial<CallOptions>,
-    callback: (error: ServiceError | null, response: ReopenContainerLogResponse) => void,
-  ): ClientUnaryCall;
-  getContainerEvents(
-    request: GetEventsRequest,
-    options?: Partial<CallOptions>,
-  ): ClientReadableStream<ContainerEventResponse>;
-  getContainerEvents(
-    request: GetEventsRequest,
-    metadata?: Metadata,
-    options?: Partial<CallOptions>,
-  ): ClientReadableStream<ContainerEventResponse>;
-}
-
-export const RuntimeServiceClient = makeGenericClientConstructor(
-  RuntimeServiceService,
-  "runtime.v1.RuntimeService",
-) as unknown as {
-  new (address: string, credentials: ChannelCredentials, options?: Partial<ClientOptions>): RuntimeServiceClient;
-  service: typeof RuntimeServiceService;
-  serviceName: string;
-};
-
-export type ImageServiceService = typeof ImageServiceService;
-export const ImageServiceService = {
-  listImages: {
-    path: "/runtime.v1.ImageService/ListImages" as const,
-    requestStream: false as const,
-    responseStream: false as const,
-    requestSerialize: (value: ListImagesRequest): Buffer => Buffer.from(ListImagesRequest.encode(value).finish()),
-    requestDeserialize: (value: Buffer): ListImagesRequest => ListImagesRequest.decode(value),
-    responseSerialize: (value: ListImagesResponse): Buffer => Buffer.from(ListImagesResponse.encode(value).finish()),
-    responseDeserialize: (value: Buffer): ListImagesResponse => ListImagesResponse.decode(value),
-  },
-  imageStatus: {
-    path: "/runtime.v1.ImageService/ImageStatus" as const,
-    requestStream: false as const,
-    responseStream: false as const,
-    requestSerialize: (value: ImageStatusRequest): Buffer => Buffer.from(ImageStatusRequest.encode(value).finish()),
-    requestDeserialize: (value: Buffer): ImageStatusRequest => ImageStatusRequest.decode(value),
-    responseSerialize: (value: ImageStatusResponse): Buffer => Buffer.from(ImageStatusResponse.encode(value).finish()),
-    responseDeserialize: (value: Buffer): ImageStatusResponse => ImageStatusResponse.decode(value),
-  },
-  pullImage: {
-    path: "/runtime.v1.ImageService/PullImage" as const,
-    requestStream: false as const,
-    responseStream: false as const,
-    requestSerialize: (value: PullImageRequest): Buffer => Buffer.from(PullImageRequest.encode(value).finish()),
-    requestDeserialize: (value: Buffer): PullImageRequest => PullImageRequest.decode(value),
-    responseSerialize: (value: PullImageResponse): Buffer => Buffer.from(PullImageResponse.encode(value).finish()),
-    responseDeserialize: (value: Buffer): PullImageResponse => PullImageResponse.decode(value),
-  },
-  removeImage: {
-    path: "/runtime.v1.ImageService/RemoveImage" as const,
-    requestStream: false as const,
-    responseStream: false as const,
-    requestSerialize: (value: RemoveImageRequest): Buffer => Buffer.from(RemoveImageRequest.encode(value).finish()),
-    requestDeserialize: (value: Buffer): RemoveImageRequest => RemoveImageRequest.decode(value),
-    responseSerialize: (value: RemoveImageResponse): Buffer => Buffer.from(RemoveImageResponse.encode(value).finish()),
-    responseDeserialize: (value: Buffer): RemoveImageResponse => RemoveImageResponse.decode(value),
-  },
-  imageFsInfo: {
-    path: "/runtime.v1.ImageService/ImageFsInfo" as const,
-    requestStream: false as const,
-    responseStream: false as const,
-    requestSerialize: (value: ImageFsInfoRequest): Buffer => Buffer.from(ImageFsInfoRequest.encode(value).finish()),
-    requestDeserialize: (value: Buffer): ImageFsInfoRequest => ImageFsInfoRequest.decode(value),
-    responseSerialize: (value: ImageFsInfoResponse): Buffer => Buffer.from(ImageFsInfoResponse.encode(value).finish()),
-    responseDeserialize: (value: Buffer): ImageFsInfoResponse => ImageFsInfoResponse.decode(value),
+export type ImageServiceDefinition = typeof ImageServiceDefinition;
+export const ImageServiceDefinition = {
+  name: "ImageService",
+  fullName: "runtime.v1.ImageService",
+  methods: {
+    listImages: {
+      name: "ListImages",
+      requestType: ListImagesRequest as typeof ListImagesRequest,
+      requestStream: false,
+      responseType: ListImagesResponse as typeof ListImagesResponse,
+      responseStream: false,
+      options: {},
+    },
+    imageStatus: {
+      name: "ImageStatus",
+      requestType: ImageStatusRequest as typeof ImageStatusRequest,
+      requestStream: false,
+      responseType: ImageStatusResponse as typeof ImageStatusResponse,
+      responseStream: false,
+      options: {},
+    },
+    pullImage: {
+      name: "PullImage",
+      requestType: PullImageRequest as typeof PullImageRequest,
+      requestStream: false,
+      responseType: PullImageResponse as typeof PullImageResponse,
+      responseStream: false,
+      options: {},
+    },
+    removeImage: {
+      name: "RemoveImage",
+      requestType: RemoveImageRequest as typeof RemoveImageRequest,
+      requestStream: false,
+      responseType: RemoveImageResponse as typeof RemoveImageResponse,
+      responseStream: false,
+      options: {},
+    },
+    imageFsInfo: {
+      name: "ImageFsInfo",
+      requestType: ImageFsInfoRequest as typeof ImageFsInfoRequest,
+      requestStream: false,
+      responseType: ImageFsInfoResponse as typeof ImageFsInfoResponse,
+      responseStream: false,
+      options: {},
+    },
   },
 } as const;
-
-export interface ImageServiceServer extends UntypedServiceImplementation {
-  listImages: handleUnaryCall<ListImagesRequest, ListImagesResponse>;
-  imageStatus: handleUnaryCall<ImageStatusRequest, ImageStatusResponse>;
-  pullImage: handleUnaryCall<PullImageRequest, PullImageResponse>;
-  removeImage: handleUnaryCall<RemoveImageRequest, RemoveImageResponse>;
-  imageFsInfo: handleUnaryCall<ImageFsInfoRequest, ImageFsInfoResponse>;
-}
-
-export interface ImageServiceClient extends Client {
-  listImages(
-    request: ListImagesRequest,
-    callback: (error: ServiceError | null, response: ListImagesResponse) => void,
-  ): ClientUnaryCall;
-  listImages(
-    request: ListImagesRequest,
-    metadata: Metadata,
-    callback: (error: ServiceError | null, response: ListImagesResponse) => void,
-  ): ClientUnaryCall;
-  listImages(
-    request: ListImagesRequest,
-    metadata: Metadata,
-    options: Partial<CallOptions>,
-    callback: (error: ServiceError | null, response: ListImagesResponse) => void,
-  ): ClientUnaryCall;
-  imageStatus(
-    request: ImageStatusRequest,
-    callback: (error: ServiceError | null, response: ImageStatusResponse) => void,
-  ): ClientUnaryCall;
-  imageStatus(
-    request: ImageStatusRequest,
-    metadata: Metadata,
-    callback: (error: ServiceError | null, response: ImageStatusResponse) => void,
-  ): ClientUnaryCall;
-  imageStatus(
-    request: ImageStatusRequest,
-    metadata: Metadata,
-    options: Partial<CallOptions>,
-    callback: (error: ServiceError | null, response: ImageStatusResponse) => void,
-  ): ClientUnaryCall;
-  pullImage(
-    request: PullImageRequest,
-    callback: (error: ServiceError | null, response: PullImageResponse) => void,
-  ): ClientUnaryCall;
-  pullImage(
-    request: PullImageRequest,
-    metadata: Metadata,
-    callback: (error: ServiceError | null, response: PullImageResponse) => void,
-  ): ClientUnaryCall;
-  pullImage(
-    request: PullImageRequest,
-    metadata: Metadata,
-    options: Partial<CallOptions>,
-    callback: (error: ServiceError | null, response: PullImageResponse) => void,
-  ): ClientUnaryCall;
-  removeImage(
-    request: RemoveImageRequest,
-    callback: (error: ServiceError | null, response: RemoveImageResponse) => void,
-  ): ClientUnaryCall;
-  removeImage(
-    request: RemoveImageRequest,
-    metadata: Metadata,
-    callback: (error: ServiceError | null, response: RemoveImageResponse) => void,
-  ): ClientUnaryCall;
-  removeImage(
-    request: RemoveImageRequest,
-    metadata: Metadata,
-    options: Partial<CallOptions>,
-    callback: (error: ServiceError | null, response: RemoveImageResponse) => void,
-  ): ClientUnaryCall;
-  imageFsInfo(
-    request: ImageFsInfoRequest,
-    callback: (error: ServiceError | null, response: ImageFsInfoResponse) => void,
-  ): ClientUnaryCall;
-  imageFsInfo(
-    request: ImageFsInfoRequest,
-    metadata: Metadata,
-    callback: (error: ServiceError | null, response: ImageFsInfoResponse) => void,
-  ): ClientUnaryCall;
-  imageFsInfo(
-    request: ImageFsInfoRequest,
-    metadata: Metadata,
-    options: Partial<CallOptions>,
-    callback: (error: ServiceError | null, response: ImageFsInfoResponse) => void,
-  ): ClientUnaryCall;
-}
-
-export const ImageServiceClient = makeGenericClientConstructor(
-  ImageServiceService,
-  "runtime.v1.ImageService",
-) as unknown as {
-  new (address: string, credentials: ChannelCredentials, options?: Partial<ClientOptions>): ImageServiceClient;
-  service: typeof ImageServiceService;
-  serviceName: string;
-};
 
 function bytesFromBase64(b64: string): Uint8Array {
   return Uint8Array.from(globalThis.Buffer.from(b64, "base64"));
