@@ -66,12 +66,17 @@ interface MethodDefinition {
   responseType: { decode(bytes: Uint8Array): unknown };
 }
 
-/** The unary methods of a service (the generated generic definition), with their HTTP/2 paths. */
-function unaryMethods(service: {
+/** The HTTP/2 path of a method of a generated service definition: `/runtime.v1.RuntimeService/Version`. */
+export function methodPath(service: { fullName: string }, method: { name: string }): string {
+  return `/${service.fullName}/${method.name}`;
+}
+
+/** The methods of a service (the generated generic definition), by key, with their HTTP/2 paths. */
+function methodsWithPaths(service: {
   fullName: string;
   methods: Record<string, MethodDefinition>;
 }): Map<string, MethodDefinition & { path: string }> {
-  return new Map(Object.entries(service.methods).map(([key, m]) => [key, { ...m, path: `/${service.fullName}/${m.name}` }]));
+  return new Map(Object.entries(service.methods).map(([key, m]) => [key, { ...m, path: methodPath(service, m) }]));
 }
 
 interface UnaryCall {
@@ -153,11 +158,11 @@ class CriClientBase {
       imageTarget.socketPath === runtimeTarget.socketPath
         ? this.runtime
         : new H2Channel({ socketPath: imageTarget.socketPath, maxMessageBytes: MAX_MSG_SIZE });
-    const runtimeMethods = unaryMethods(api.RuntimeServiceDefinition);
+    const runtimeMethods = methodsWithPaths(api.RuntimeServiceDefinition);
     for (const method of Object.keys(RUNTIME_OPERATIONS) as RuntimeMethod[]) {
       if (method !== 'getContainerEvents') this.defineUnary(method, this.runtime, runtimeMethods.get(method)!, RUNTIME_OPERATIONS[method]);
     }
-    const imageMethods = unaryMethods(api.ImageServiceDefinition);
+    const imageMethods = methodsWithPaths(api.ImageServiceDefinition);
     for (const method of Object.keys(IMAGE_OPERATIONS) as ImageMethod[]) {
       this.defineUnary(method, this.image, imageMethods.get(method)!, IMAGE_OPERATIONS[method]);
     }
@@ -237,7 +242,7 @@ class CriClientBase {
       const start = performance.now();
       this.streams ??= new grpcJs.Client(this.runtimeTarget, grpcJs.credentials.createInsecure(), CHANNEL_OPTIONS);
       stream = this.streams.makeServerStreamRequest(
-        `/${service.fullName}/${method.name}`,
+        methodPath(service, method),
         (m: api.GetEventsRequest) => Buffer.from(method.requestType.encode(m).finish()),
         (b: Buffer) => method.responseType.decode(b),
         method.requestType.fromPartial({}),

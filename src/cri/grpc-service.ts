@@ -21,6 +21,7 @@ import {
   type UntypedServiceImplementation,
 } from '@grpc/grpc-js';
 import * as api from '../gen/runtime/v1/api.js';
+import { methodPath } from './client.js';
 
 interface Codec<T> {
   encode(message: T): { finish(): Uint8Array };
@@ -45,7 +46,7 @@ export function grpcService<M extends Record<string, GenericMethod<any, any>>>(s
   const out: Record<string, MethodDefinition<unknown, unknown>> = {};
   for (const [key, m] of Object.entries(service.methods) as [string, GenericMethod<unknown, unknown>][]) {
     out[key] = {
-      path: `/${service.fullName}/${m.name}`,
+      path: methodPath(service, m),
       requestStream: m.requestStream,
       responseStream: m.responseStream,
       requestSerialize: (value: unknown) => Buffer.from(m.requestType.encode(value).finish()),
