@@ -96,9 +96,9 @@ export type RuntimeServiceClient = GrpcClient<RuntimeMethods>;
 export type ImageServiceClient = GrpcClient<ImageMethods>;
 export const RuntimeServiceClient = makeGenericClientConstructor(
   RuntimeServiceService,
-  'runtime.v1.RuntimeService',
+  api.RuntimeServiceDefinition.fullName,
 ) as unknown as ClientConstructor<RuntimeMethods>;
 export const ImageServiceClient = makeGenericClientConstructor(
   ImageServiceService,
-  'runtime.v1.ImageService',
+  api.ImageServiceDefinition.fullName,
 ) as unknown as ClientConstructor<ImageMethods>;

@@ -32,13 +32,12 @@ import type { GenericPleg } from './generic-pleg.js';
 import type { PlegHealth, PodLifecycleEventGenerator } from './pleg.js';
 import type { EventedPlegMetrics } from './pleg-metrics.js';
 import { errorMessage } from '../../common/error-message.js';
+import { GrpcStatus } from '../../common/rpc-error.js';
 
 export const EVENTED_RELIST_PERIOD_MS = 300_000;
 export const EVENTED_RELIST_THRESHOLD_MS = 600_000;
 export const EVENTED_MAX_STREAM_RETRIES = 5;
 export const GLOBAL_CACHE_UPDATE_PERIOD_MS = 2000;
-/** gRPC status UNIMPLEMENTED. */
-const GRPC_UNIMPLEMENTED = 12;
 
 export interface EventedPlegOptions {
   /**
@@ -117,7 +116,7 @@ export class EventedPleg implements PodLifecycleEventGenerator {
       if (signal.aborted || outcome.cancelled) return;
       this.options.eventedMetrics.connectionErrors.inc();
       const why = outcome.error ? outcome.error.message : 'the runtime ended the stream';
-      if (outcome.error?.grpcCode === GRPC_UNIMPLEMENTED) {
+      if (outcome.error?.grpcCode === GrpcStatus.UNIMPLEMENTED) {
         this.fallBack(`the container runtime does not implement GetContainerEvents (containerd before 1.7?): ${why}`);
         return;
       }

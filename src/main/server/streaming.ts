@@ -33,6 +33,7 @@ import { v } from '../../common/logger.js';
 import { isV5WebSocketRequest } from './remotecommand-v5.js';
 import { proxyUpgrade } from './stream-proxy.js';
 import { bridgeV5 } from './v5-bridge.js';
+import { GrpcStatus } from '../../common/rpc-error.js';
 
 export type StreamKind = 'exec' | 'attach' | 'portForward' | 'run';
 
@@ -124,7 +125,7 @@ function isUpgrade(req: IncomingMessage): boolean {
 function fromRuntime(err: unknown): StreamError {
   if (err instanceof StreamError) return err;
   const code = err instanceof CriError ? err.grpcCode : undefined;
-  const status = code === 5 ? 404 : code === 8 ? 429 : 500;
+  const status = code === GrpcStatus.NOT_FOUND ? 404 : code === GrpcStatus.RESOURCE_EXHAUSTED ? 429 : 500;
   return new StreamError(status, errorMessage(err));
 }
 

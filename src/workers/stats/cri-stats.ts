@@ -27,6 +27,7 @@
  */
 import type { CriApi } from '../../cri/client.js';
 import { CriError } from '../../common/errors.js';
+import { GrpcStatus } from '../../common/rpc-error.js';
 import { readNetDev, type InterfaceCounters } from '../../common/net-dev.js';
 import { ContainerState, PodSandboxState, type ContainerStats, type MemoryUsage, type PodSandboxStats } from '../../gen/runtime/v1/api.js';
 import { Semaphore } from '../../common/semaphore.js';
@@ -99,8 +100,6 @@ function memoryOf(m: MemoryUsage | undefined): MemorySample | undefined {
   };
 }
 
-const UNIMPLEMENTED = 12;
-
 /**
  * Sandbox stats calls of this thread, one at a time: containerd 1.6 updates
  * its sandbox store's CPU sample without a lock in PodSandboxStats (and in
@@ -119,7 +118,7 @@ async function listSandboxStats(cri: CriApi): Promise<Map<string, PodSandboxStat
     return new Map(r.stats.map((s) => [s.attributes?.id ?? '', s]));
   } catch (err) {
     if (!(err instanceof CriError)) throw err;
-    return err.grpcCode === UNIMPLEMENTED ? new Map() : undefined;
+    return err.grpcCode === GrpcStatus.UNIMPLEMENTED ? new Map() : undefined;
   }
 }
 
