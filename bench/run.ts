@@ -34,6 +34,7 @@ const BENCHES: Record<string, string> = {
   cgroups: 'cgroups-peer.bench.ts',
   eviction: 'eviction.bench.ts',
   'malloc-threshold': 'malloc-threshold.bench.ts',
+  'pods-endpoint': 'pods-endpoint.bench.ts',
 };
 
 const [name, ...rest] = process.argv.slice(2);

@@ -323,9 +323,9 @@ describe('kubelet server', () => {
   });
 
   it('the read-only server: plain HTTP, no authentication, default routes only', async () => {
-    const plain = (path: string) =>
+    const plain = (path: string, method = 'GET') =>
       new Promise<Reply>((resolve, reject) => {
-        const req = httpRequest({ host: '127.0.0.1', port: port(readOnly), path }, (res) => {
+        const req = httpRequest({ host: '127.0.0.1', port: port(readOnly), path, method }, (res) => {
           let body = '';
           res.on('data', (c: Buffer) => (body += c.toString()));
           res.on('end', () => resolve({ status: res.statusCode ?? 0, body, headers: res.headers }));
@@ -333,7 +333,14 @@ describe('kubelet server', () => {
         req.on('error', reject);
         req.end();
       });
-    expect((await plain('/pods')).status).toBe(200);
+    // /pods is written in chunks with the length of all of them
+    const pods = await plain('/pods');
+    expect(pods.status).toBe(200);
+    expect(Number(pods.headers['content-length'])).toBe(Buffer.byteLength(pods.body));
+    expect(JSON.parse(pods.body)).toEqual(JSON.parse(JSON.stringify({ kind: 'PodList', items: [pod] })));
+    const head = await plain('/pods', 'HEAD');
+    expect(head).toMatchObject({ status: 200, body: '' });
+    expect(head.headers['content-length']).toBe(pods.headers['content-length']);
     expect((await plain('/healthz')).body).toBe('ok');
     expect((await plain('/stats/summary')).body).toBe('{"node":{},"pods":[]}');
     expect((await plain('/containerLogs/default/web/app')).status).toBe(404);

@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { jsonListBytes } from '../../src/main/server/json-list.js';
+import { jsonListChunks } from '../../src/main/server/json-list.js';
 
+const jsonListBytes = (v: unknown, cache?: WeakMap<object, Buffer>) => Buffer.concat(jsonListChunks(v, cache));
 const same = (v: unknown) => expect(jsonListBytes(v).toString()).toBe(JSON.stringify(v) ?? '');
 
-describe('jsonListBytes', () => {
+describe('jsonListChunks', () => {
   it('gives the bytes of JSON.stringify for a list whose last key is items', () => {
     const pod = (i: number) => ({
       metadata: { name: `p-${i}`, annotations: { 'a/b': 'é\u2028"x"\n' } },

@@ -1,24 +1,27 @@
 /**
- * The JSON of a list object (a PodList) as bytes, built item by item: the
- * same bytes as `Buffer.from(JSON.stringify(list))`, without one string of
- * the whole list. /pods of 1000 pods is ~2 MB: as one string it is built,
- * flattened and copied again into the response, and the megabytes of
- * short-lived strings cost the main thread more than the serialization.
+ * The JSON of a list object (a PodList) as chunks of bytes, built item by
+ * item: together the same bytes as `Buffer.from(JSON.stringify(list))`,
+ * without one string or one buffer of the whole list. /pods of 1000 pods is
+ * ~3 MB: as one string it is built, flattened and copied again into the
+ * response, and the megabytes of short-lived strings cost the main thread
+ * more than the serialization; joined into one buffer, the copy (and the
+ * fresh pages it writes) cost a server ~7 ms of CPU a request, against ~3 ms
+ * for the chunks written as they are (one gathered write).
  */
 
 const COMMA = Buffer.from(',');
 const CLOSE = Buffer.from(']}');
 
 /**
- * `list` as JSON bytes; a list whose last key is not an `items` array is
- * stringified whole. `cache`: the JSON of item objects already seen, by
- * identity (for lists whose items are replaced, never changed in place).
+ * `list` as JSON chunks; a list whose last key is not an `items` array is
+ * stringified whole (one chunk). `cache`: the JSON of item objects already
+ * seen, by identity (for lists whose items are replaced, never changed in place).
  */
-export function jsonListBytes(list: unknown, cache?: WeakMap<object, Buffer>): Buffer {
+export function jsonListChunks(list: unknown, cache?: WeakMap<object, Buffer>): Buffer[] {
   const keys = list !== null && typeof list === 'object' && !Array.isArray(list) ? Object.keys(list) : [];
   const items = (list as { items?: unknown } | null)?.items;
   if (keys.at(-1) !== 'items' || !Array.isArray(items) || typeof (list as { toJSON?: unknown }).toJSON === 'function') {
-    return Buffer.from(JSON.stringify(list) ?? '');
+    return [Buffer.from(JSON.stringify(list) ?? '')];
   }
   // `{…,"items":[]}` split around the empty array.
   const shell = JSON.stringify({ ...(list as object), items: [] });
@@ -36,5 +39,5 @@ export function jsonListBytes(list: unknown, cache?: WeakMap<object, Buffer>): B
     chunks.push(bytes);
   }
   chunks.push(CLOSE);
-  return Buffer.concat(chunks);
+  return chunks;
 }
