@@ -35,6 +35,7 @@ const BENCHES: Record<string, string> = {
   eviction: 'eviction.bench.ts',
   'malloc-threshold': 'malloc-threshold.bench.ts',
   'pods-endpoint': 'pods-endpoint.bench.ts',
+  'fs-create': 'fs-create.bench.ts',
 };
 
 const [name, ...rest] = process.argv.slice(2);

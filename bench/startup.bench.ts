@@ -58,7 +58,7 @@ import { AgentProcess, podManifest } from '../test/e2e/agent-harness.js';
 import { arg, machine, percentile, round, writeResults } from './lib/report.js';
 import { startSimProcess } from './lib/sim-process.js';
 import { cpus } from 'node:os';
-import { containerdPid, cpuStart, setRuntimePid, waitQuiet, type CpuWindow } from './lib/cpu.js';
+import { containerdPid, cpuStart, procCpuS, setRuntimePid, threadCpuS, waitQuiet, type CpuWindow } from './lib/cpu.js';
 import { counters, histograms, parseProm, type HistSummary } from './lib/prom.js';
 import { markdown, writeStartupCharts, type Quiet } from './lib/startup-report.js';
 import { criTimes, removeNamespace } from './lib/cri-pods.js';
@@ -210,7 +210,7 @@ export interface AgentResult {
   runtimeOps: Record<string, HistSummary>;
   runtimeOpsTotal: Record<string, number>;
   pleg: Record<string, Record<string, HistSummary>>;
-  /** spawn → all Running; agentS counts from /healthz (its pid is known then) */
+  /** spawn → all Running; agentS counts from /healthz (its pid is known then), agentFromSpawnS and agentMainFromSpawnS from spawn */
   cpu: CpuWindow;
   logFile: string;
   notes: string[];
@@ -284,7 +284,12 @@ async function agentRun(cri: CriClient, endpoint: string, n: number, namespace: 
       }
       await sleep(pollIntervalMs);
     }
-    const cpu = { ...cpuNoAgent(), agentS: cpuAgent().agentS };
+    const cpu = {
+      ...cpuNoAgent(),
+      agentS: cpuAgent().agentS,
+      agentFromSpawnS: round(procCpuS(agent.pid), 2),
+      agentMainFromSpawnS: round(threadCpuS(agent.pid), 2),
+    };
     log(`  agent: all ${n} Running after ${ms((tAll - t0) / 1000)} s`);
 
     const metricsText = await (await fetch(agent.metricsUrl)).text();

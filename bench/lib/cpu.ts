@@ -36,15 +36,20 @@ export async function waitQuiet(o: {
   }
 }
 /** utime+stime (all threads) of a process in seconds; NaN when gone. */
-export function procCpuS(pid: number | undefined): number {
+export function procCpuS(pid: number | undefined, statPath = `/proc/${pid}/stat`): number {
   if (!pid) return Number.NaN;
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const stat = readFileSync(statPath, 'utf8');
     const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return (Number(f[11]) + Number(f[12])) / CLK_TCK;
   } catch {
     return Number.NaN;
   }
+}
+/** utime+stime of one thread (`tid`) of a process in seconds; NaN when gone. The main thread's tid is the pid. */
+export function threadCpuS(pid: number | undefined, tid = pid): number {
+  if (!pid) return Number.NaN;
+  return procCpuS(pid, `/proc/${pid}/task/${tid}/stat`);
 }
 let runtimePid: number | undefined;
 /** The container runtime process whose CPU cpuStart() windows report as runtimeS. */
@@ -94,6 +99,9 @@ export interface CpuWindow {
   runtimeS: number;
   selfS: number;
   agentS?: number;
+  /** The agent's CPU from its spawn, all threads and the main thread alone (the startup bench). */
+  agentFromSpawnS?: number;
+  agentMainFromSpawnS?: number;
   byCommand?: Record<string, number>;
 }
 export function cpuStart(agentPid?: number): () => CpuWindow {

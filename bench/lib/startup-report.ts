@@ -74,16 +74,16 @@ export function markdown(results: ScenarioResult[], meta: Record<string, unknown
   L.push('## CPU seconds during the timed window', '');
   L.push(
     'Machine = busy CPU-seconds of all cores (/proc/stat; 2 cores ⇒ at most 2 s per s), so it includes other load on the machine. ' +
-      'Runtime = the containerd daemon or the sim process (containerd shims/runc are not in it, but are in Machine). Agent counts from /healthz. Bench = this process (CRI client, /pods polling). ' +
+      'Runtime = the containerd daemon or the sim process (containerd shims/runc are not in it, but are in Machine). Agent counts from /healthz; “agent from spawn” is the agent process’s whole CPU at all Running (its boot included), and its main thread’s alone. Bench = this process (CRI client, /pods polling). ' +
       'Before = the machine when the phase started: every timed phase waits until the machine is under 15 % busy over 5 s (up to 5 min), ' +
       'since the kernel and the shims go on tearing down the previous batch after its pods are removed. ' +
       'Top processes: a process reaped in the window brings its whole life’s CPU to its reaper (PID 1 here, process_api), so that column mixes in earlier work.',
     '',
   );
   L.push(
-    '| runtime | pods | path | before: busy (waited s) | window (s) | machine busy | runtime | agent | bench | top processes (CPU-s, incl. reaped children) |',
+    '| runtime | pods | path | before: busy (waited s) | window (s) | machine busy | runtime | agent | agent from spawn: all threads / main thread | bench | top processes (CPU-s, incl. reaped children) |',
   );
-  L.push('|---|---:|---|---:|---:|---:|---:|---:|---:|---|');
+  L.push('|---|---:|---|---:|---:|---:|---:|---:|---|---:|---|');
   const before = (q: Quiet | undefined) => (q ? `${q.busy} (${q.waitedS})` : '');
   const top = (c: CpuWindow) =>
     Object.entries(c.byCommand ?? {})
@@ -92,11 +92,11 @@ export function markdown(results: ScenarioResult[], meta: Record<string, unknown
   for (const r of results) {
     for (const x of r.raw)
       L.push(
-        `| ${r.runtime} | ${r.pods} | ${x.path} | ${before(x.quiet)} | ${x.wallS} | ${x.cpu.machineBusyS} | ${x.cpu.runtimeS} | | ${x.cpu.selfS} | ${top(x.cpu)} |`,
+        `| ${r.runtime} | ${r.pods} | ${x.path} | ${before(x.quiet)} | ${x.wallS} | ${x.cpu.machineBusyS} | ${x.cpu.runtimeS} | | | ${x.cpu.selfS} | ${top(x.cpu)} |`,
       );
     const c = r.agent.cpu;
     L.push(
-      `| ${r.runtime} | ${r.pods} | agent | ${before(r.agent.quiet)} | ${r.agent.wallS} | ${c.machineBusyS} | ${c.runtimeS} | ${c.agentS} | ${c.selfS} | ${top(c)} |`,
+      `| ${r.runtime} | ${r.pods} | agent | ${before(r.agent.quiet)} | ${r.agent.wallS} | ${c.machineBusyS} | ${c.runtimeS} | ${c.agentS} | ${c.agentFromSpawnS ?? ''} / ${c.agentMainFromSpawnS ?? ''} | ${c.selfS} | ${top(c)} |`,
     );
   }
   L.push('');
