@@ -2,11 +2,12 @@
  * The JSON of a list object (a PodList) as chunks of bytes, built item by
  * item: together the same bytes as `Buffer.from(JSON.stringify(list))`,
  * without one string or one buffer of the whole list. /pods of 1000 pods is
- * ~3 MB: as one string it is built, flattened and copied again into the
+ * ~2 MB: as one string it is built, flattened and copied again into the
  * response, and the megabytes of short-lived strings cost the main thread
  * more than the serialization; joined into one buffer, the copy (and the
- * fresh pages it writes) cost a server ~7 ms of CPU a request, against ~3 ms
- * for the chunks written as they are (one gathered write).
+ * fresh pages it writes) cost the agent 8–11 ms of CPU a request, against
+ * 2.2–2.4 ms for the chunks written as they are, one gathered write
+ * (`npm run bench -- pods-endpoint`, bench/results/pods-endpoint-ab-*).
  */
 
 const COMMA = Buffer.from(',');
