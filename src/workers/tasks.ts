@@ -10,7 +10,7 @@ import { KubeletTsError } from '../common/errors.js';
 import { syncPod, terminatePod, type SyncContext } from './sync/sync-pod.js';
 import { removeContainers } from './sync/kill-pod.js';
 import { gcList, gcRemove } from './sync/container-gc.js';
-import { rotateLogs } from './logs/rotate-logs.js';
+import { rotateLogs, runningContainers } from './logs/rotate-logs.js';
 import { criStats, SandboxesWithoutStats } from './stats/cri-stats.js';
 import { PresentImages } from './sync/present-images.js';
 import { diskUsage } from './stats/disk-usage.js';
@@ -108,7 +108,7 @@ export async function runTask(ctx: TaskContext, request: TaskRequest): Promise<T
       case 'diskUsage':
         return { ok: true, value: await diskUsage(request.paths) };
       case 'rotateLogs':
-        return { ok: true, value: await rotateLogs(syncContext(ctx).cri, request.input) };
+        return { ok: true, value: await rotateLogs(syncContext(ctx).cri, runningContainers(ctx.cache), request.input) };
       default:
         return assertNever(request);
     }

@@ -5,16 +5,20 @@ import { dirname, join, posix } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Pod } from '../../src/api/pod.js';
 import { CriError } from '../../src/common/errors.js';
-import {
-  ANNOTATION_RESTART_COUNT,
-  LABEL_CONTAINER_NAME,
-  LABEL_POD_NAME,
-  LABEL_POD_NAMESPACE,
-  LABEL_POD_UID,
-} from '../../src/runtime/types.js';
+import type { ContainerStatus as ContainerStatusType, PodStatus } from '../../src/runtime/types.js';
+import { ContainerStatus } from '../../src/gen/runtime/v1/api.js';
+import { toContainerStatus } from '../../src/runtime/convert.js';
+import { PodStatusCache } from '../../src/shared/pod-status-cache.js';
 import { buildPodLogsDirectory, containerLogPath } from '../../src/pod/log-paths.js';
 import { containerAnnotations, containerLabels } from '../../src/workers/sync/container-config.js';
-import { derivedLogPath, plan, rotateLogs, rotationSuffix } from '../../src/workers/logs/rotate-logs.js';
+import {
+  derivedLogPath,
+  plan,
+  rotateLogs,
+  rotationSuffix,
+  runningContainers,
+  type RotationCandidate,
+} from '../../src/workers/logs/rotate-logs.js';
 import { FakeCri } from '../fakes/fake-cri.js';
 
 describe('rotation plan (upstream cleanupUnusedLogs + removeExcessLogs)', () => {
@@ -29,54 +33,110 @@ describe('rotation plan (upstream cleanupUnusedLogs + removeExcessLogs)', () => 
   it('suffix is Go 20060102-150405 in UTC', () => expect(rotationSuffix(Date.UTC(2026, 10, 2, 3, 4, 5))).toBe('20261102-030405'));
 });
 
-describe('derivedLogPath (sandbox logDirectory + container logPath from the listed labels)', () => {
-  const labels = { [LABEL_POD_NAME]: 'web', [LABEL_POD_NAMESPACE]: 'default', [LABEL_POD_UID]: 'u-1', [LABEL_CONTAINER_NAME]: 'app' };
-  const annotations = { [ANNOTATION_RESTART_COUNT]: '3' };
+describe('derivedLogPath (sandbox logDirectory + container logPath from the cached status)', () => {
+  const c = { podName: 'web', podNamespace: 'default', podUid: 'u-1', containerName: 'app', restartCount: 3 };
 
   it('is <podLogsDir>/<ns>_<name>_<uid>/<container>/<restartCount>.log', () =>
-    expect(derivedLogPath('/var/log/pods', { labels, annotations })).toBe('/var/log/pods/default_web_u-1/app/3.log'));
+    expect(derivedLogPath('/var/log/pods', c)).toBe('/var/log/pods/default_web_u-1/app/3.log'));
 
-  it('matches the paths the kubelet gives a container it creates (labels, annotations, logDirectory, logPath)', () => {
+  it('matches the path the kubelet gives a container it creates, as an inspection caches it', () => {
     const pod: Pod = { metadata: { name: 'web', namespace: 'ns1', uid: 'a-b-c' }, spec: { containers: [{ name: 'app', image: 'x' }] } };
-    const c = pod.spec.containers[0];
-    expect(derivedLogPath('/logs/', { labels: containerLabels(pod, c), annotations: containerAnnotations(pod, c, 7, 'regular') })).toBe(
-      posix.join(buildPodLogsDirectory('/logs/', pod), containerLogPath('app', 7)),
+    const spec = pod.spec.containers[0];
+    // The runtime's ContainerStatus of that container: the kubelet's labels and annotations, its metadata.
+    const cached = toContainerStatus(
+      ContainerStatus.fromPartial({
+        id: 'c1',
+        metadata: { name: 'app', attempt: 7 },
+        labels: containerLabels(pod, spec),
+        annotations: containerAnnotations(pod, spec, 7, 'regular'),
+      }),
+      's1',
     );
+    const candidate = {
+      podName: 'web',
+      podNamespace: 'ns1',
+      podUid: 'a-b-c',
+      containerName: cached.name,
+      restartCount: cached.restartCount,
+    };
+    expect(derivedLogPath('/logs/', candidate)).toBe(posix.join(buildPodLogsDirectory('/logs/', pod), containerLogPath('app', 7)));
   });
 
-  type Mutation = { labels?: Record<string, string | undefined>; annotations?: Record<string, string | undefined>; podLogsDir?: string };
-  it.each<[string, Mutation]>([
-    ['no pod name', { labels: { [LABEL_POD_NAME]: undefined } }],
-    ['no pod namespace', { labels: { [LABEL_POD_NAMESPACE]: undefined } }],
-    ['no pod uid', { labels: { [LABEL_POD_UID]: undefined } }],
-    ['no container name', { labels: { [LABEL_CONTAINER_NAME]: undefined } }],
-    ['no restartCount', { annotations: { [ANNOTATION_RESTART_COUNT]: undefined } }],
-    ['empty pod name', { labels: { [LABEL_POD_NAME]: '' } }],
-    ['a slash in the namespace', { labels: { [LABEL_POD_NAMESPACE]: 'a/b' } }],
-    ['a NUL in the uid', { labels: { [LABEL_POD_UID]: 'u\0' } }],
-    ['container name ..', { labels: { [LABEL_CONTAINER_NAME]: '..' } }],
-    ['container name .', { labels: { [LABEL_CONTAINER_NAME]: '.' } }],
-    ['container name with a slash', { labels: { [LABEL_CONTAINER_NAME]: '../x' } }],
-    ['empty restartCount', { annotations: { [ANNOTATION_RESTART_COUNT]: '' } }],
-    ['negative restartCount', { annotations: { [ANNOTATION_RESTART_COUNT]: '-1' } }],
-    ['leading zero', { annotations: { [ANNOTATION_RESTART_COUNT]: '01' } }],
-    ['fractional', { annotations: { [ANNOTATION_RESTART_COUNT]: '1.5' } }],
-    ['exponent', { annotations: { [ANNOTATION_RESTART_COUNT]: '1e3' } }],
-    ['spaces', { annotations: { [ANNOTATION_RESTART_COUNT]: ' 1' } }],
-    ['not a number', { annotations: { [ANNOTATION_RESTART_COUNT]: 'abc' } }],
-    ['beyond a safe integer', { annotations: { [ANNOTATION_RESTART_COUNT]: '99999999999999999999' } }],
+  it.each<[string, Partial<typeof c> & { podLogsDir?: string }]>([
+    ['empty pod name', { podName: '' }],
+    ['empty pod namespace', { podNamespace: '' }],
+    ['empty pod uid', { podUid: '' }],
+    ['empty container name', { containerName: '' }],
+    ['a slash in the namespace', { podNamespace: 'a/b' }],
+    ['a NUL in the uid', { podUid: 'u\0' }],
+    ['container name ..', { containerName: '..' }],
+    ['container name .', { containerName: '.' }],
+    ['container name with a slash', { containerName: '../x' }],
+    ['negative restartCount', { restartCount: -1 }],
+    ['fractional restartCount', { restartCount: 1.5 }],
+    ['restartCount beyond a safe integer', { restartCount: 2 ** 60 }],
     ['empty podLogsDir', { podLogsDir: '' }],
   ])('%s → undefined (ContainerStatus fallback)', (_, m) => {
-    const drop = (base: Record<string, string>, patch: Record<string, string | undefined> = {}) => {
-      const out: Record<string, string> = { ...base };
-      for (const [k, v] of Object.entries(patch))
-        if (v === undefined) delete out[k];
-        else out[k] = v;
-      return out;
-    };
-    expect(
-      derivedLogPath(m.podLogsDir ?? '/var/log/pods', { labels: drop(labels, m.labels), annotations: drop(annotations, m.annotations) }),
-    ).toBe(undefined);
+    const { podLogsDir = '/var/log/pods', ...patch } = m;
+    expect(derivedLogPath(podLogsDir, { ...c, ...patch })).toBe(undefined);
+  });
+});
+
+function containerStatusFixture(id: string, name: string, state: ContainerStatusType['state']): ContainerStatusType {
+  return {
+    id,
+    name,
+    state,
+    createdAt: 1n,
+    startedAt: 1n,
+    finishedAt: 0n,
+    exitCode: 0,
+    reason: '',
+    message: '',
+    image: 'img',
+    imageRef: 'img@sha256:1',
+    restartCount: 0,
+    hash: 'h',
+    sandboxId: 's1',
+  };
+}
+
+describe('runningContainers (from the pod status cache, not ListContainers)', () => {
+  it('lists the running containers of every cached pod with their pod; exited and created ones, and free slots, are skipped', () => {
+    const cache = PodStatusCache.create({ capacity: 4 });
+    const status = (uid: string, name: string, containers: [string, string, ContainerStatusType['state'], number][]): PodStatus => ({
+      uid,
+      name,
+      namespace: 'ns',
+      ips: [],
+      sandboxStatuses: [],
+      containerStatuses: containers.map(([id, cname, state, restartCount]) => ({
+        ...containerStatusFixture(id, cname, state),
+        restartCount,
+      })),
+      timestamp: 1,
+    });
+    cache.write(
+      cache.allocate('u1'),
+      status('u1', 'a', [
+        ['c1', 'app', 'running', 2],
+        ['c0', 'app', 'exited', 1],
+      ]),
+    );
+    cache.allocate('u2'); // no status yet
+    cache.write(
+      cache.allocate('u3'),
+      status('u3', 'b', [
+        ['c3', 'side', 'running', 0],
+        ['c4', 'init', 'created', 0],
+      ]),
+    );
+    cache.allocate('u4');
+    cache.free('u4');
+    expect(runningContainers(cache)).toEqual([
+      { id: 'c1', podName: 'a', podNamespace: 'ns', podUid: 'u1', containerName: 'app', restartCount: 2 },
+      { id: 'c3', podName: 'b', podNamespace: 'ns', podUid: 'u3', containerName: 'side', restartCount: 0 },
+    ]);
   });
 });
 
@@ -88,8 +148,8 @@ describe('rotateLogs', () => {
   /**
    * Three running containers of pod default/web (uid u1) with logs where a
    * kubelet puts them: big (over the limit, with an older rotated file),
-   * small, and gone (its log is missing). `labelled`: ListContainers returns
-   * the kubelet's labels; otherwise none, and every path comes from ContainerStatus.
+   * small, and gone (its log is missing). `labelled`: the cached statuses
+   * hold their pod and names; otherwise none, and every path comes from ContainerStatus.
    */
   function setup(opts: { labelled: boolean; reopenFails?: boolean }) {
     dir = mkdtempSync(join(tmpdir(), 'kts-rotate-'));
@@ -103,22 +163,18 @@ describe('rotateLogs', () => {
     writeFileSync(logs.big, 'x'.repeat(200));
     writeFileSync(logs.small, 'y'.repeat(10));
     writeFileSync(`${logs.big}.20260101-000000`, 'older rotated\n');
-    cri.handlers.listContainers = async () => ({
-      containers: Object.entries(counts).map(([name, n]) => ({
-        id: name,
-        labels: opts.labelled
-          ? { [LABEL_POD_NAME]: 'web', [LABEL_POD_NAMESPACE]: 'default', [LABEL_POD_UID]: 'u1', [LABEL_CONTAINER_NAME]: name }
-          : {},
-        annotations: opts.labelled ? { [ANNOTATION_RESTART_COUNT]: String(n) } : {},
-      })),
-    });
+    const running: RotationCandidate[] = Object.entries(counts).map(([name, n]) =>
+      opts.labelled
+        ? { id: name, podName: 'web', podNamespace: 'default', podUid: 'u1', containerName: name, restartCount: n }
+        : { id: name, podName: '', podNamespace: '', podUid: '', containerName: '', restartCount: 0 },
+    );
     cri.handlers.containerStatus = async (r) => ({ status: { logPath: logs[r.containerId as string] } });
     cri.handlers.reopenContainerLog = async (r) => {
       if (opts.reopenFails) throw new CriError('ReopenContainerLog: rpc error: code = Unknown desc = boom', 'ReopenContainerLog', 2);
       writeFileSync(logs[r.containerId as string], '');
       return {};
     };
-    return { cri, logs };
+    return { cri, logs, running };
   }
   const ids = (cri: FakeCri, method: 'containerStatus' | 'reopenContainerLog') =>
     cri
@@ -133,8 +189,8 @@ describe('rotateLogs', () => {
   ])(
     'labelled $labelled: a log at the size limit is rotated (older files compressed, renamed, reopened), a missing one reopened; ContainerStatus for $statusReads',
     async ({ labelled, statusReads }) => {
-      const { cri, logs } = setup({ labelled });
-      const r = await rotateLogs(cri.api, { maxSizeBytes: 100, maxFiles: 5, workers: 2, nowMs, podLogsDir: dir });
+      const { cri, logs, running } = setup({ labelled });
+      const r = await rotateLogs(cri.api, running, { maxSizeBytes: 100, maxFiles: 5, workers: 2, nowMs, podLogsDir: dir });
       expect(r).toEqual({ rotated: [logs.big], errors: [], statusReads: statusReads.length });
       expect(ids(cri, 'containerStatus')).toEqual(statusReads);
       expect(readdirSync(dirname(logs.big)).sort()).toEqual(['0.log', '0.log.20260101-000000.gz', '0.log.20260102-000000']);
@@ -148,25 +204,25 @@ describe('rotateLogs', () => {
   );
 
   it('with every derived log present, no ContainerStatus call is made', async () => {
-    const { cri, logs } = setup({ labelled: true });
+    const { cri, logs, running } = setup({ labelled: true });
     writeFileSync(logs.gone, 'z');
-    const r = await rotateLogs(cri.api, { maxSizeBytes: 100, maxFiles: 5, workers: 2, nowMs, podLogsDir: dir });
+    const r = await rotateLogs(cri.api, running, { maxSizeBytes: 100, maxFiles: 5, workers: 2, nowMs, podLogsDir: dir });
     expect(r).toEqual({ rotated: [logs.big], errors: [], statusReads: 0 });
-    expect(cri.methods().sort()).toEqual(['listContainers', 'reopenContainerLog']);
+    expect(cri.methods().sort()).toEqual(['reopenContainerLog']);
   });
 
   it('a derived path that does not exist falls back to the path ContainerStatus reports (another podLogsDir)', async () => {
-    const { cri, logs } = setup({ labelled: true });
+    const { cri, logs, running } = setup({ labelled: true });
     writeFileSync(logs.gone, 'z');
-    const r = await rotateLogs(cri.api, { maxSizeBytes: 100, maxFiles: 5, workers: 1, nowMs, podLogsDir: join(dir, 'elsewhere') });
+    const r = await rotateLogs(cri.api, running, { maxSizeBytes: 100, maxFiles: 5, workers: 1, nowMs, podLogsDir: join(dir, 'elsewhere') });
     expect(r).toEqual({ rotated: [logs.big], errors: [], statusReads: 3 });
     expect(ids(cri, 'containerStatus')).toEqual(['big', 'gone', 'small']);
     expect(existsSync(`${logs.big}.20260102-000000`)).toBe(true);
   });
 
   it.each([true, false])('labelled %s: a failed reopen undoes the rename, so the next round retries', async (labelled) => {
-    const { cri, logs } = setup({ labelled, reopenFails: true });
-    const r = await rotateLogs(cri.api, { maxSizeBytes: 100, maxFiles: 5, workers: 1, nowMs, podLogsDir: dir });
+    const { cri, logs, running } = setup({ labelled, reopenFails: true });
+    const r = await rotateLogs(cri.api, running, { maxSizeBytes: 100, maxFiles: 5, workers: 1, nowMs, podLogsDir: dir });
     expect(r.rotated).toEqual([]);
     expect(r.errors.some((e) => e.includes('failed to reopen container log "big"'))).toBe(true);
     expect(readFileSync(logs.big, 'utf8')).toBe('x'.repeat(200));

@@ -12,12 +12,19 @@
  * A missing log file of a running container is reopened (recovers a failed
  * earlier rotation). Errors of one container do not stop the others.
  *
- * Unlike upstream, a container's log path is not read with a CRI
- * ContainerStatus call when it can be derived: a kubelet creates every
- * container's log at `<podLogsDir>/<ns>_<name>_<uid>/<container>/<restartCount>.log`
- * (sandbox logDirectory + container logPath), and ListContainers already
- * returns those inputs as labels and the restartCount annotation. Only when
- * they are missing or malformed, or the derived file cannot be stat()ed, is
+ * Unlike upstream v1.20, the running containers come from the pod status
+ * cache, not from a ListContainers call: upstream's own TODO(#59998) at that
+ * call ("Use kubelet pod cache"). The cache holds what the relist's last
+ * lists and inspections saw (at most a relist period old, 1 s); a container
+ * started since is checked at the next round. At 1000 pods the call was a
+ * list of every container from the runtime every 10 s, decoded in full here.
+ *
+ * Nor is a container's log path read with a CRI ContainerStatus call when it
+ * can be derived: a kubelet creates every container's log at
+ * `<podLogsDir>/<ns>_<name>_<uid>/<container>/<restartCount>.log` (sandbox
+ * logDirectory + container logPath), and the cached status holds those inputs
+ * (from the runtime's labels and restartCount annotation). Only when they are
+ * missing or malformed, or the derived file cannot be stat()ed, is
  * ContainerStatus asked (upstream's way, recovery included).
  */
 import { createReadStream, createWriteStream, statSync, type Stats } from 'node:fs';
@@ -27,8 +34,7 @@ import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import type { Pod } from '../../api/pod.js';
 import type { CriApi } from '../../cri/client.js';
-import { ContainerState, type Container } from '../../gen/runtime/v1/api.js';
-import { ANNOTATION_RESTART_COUNT, LABEL_CONTAINER_NAME, LABEL_POD_NAME, LABEL_POD_NAMESPACE, LABEL_POD_UID } from '../../runtime/types.js';
+import type { PodStatusCache } from '../../shared/pod-status-cache.js';
 import { buildPodLogsDirectory, containerLogPath } from '../../pod/log-paths.js';
 import { errorMessage } from '../../common/error-message.js';
 
@@ -54,30 +60,52 @@ export interface RotateLogsResult {
 const GZ = '.gz';
 const TMP = '.tmp';
 
-/** A label value usable as (part of) one path segment: non-empty, no separator or NUL, not `.`/`..`. */
-function segment(v: string | undefined): v is string {
+/** A running container whose log a round checks: its id and the inputs of its derived log path. */
+export interface RotationCandidate {
+  id: string;
+  podName: string;
+  podNamespace: string;
+  podUid: string;
+  containerName: string;
+  restartCount: number;
+}
+
+/** The running containers in the pod status cache, pod by pod (slot order). */
+export function runningContainers(cache: Pick<PodStatusCache, 'capacity' | 'read'>): RotationCandidate[] {
+  const out: RotationCandidate[] = [];
+  for (let slot = 0; slot < cache.capacity; slot++) {
+    const pod = cache.read(slot);
+    if (!pod) continue;
+    for (const c of pod.containerStatuses) {
+      if (c.state !== 'running') continue;
+      out.push({
+        id: c.id,
+        podName: pod.name,
+        podNamespace: pod.namespace,
+        podUid: pod.uid,
+        containerName: c.name,
+        restartCount: c.restartCount,
+      });
+    }
+  }
+  return out;
+}
+
+/** A value usable as (part of) one path segment: non-empty, no separator or NUL, not `.`/`..`. */
+function segment(v: string): boolean {
   return !!v && !v.includes('/') && !v.includes('\0') && v !== '.' && v !== '..';
 }
 
-/** A restart count as the kubelet writes it (Go strconv.Itoa of a non-negative int). */
-const RESTART_COUNT = /^(0|[1-9]\d*)$/;
-
 /**
- * The log path a kubelet gave a listed container (sandbox logDirectory +
- * container logPath), from its labels and restartCount annotation; undefined
- * when one of them is missing or malformed.
+ * The log path a kubelet gave a container (sandbox logDirectory + container
+ * logPath), from its pod's name, namespace and uid, its name and restart
+ * count; undefined when one of them is missing or malformed.
  */
-export function derivedLogPath(podLogsDir: string, c: Pick<Container, 'labels' | 'annotations'>): string | undefined {
-  const name = c.labels[LABEL_POD_NAME];
-  const namespace = c.labels[LABEL_POD_NAMESPACE];
-  const uid = c.labels[LABEL_POD_UID];
-  const container = c.labels[LABEL_CONTAINER_NAME];
-  const count = c.annotations[ANNOTATION_RESTART_COUNT] ?? '';
-  if (!podLogsDir || !segment(name) || !segment(namespace) || !segment(uid) || !segment(container)) return undefined;
-  const restartCount = Number(count);
-  if (!RESTART_COUNT.test(count) || !Number.isSafeInteger(restartCount)) return undefined;
-  const pod: Pod = { metadata: { name, namespace, uid }, spec: { containers: [] } };
-  return posix.join(buildPodLogsDirectory(podLogsDir, pod), containerLogPath(container, restartCount));
+export function derivedLogPath(podLogsDir: string, c: Omit<RotationCandidate, 'id'>): string | undefined {
+  if (!podLogsDir || !segment(c.podName) || !segment(c.podNamespace) || !segment(c.podUid) || !segment(c.containerName)) return undefined;
+  if (!Number.isSafeInteger(c.restartCount) || c.restartCount < 0) return undefined;
+  const pod: Pod = { metadata: { name: c.podName, namespace: c.podNamespace, uid: c.podUid }, spec: { containers: [] } };
+  return posix.join(buildPodLogsDirectory(podLogsDir, pod), containerLogPath(c.containerName, c.restartCount));
 }
 
 /** Go's "20060102-150405" in UTC. */
@@ -158,12 +186,12 @@ function statIfExists(log: string) {
   });
 }
 
-export async function rotateLogs(cri: CriApi, input: RotateLogsInput): Promise<RotateLogsResult> {
+/** One round over `running` (runningContainers of the pod status cache). */
+export async function rotateLogs(cri: CriApi, running: readonly RotationCandidate[], input: RotateLogsInput): Promise<RotateLogsResult> {
   const out: RotateLogsResult = { rotated: [], errors: [], statusReads: 0 };
-  const running = await cri.listContainers({ filter: { state: { state: ContainerState.CONTAINER_RUNNING } } });
-  const queue = [...running.containers];
+  const queue = [...running];
   /** Upstream: the log path from ContainerStatus; a missing log of a running container is reopened. */
-  const fromStatus = async (c: Container) => {
+  const fromStatus = async (c: RotationCandidate) => {
     out.statusReads++;
     const log = (await cri.containerStatus({ containerId: c.id })).status?.logPath ?? '';
     if (!log) return undefined;
@@ -174,7 +202,7 @@ export async function rotateLogs(cri: CriApi, input: RotateLogsInput): Promise<R
     }
     return { log, st };
   };
-  const one = async (c: Container) => {
+  const one = async (c: RotationCandidate) => {
     try {
       const derived = derivedLogPath(input.podLogsDir, c);
       // Any failure to stat the derived path (it does not exist: another podLogsDir, a runtime's own path) → upstream's way.
