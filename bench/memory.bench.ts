@@ -28,6 +28,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { applyAgentConfig, parseAgentConfig } from './lib/agent-config.js';
 import { AgentProcess, binLaunch, podManifest } from '../test/e2e/agent-harness.js';
 import { pollUntil } from '../test/helpers/poll.js';
 import { compareSources } from '../src/compare/summary.js';
@@ -115,13 +116,9 @@ async function mainSnapshot(pid: number, dir: string): Promise<string> {
 
 async function runConfig(endpoint: string, config: string, n: number): Promise<ConfigResult> {
   const namespace = `mem-${Date.now().toString(36)}`;
-  const words = config === 'default' ? [] : config.split(/\s+/);
-  const flags = words.filter((w) => !w.startsWith('node:') && !w.startsWith('bin:'));
-  const agent = new AgentProcess(endpoint, 'mem-node', namespace, [`--max-pods=${MAX_PODS}`, '--v=1', ...flags]);
-  // After bin/kubelet-ts.js's own node flags, so a V8 flag here overrides the shebang's (the last one wins).
-  agent.nodeFlags = words.filter((w) => w.startsWith('node:')).map((w) => w.slice('node:'.length));
-  const bin = words.find((w) => w.startsWith('bin:'));
-  if (bin) agent.bin = bin.slice('bin:'.length);
+  const agent = new AgentProcess(endpoint, 'mem-node', namespace);
+  // Node flags come after bin/kubelet-ts.js's own, so a V8 flag here overrides the shebang's (the last one wins).
+  applyAgentConfig(agent, config, [`--max-pods=${MAX_PODS}`, '--v=1'], agent.bin);
   const diag = mkdtempSync(join(tmpdir(), 'kts-mem-'));
   const nodeOptions = [NODE_OPTIONS, SNAPSHOTS ? `--heapsnapshot-signal=SIGUSR2 --diagnostic-dir=${diag}` : ''].filter(Boolean).join(' ');
   if (nodeOptions) agent.env = { NODE_OPTIONS: nodeOptions };
@@ -164,7 +161,7 @@ async function runConfig(endpoint: string, config: string, n: number): Promise<C
     if (SNAPSHOTS) {
       try {
         result.mainHeap = summarizeHeapSnapshot(await mainSnapshot(pid, diag));
-        if (!flags.includes('--worker-threads=0')) {
+        if (!parseAgentConfig(config).flags.includes('--worker-threads=0')) {
           result.workerHeap = summarizeHeapSnapshot(await fetchInsecure(`https://127.0.0.1:${agent.port}/debug/pprof/heap?worker=0`));
         }
       } catch (err) {

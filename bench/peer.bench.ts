@@ -47,13 +47,7 @@ import { cpus, loadavg } from 'node:os';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import type { Pod } from '../src/api/pod.js';
 import { CriClient } from '../src/cri/client.js';
-import { compareSources, type HistStats } from '../src/compare/summary.js';
-import { DEF_BUCKETS } from '../src/common/buckets.js';
-import { histogramQuantile } from '../src/common/histogram-math.js';
-import { ContainerState } from '../src/gen/runtime/v1/api.js';
-import { LABEL_POD_NAME, LABEL_POD_NAMESPACE } from '../src/runtime/types.js';
 import { podManifest } from '../test/e2e/agent-harness.js';
 import { containerdPid, procCpuS, waitQuiet } from './lib/cpu.js';
 import { counters, parseProm } from './lib/prom.js';
@@ -62,8 +56,16 @@ import { peerMarkdown } from './lib/peer-report.js';
 import { RawPeer } from './lib/raw-peer.js';
 import { removeNamespace } from './lib/cri-pods.js';
 import { writePeerCharts } from './lib/charts.js';
-import { relistPhases, type RelistPhases } from './lib/relist-phases.js';
-import { arg, machine, percentile, round, writeResults } from './lib/report.js';
+import { arg, machine, round, writeResults } from './lib/report.js';
+import {
+  reportedRunning,
+  runningByGeneration,
+  scrapeMetrics,
+  steadyLists,
+  windowStats,
+  type SteadyLists,
+  type WindowStats,
+} from './lib/steady-window.js';
 
 const SIZES = arg('sizes', '100,250,500').split(',').map(Number);
 const ROUNDS = Number(arg('rounds', '2'));
@@ -93,20 +95,6 @@ const log = (msg: string) => console.log(`[${new Date().toISOString().slice(11, 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const uniq = () => `${Date.now().toString(36)}${Math.floor(Math.random() * 1296).toString(36)}`;
 const s3 = (ms: number) => round(ms / 1000, 3);
-
-export interface WindowStats {
-  windowS: number;
-  relistCount: number;
-  relistMeanMs: number;
-  relistP50Ms: number;
-  relistP99Ms: number;
-  relistIntervalMeanMs: number;
-  /** CRI calls in the window by operation type (non-zero only). */
-  runtimeCalls: Record<string, number>;
-  cpuCores: number;
-  /** kubelet-ts only: kubelet_ts_pleg_relist_phase_seconds over the window, by phase. */
-  relistPhases?: RelistPhases;
-}
 
 /** containerd's CPU seconds (utime+stime of the process) over a run's spawn and churn windows. */
 export interface RuntimeCpu {
@@ -184,73 +172,6 @@ export interface RawRun {
 }
 
 export type PeerRun = AgentRun | RawRun;
-
-/**
- * The two calls a relist makes (ListPodSandbox and ListContainers, unfiltered),
- * timed on their own once a second over the steady window: even seconds both
- * at once (as kubelet-ts's relist makes them), odd seconds one after the other
- * (as the Go kubelet v1.20.2's GenericPLEG does).
- */
-export interface SteadyLists {
-  samples: number;
-  concurrentMeanMs: number;
-  concurrentP99Ms: number;
-  /** The same p99 interpolated in upstream's buckets, as the agents' relist p99 is. */
-  concurrentBucketP99Ms?: number;
-  serialMeanMs: number;
-  serialP99Ms: number;
-}
-
-const ms = (s: number) => round(s * 1000, 2);
-
-function windowStats(start: { text: string; timeMs: number }, end: { text: string; timeMs: number }, cpuS: number): WindowStats {
-  const [s] = compareSources([{ name: 'x', origin: 'x', start, end }]).sources;
-  const d: HistStats | null = s.relistDuration;
-  const calls: Record<string, number> = {};
-  for (const [op, h] of Object.entries(s.runtimeOps)) if (h.count > 0) calls[op] = h.count;
-  const windowS = (end.timeMs - start.timeMs) / 1000;
-  return {
-    windowS: round(windowS, 1),
-    relistCount: d?.count ?? 0,
-    relistMeanMs: d ? ms(d.meanS) : Number.NaN,
-    relistP50Ms: d ? ms(d.p50S) : Number.NaN,
-    relistP99Ms: d ? ms(d.p99S) : Number.NaN,
-    relistIntervalMeanMs: s.relistInterval ? ms(s.relistInterval.meanS) : Number.NaN,
-    runtimeCalls: calls,
-    cpuCores: round(cpuS / windowS, 3),
-    relistPhases: relistPhases(start.text, end.text),
-  };
-}
-
-async function scrape(agent: PeerAgent): Promise<{ text: string; timeMs: number }> {
-  const text = await agent.metrics();
-  return { text, timeMs: Date.now() };
-}
-
-/** Pods of the namespace whose name starts with `gen-` that run a container, and those of other generations. */
-async function runningByGeneration(cri: CriClient, namespace: string, gen: string): Promise<{ mine: number; others: number }> {
-  const r = await cri.listContainers({
-    filter: { labelSelector: { [LABEL_POD_NAMESPACE]: namespace }, state: { state: ContainerState.CONTAINER_RUNNING } },
-  });
-  const mine = new Set<string>();
-  let others = 0;
-  for (const c of r.containers) {
-    const name = c.labels[LABEL_POD_NAME] ?? '';
-    if (name.startsWith(`${gen}-`)) mine.add(name);
-    else others++;
-  }
-  return { mine: mine.size, others };
-}
-
-function reportedRunning(pods: Pod[], namespace: string, gen: string): number {
-  let n = 0;
-  for (const p of pods) {
-    if (p.metadata.namespace !== namespace || !p.metadata.name?.startsWith(`${gen}-`)) continue;
-    const cs = p.status?.containerStatuses ?? [];
-    if (p.status?.phase === 'Running' && cs.length > 0 && cs.every((c) => c.state?.running !== undefined)) n++;
-  }
-  return n;
-}
 
 /** What waitConverged watches: an agent (CRI and its /pods), or a raw run (CRI only, stopped by `signal` when its work fails). */
 type Watched = { kind: RunKind; namespace: string } & ({ agent: PeerAgent } | { signal: AbortSignal });
@@ -350,9 +271,9 @@ async function agentRun(cri: CriClient, kind: PeerKind, n: number, roundNo: numb
     await sleep(SETTLE_S * 1000);
 
     const cpu0 = procCpuS(agent.pid);
-    const start = await scrape(agent);
+    const start = await scrapeMetrics(agent);
     await sleep(STEADY_S * 1000);
-    const end = await scrape(agent);
+    const end = await scrapeMetrics(agent);
     run.steady = windowStats(start, end, procCpuS(agent.pid) - cpu0);
     const mem = memoryMiB(agent.pid);
     run.rssMiB = round(mem.rss, 1);
@@ -365,14 +286,14 @@ async function agentRun(cri: CriClient, kind: PeerKind, n: number, roundNo: numb
 
     if (!CHURN) return run as AgentRun;
     const churnCpu0 = procCpuS(agent.pid);
-    const churnStart = await scrape(agent);
+    const churnStart = await scrapeMetrics(agent);
     const churnRuntimeCpu0 = procCpuS(RUNTIME_PID);
     const t1 = performance.now();
     for (let i = 0; i < n; i++) agent.deleteManifest(`a-${i}`);
     for (let i = 0; i < n; i++) agent.writeManifest(`b-${i}`, manifest('b', i));
     const churn = await waitConverged(cri, { kind, namespace, agent }, n, 'b', t1, true);
     run.runtimeCpu.churnS = round(procCpuS(RUNTIME_PID) - churnRuntimeCpu0, 2);
-    const churnEnd = await scrape(agent);
+    const churnEnd = await scrapeMetrics(agent);
     run.churn = {
       runtimeConvergedS: s3(churn.runtimeMs),
       reportedS: s3(churn.reportedMs),
@@ -402,40 +323,6 @@ async function agentRun(cri: CriClient, kind: PeerKind, n: number, roundNo: numb
 function memAvailableMiB(): number {
   const m = /^MemAvailable:\s+(\d+) kB/m.exec(readFileSync('/proc/meminfo', 'utf8'));
   return m ? Number(m[1]) / 1024 : Number.NaN;
-}
-
-/** The p99 of these durations (ms) as Prometheus interpolates it in upstream's DefBuckets. */
-function bucketP99(ms: number[]): number {
-  const buckets = [...DEF_BUCKETS, Infinity].map((le) => ({ le, count: ms.filter((x) => x / 1000 <= le).length }));
-  return histogramQuantile(0.99, buckets) * 1000;
-}
-
-/** The relist's two list calls, timed over RAW_STEADY_S seconds, alternating concurrent and serial each second. */
-async function steadyLists(cri: CriClient): Promise<SteadyLists> {
-  const concurrent: number[] = [];
-  const serial: number[] = [];
-  const end = performance.now() + RAW_STEADY_S * 1000;
-  for (let i = 0; performance.now() < end; i++) {
-    const t = performance.now();
-    if (i % 2 === 0) {
-      await Promise.all([cri.listPodSandbox({}), cri.listContainers({})]);
-      concurrent.push(performance.now() - t);
-    } else {
-      await cri.listPodSandbox({});
-      await cri.listContainers({});
-      serial.push(performance.now() - t);
-    }
-    await sleep(Math.max(0, 1000 - (performance.now() - t)));
-  }
-  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(xs.length, 1);
-  return {
-    samples: concurrent.length + serial.length,
-    concurrentMeanMs: round(mean(concurrent), 2),
-    concurrentP99Ms: round(percentile(concurrent, 99), 2),
-    concurrentBucketP99Ms: round(bucketP99(concurrent), 2),
-    serialMeanMs: round(mean(serial), 2),
-    serialP99Ms: round(percentile(serial, 99), 2),
-  };
 }
 
 /** The floor: spawn and churn of n pods directly over CRI, RAW_CONC at a time, with the agents' convergence conditions. */
@@ -471,7 +358,7 @@ async function rawRun(cri: CriClient, n: number, roundNo: number, position: numb
     );
     if (RAW_STEADY_S > 0) {
       await sleep(SETTLE_S * 1000);
-      run.steadyLists = await steadyLists(rawCri);
+      run.steadyLists = await steadyLists(rawCri, RAW_STEADY_S);
       const l = run.steadyLists;
       log(
         `  raw ${n}: lists concurrent mean ${l.concurrentMeanMs} ms p99 ${l.concurrentP99Ms}; serial ${l.serialMeanMs} / ${l.serialP99Ms}`,

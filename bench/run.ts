@@ -36,6 +36,7 @@ const BENCHES: Record<string, string> = {
   'malloc-threshold': 'malloc-threshold.bench.ts',
   'pods-endpoint': 'pods-endpoint.bench.ts',
   'fs-create': 'fs-create.bench.ts',
+  steady: 'steady.bench.ts',
 };
 
 const [name, ...rest] = process.argv.slice(2);

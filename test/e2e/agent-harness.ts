@@ -98,12 +98,15 @@ export class AgentProcess {
   readonly ownCgroupRoot: string | undefined;
   private cgroupRootMade = false;
 
-  /** extraArgs are appended to the CLI flags (later flags win), e.g. ['--max-pods=1100']. */
+  /**
+   * extraArgs are appended to the CLI flags (later flags win), e.g. ['--max-pods=1100']; they may be
+   * replaced between stop() and the next start() (a restart with other flags on the same directories).
+   */
   constructor(
     readonly endpoint: string,
     readonly nodeName: string,
     readonly namespace: string,
-    readonly extraArgs: string[] = [],
+    public extraArgs: string[] = [],
   ) {
     this.dir = mkdtempSync(join(tmpdir(), 'kts-e2e-'));
     this.manifests = join(this.dir, 'manifests');
