@@ -5,7 +5,6 @@ import { dirname, join, posix } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Pod } from '../../src/api/pod.js';
 import { CriError } from '../../src/common/errors.js';
-import type { ContainerStatus as ContainerStatusType, PodStatus } from '../../src/runtime/types.js';
 import { ContainerStatus } from '../../src/gen/runtime/v1/api.js';
 import { toContainerStatus } from '../../src/runtime/convert.js';
 import { PodStatusCache } from '../../src/shared/pod-status-cache.js';
@@ -20,6 +19,7 @@ import {
   type RotationCandidate,
 } from '../../src/workers/logs/rotate-logs.js';
 import { FakeCri } from '../fakes/fake-cri.js';
+import { BUSYBOX, container, makePod, podStatus } from '../helpers/sync-fixtures.js';
 
 describe('rotation plan (upstream cleanupUnusedLogs + removeExcessLogs)', () => {
   it.each([
@@ -82,60 +82,21 @@ describe('derivedLogPath (sandbox logDirectory + container logPath from the cach
   });
 });
 
-function containerStatusFixture(id: string, name: string, state: ContainerStatusType['state']): ContainerStatusType {
-  return {
-    id,
-    name,
-    state,
-    createdAt: 1n,
-    startedAt: 1n,
-    finishedAt: 0n,
-    exitCode: 0,
-    reason: '',
-    message: '',
-    image: 'img',
-    imageRef: 'img@sha256:1',
-    restartCount: 0,
-    hash: 'h',
-    sandboxId: 's1',
-  };
-}
-
 describe('runningContainers (from the pod status cache, not ListContainers)', () => {
   it('lists the running containers of every cached pod with their pod; exited and created ones, and free slots, are skipped', () => {
     const cache = PodStatusCache.create({ capacity: 4 });
-    const status = (uid: string, name: string, containers: [string, string, ContainerStatusType['state'], number][]): PodStatus => ({
-      uid,
-      name,
-      namespace: 'ns',
-      ips: [],
-      sandboxStatuses: [],
-      containerStatuses: containers.map(([id, cname, state, restartCount]) => ({
-        ...containerStatusFixture(id, cname, state),
-        restartCount,
-      })),
-      timestamp: 1,
-    });
-    cache.write(
-      cache.allocate('u1'),
-      status('u1', 'a', [
-        ['c1', 'app', 'running', 2],
-        ['c0', 'app', 'exited', 1],
-      ]),
-    );
-    cache.allocate('u2'); // no status yet
-    cache.write(
-      cache.allocate('u3'),
-      status('u3', 'b', [
-        ['c3', 'side', 'running', 0],
-        ['c4', 'init', 'created', 0],
-      ]),
-    );
-    cache.allocate('u4');
-    cache.free('u4');
+    const a = makePod({ containers: [{ name: 'app', image: BUSYBOX }] }, 'a');
+    const b = makePod({ containers: [{ name: 'side', image: BUSYBOX }], initContainers: [{ name: 'init', image: BUSYBOX }] }, 'b');
+    const running = container(a, 'app', 'running', { restartCount: 2 });
+    const side = container(b, 'side', 'running');
+    cache.write(cache.allocate('uid-a'), podStatus(a, [], [running, container(a, 'app', 'exited', { restartCount: 1 })]));
+    cache.allocate('uid-x'); // no status yet
+    cache.write(cache.allocate('uid-b'), podStatus(b, [], [side, container(b, 'init', 'created')]));
+    cache.allocate('uid-y');
+    cache.free('uid-y');
     expect(runningContainers(cache)).toEqual([
-      { id: 'c1', podName: 'a', podNamespace: 'ns', podUid: 'u1', containerName: 'app', restartCount: 2 },
-      { id: 'c3', podName: 'b', podNamespace: 'ns', podUid: 'u3', containerName: 'side', restartCount: 0 },
+      { id: running.id, podName: 'a', podNamespace: 'default', podUid: 'uid-a', containerName: 'app', restartCount: 2 },
+      { id: side.id, podName: 'b', podNamespace: 'default', podUid: 'uid-b', containerName: 'side', restartCount: 0 },
     ]);
   });
 });
