@@ -5,7 +5,7 @@
  * containerLogMaxFiles files per container, containerLogMaxWorkers at a time.
  * Runs never overlap; a failed round is logged and the next one retries.
  * Each round logs at debug level how many log paths it had to read through
- * CRI ContainerStatus (those it could not derive from the labels).
+ * CRI ContainerStatus (those it could not derive from the cached status).
  *
  * Upstream logs each container's failure every round; with the log directory
  * read-only or full that is every running container every 10 s for one
