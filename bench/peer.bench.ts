@@ -51,19 +51,20 @@ import { CriClient } from '../src/cri/client.js';
 import { podManifest } from '../test/e2e/agent-harness.js';
 import { containerdPid, procCpuS, waitQuiet } from './lib/cpu.js';
 import { counters, parseProm } from './lib/prom.js';
-import { memoryMiB, peerAgent, type PeerAgent, type PeerKind } from './lib/peer-agents.js';
+import { memoryMiB, peerAgent, type PeerKind } from './lib/peer-agents.js';
 import { peerMarkdown } from './lib/peer-report.js';
 import { RawPeer } from './lib/raw-peer.js';
 import { removeNamespace } from './lib/cri-pods.js';
 import { writePeerCharts } from './lib/charts.js';
-import { arg, machine, round, writeResults } from './lib/report.js';
+import { arg, log, machine, round, writeResults } from './lib/report.js';
 import {
-  reportedRunning,
-  runningByGeneration,
   scrapeMetrics,
   steadyLists,
+  waitConverged,
   windowStats,
+  type Converged,
   type SteadyLists,
+  type Watched,
   type WindowStats,
 } from './lib/steady-window.js';
 
@@ -91,7 +92,6 @@ const GRACE_S = 5;
 /** containerd, whose CPU is taken over the spawn and churn windows (undefined: not found, NaN figures). */
 const RUNTIME_PID = containerdPid();
 
-const log = (msg: string) => console.log(`[${new Date().toISOString().slice(11, 23)}] ${msg}`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const uniq = () => `${Date.now().toString(36)}${Math.floor(Math.random() * 1296).toString(36)}`;
 const s3 = (ms: number) => round(ms / 1000, 3);
@@ -173,54 +173,6 @@ export interface RawRun {
 
 export type PeerRun = AgentRun | RawRun;
 
-/** What waitConverged watches: an agent (CRI and its /pods), or a raw run (CRI only, stopped by `signal` when its work fails). */
-type Watched = { kind: RunKind; namespace: string } & ({ agent: PeerAgent } | { signal: AbortSignal });
-
-interface Converged {
-  runtimeMs: number;
-  reportedMs: number;
-  bothMs: number;
-}
-
-/**
- * Polls CRI (every 250 ms) and the agent's /pods (every 500 ms) from t0 until
- * both show `gen`'s n pods running (and, with `noOthers`, no other running
- * container in the namespace). Without an agent, reported is the instant CRI
- * converged. Times are ms from t0.
- */
-async function waitConverged(cri: CriClient, w: Watched, n: number, gen: string, t0: number, noOthers: boolean): Promise<Converged> {
-  let runtimeMs = Number.NaN;
-  let reportedMs = Number.NaN;
-  let lastLog = t0;
-  let reportedOk = false;
-  for (let i = 0; ; i++) {
-    if ('signal' in w) w.signal.throwIfAborted();
-    const now = performance.now();
-    const r = await runningByGeneration(cri, w.namespace, gen);
-    const runtimeOk = r.mine === n && (!noOthers || r.others === 0);
-    if (runtimeOk && Number.isNaN(runtimeMs)) runtimeMs = performance.now() - t0;
-    let rep = -1;
-    if (!('agent' in w)) {
-      reportedOk = runtimeOk;
-      if (runtimeOk) reportedMs = runtimeMs;
-    } else if (i % 2 === 0 || runtimeOk) {
-      rep = reportedRunning(await w.agent.pods().catch(() => []), w.namespace, gen);
-      reportedOk = rep === n;
-      if (reportedOk && Number.isNaN(reportedMs)) reportedMs = performance.now() - t0;
-    }
-    if (runtimeOk && reportedOk) return { runtimeMs, reportedMs, bothMs: performance.now() - t0 };
-    if (now - lastLog > 10_000) {
-      lastLog = now;
-      log(`    ${w.kind}: ${r.mine}/${n} running (${r.others} others), ${rep >= 0 ? rep : '?'}/${n} reported at ${s3(now - t0)} s`);
-    }
-    if (now - t0 > TIMEOUT_MS) {
-      const tail = 'agent' in w ? `:\n${w.agent.tail(40)}` : '';
-      throw new Error(`${w.kind}: not converged after ${TIMEOUT_MS} ms (${r.mine}/${n} running, ${r.others} others)${tail}`);
-    }
-    await sleep(250);
-  }
-}
-
 /** A raw run's CRI work from t0 while waitConverged watches it (and stops if the work fails); callsMs = t0 → the work's last call returned. */
 async function convergeWhile(
   work: Promise<void>,
@@ -257,7 +209,7 @@ async function agentRun(cri: CriClient, kind: PeerKind, n: number, roundNo: numb
     const t0 = performance.now();
     await agent.start();
     run.healthzS = s3(performance.now() - t0);
-    const spawn = await waitConverged(cri, { kind, namespace, agent }, n, 'a', t0, false);
+    const spawn = await waitConverged(cri, { kind, namespace, agent }, n, 'a', t0, false, TIMEOUT_MS);
     run.runtimeCpu = { spawnS: round(procCpuS(RUNTIME_PID) - spawnCpu0, 2) };
     run.spawnRunningS = s3(spawn.runtimeMs);
     run.spawnReportedS = s3(spawn.reportedMs);
@@ -291,7 +243,7 @@ async function agentRun(cri: CriClient, kind: PeerKind, n: number, roundNo: numb
     const t1 = performance.now();
     for (let i = 0; i < n; i++) agent.deleteManifest(`a-${i}`);
     for (let i = 0; i < n; i++) agent.writeManifest(`b-${i}`, manifest('b', i));
-    const churn = await waitConverged(cri, { kind, namespace, agent }, n, 'b', t1, true);
+    const churn = await waitConverged(cri, { kind, namespace, agent }, n, 'b', t1, true, TIMEOUT_MS);
     run.runtimeCpu.churnS = round(procCpuS(RUNTIME_PID) - churnRuntimeCpu0, 2);
     const churnEnd = await scrapeMetrics(agent);
     run.churn = {
@@ -345,7 +297,7 @@ async function rawRun(cri: CriClient, n: number, roundNo: number, position: numb
     const spawnCpu0 = procCpuS(RUNTIME_PID);
     const mem0 = memAvailableMiB();
     const t0 = performance.now();
-    const spawn = await convergeWhile(raw.spawn('a', n), t0, (signal) => waitConverged(cri, watch(signal), n, 'a', t0, false));
+    const spawn = await convergeWhile(raw.spawn('a', n), t0, (signal) => waitConverged(cri, watch(signal), n, 'a', t0, false, TIMEOUT_MS));
     run.runtimeCpu = { spawnS: round(procCpuS(RUNTIME_PID) - spawnCpu0, 2) };
     run.spawnRunningS = s3(spawn.runtimeMs);
     run.spawnReportedS = s3(spawn.reportedMs);
@@ -368,7 +320,9 @@ async function rawRun(cri: CriClient, n: number, roundNo: number, position: numb
     if (!CHURN) return run as RawRun;
     const churnCpu0 = procCpuS(RUNTIME_PID);
     const t1 = performance.now();
-    const churn = await convergeWhile(raw.churn('a', 'b', n), t1, (signal) => waitConverged(cri, watch(signal), n, 'b', t1, true));
+    const churn = await convergeWhile(raw.churn('a', 'b', n), t1, (signal) =>
+      waitConverged(cri, watch(signal), n, 'b', t1, true, TIMEOUT_MS),
+    );
     run.runtimeCpu.churnS = round(procCpuS(RUNTIME_PID) - churnCpu0, 2);
     run.churn = {
       runtimeConvergedS: s3(churn.runtimeMs),

@@ -55,7 +55,7 @@ import { runRawPod, SIM_BUSYBOX_IMAGE } from '../src/sim/populate.js';
 import { runKubeletConfigPod } from './lib/raw-kubelet-pod.js';
 import { PresentImages } from '../src/workers/sync/present-images.js';
 import { AgentProcess, podManifest } from '../test/e2e/agent-harness.js';
-import { arg, machine, percentile, round, writeResults } from './lib/report.js';
+import { arg, log, machine, percentile, round, writeResults } from './lib/report.js';
 import { startSimProcess } from './lib/sim-process.js';
 import { cpus } from 'node:os';
 import { containerdPid, cpuStart, procCpuS, setRuntimePid, threadCpuS, waitQuiet, type CpuWindow } from './lib/cpu.js';
@@ -86,7 +86,6 @@ const CONFIG_SEEN = 'kubernetes.io/config.seen';
 const COMMAND = ['sleep', '3600'];
 const IMAGE = SIM_BUSYBOX_IMAGE; // docker.io/kubelet-ts/busybox:1.0, on containerd and in the sim
 
-const log = (msg: string) => console.log(`[${new Date().toISOString().slice(11, 23)}] ${msg}`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const ms = (x: number) => round(x, 1);
 const uniq = () => `${Date.now().toString(36)}${Math.floor(Math.random() * 1296).toString(36)}`;

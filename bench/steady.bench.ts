@@ -30,16 +30,8 @@ import { applyAgentConfig } from './lib/agent-config.js';
 import { procCpuS, waitQuiet } from './lib/cpu.js';
 import { removeNamespace } from './lib/cri-pods.js';
 import { memoryMiB } from './lib/peer-agents.js';
-import { arg, machine, round, writeResults } from './lib/report.js';
-import {
-  reportedRunning,
-  runningByGeneration,
-  scrapeMetrics,
-  steadyLists,
-  windowStats,
-  type SteadyLists,
-  type WindowStats,
-} from './lib/steady-window.js';
+import { arg, log, machine, round, writeResults } from './lib/report.js';
+import { scrapeMetrics, steadyLists, waitConverged, windowStats, type SteadyLists, type WindowStats } from './lib/steady-window.js';
 
 const PODS = Number(arg('pods', '1000'));
 const CONFIGS = arg('configs', 'default;default')
@@ -63,7 +55,6 @@ const BASE_FLAGS = [`--max-pods=${PODS + 20}`, '--v=1', '--cgroups-per-qos=false
 
 /** An argument as a shell reads it back. */
 const quoted = (a: string) => (/[\s;"'$`\\]/.test(a) ? JSON.stringify(a) : a);
-const log = (msg: string) => console.log(`[${new Date().toISOString().slice(11, 23)}] ${msg}`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface Window {
@@ -93,31 +84,9 @@ function overLine(startText: string, endText: string): number {
   return h.count - under;
 }
 
-/** The agent's /metrics (read-only server). */
-function metricsOf(agent: AgentProcess): { metrics(): Promise<string> } {
-  return {
-    async metrics() {
-      const r = await fetch(agent.metricsUrl);
-      if (!r.ok) throw new Error(`kubelet-ts /metrics: HTTP ${r.status}`);
-      return r.text();
-    },
-  };
-}
-
-async function waitAll(cri: CriClient, agent: AgentProcess, namespace: string, t0: number): Promise<number> {
-  let lastLog = t0;
-  for (;;) {
-    const r = await runningByGeneration(cri, namespace, 'p');
-    const reported = r.mine === PODS ? reportedRunning(await agent.pods().catch(() => []), namespace, 'p') : -1;
-    if (reported === PODS) return performance.now() - t0;
-    const now = performance.now();
-    if (now - lastLog > 15_000) {
-      lastLog = now;
-      log(`  ${r.mine}/${PODS} running, ${reported >= 0 ? reported : '?'} reported at ${round((now - t0) / 1000, 1)} s`);
-    }
-    if (now - t0 > TIMEOUT_MS) throw new Error(`not all ${PODS} pods Running after ${TIMEOUT_MS} ms:\n${agent.tail(40)}`);
-    await sleep(500);
-  }
+/** t0 (a spawn or restart) → every pod running through CRI and Running in the agent's /pods, in s. */
+async function allRunningS(cri: CriClient, agent: AgentProcess, namespace: string, t0: number): Promise<number> {
+  return (await waitConverged(cri, { kind: 'ts', namespace, agent }, PODS, 'p', t0, false, TIMEOUT_MS)).bothMs / 1000;
 }
 
 async function rawLists(cri: CriClient): Promise<SteadyLists | undefined> {
@@ -134,13 +103,13 @@ async function window(cri: CriClient, agent: AgentProcess, namespace: string, co
     const t0 = performance.now();
     await agent.start();
     w.healthzS = round((performance.now() - t0) / 1000, 2);
-    w.adoptS = round((await waitAll(cri, agent, namespace, t0)) / 1000, 2);
+    w.adoptS = round(await allRunningS(cri, agent, namespace, t0), 2);
     log(`  ${config}: healthz ${w.healthzS} s, all Running ${w.adoptS} s; settling ${SETTLE_S} s`);
     await sleep(SETTLE_S * 1000);
     const cpu0 = procCpuS(agent.pid);
-    const start = await scrapeMetrics(metricsOf(agent));
+    const start = await scrapeMetrics(agent);
     await sleep(STEADY_S * 1000);
-    const end = await scrapeMetrics(metricsOf(agent));
+    const end = await scrapeMetrics(agent);
     w.steady = windowStats(start, end, procCpuS(agent.pid) - cpu0);
     w.relistsOverLine = overLine(start.text, end.text);
     const mem = memoryMiB(agent.pid);
@@ -242,7 +211,7 @@ async function main(): Promise<void> {
     applyAgentConfig(agent, CONFIGS[0], BASE_FLAGS, DEFAULT_BIN);
     const t0 = performance.now();
     await agent.start();
-    const spawn = { config: CONFIGS[0], spawnS: round((await waitAll(cri, agent, namespace, t0)) / 1000, 1) };
+    const spawn = { config: CONFIGS[0], spawnS: round(await allRunningS(cri, agent, namespace, t0), 1) };
     log(`spawn: all Running in ${spawn.spawnS} s`);
     writeFileSync(join(tmpdir(), `kts-steady-${namespace}-spawn.log`), `${agent.logs.join('\n')}\n`);
     await agent.stop();

@@ -139,10 +139,8 @@ class TsPeer implements PeerAgent {
     return this.agent.pid;
   }
 
-  async metrics(): Promise<string> {
-    const r = await fetch(`http://127.0.0.1:${this.agent.readOnlyPort}/metrics`);
-    if (!r.ok) throw new Error(`kubelet-ts /metrics: HTTP ${r.status}`);
-    return r.text();
+  metrics(): Promise<string> {
+    return this.agent.metrics();
   }
 
   pods(): Promise<Pod[]> {

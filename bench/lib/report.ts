@@ -5,6 +5,9 @@ import { cpus, loadavg } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+/** A progress line with the wall-clock time (hh:mm:ss.mmm, UTC). */
+export const log = (msg: string): void => console.log(`[${new Date().toISOString().slice(11, 23)}] ${msg}`);
+
 export const RESULTS_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', 'results');
 
 export function percentile(values: number[], p: number): number {

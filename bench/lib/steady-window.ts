@@ -2,8 +2,8 @@
  * What the peer and steady benchmarks measure over a window with N pods up:
  * an agent's relist duration, CRI calls and CPU from two /metrics scrapes
  * (windowStats), the relist's two list calls made alone over CRI
- * (steadyLists, the floor), and the convergence conditions both benches wait
- * on (runningByGeneration through CRI, reportedRunning in an agent's /pods).
+ * (steadyLists, the floor), and the convergence both benches wait on
+ * (waitConverged: CRI and an agent's /pods).
  */
 import { performance } from 'node:perf_hooks';
 import type { Pod } from '../../src/api/pod.js';
@@ -14,7 +14,8 @@ import { histogramQuantile } from '../../src/common/histogram-math.js';
 import { ContainerState } from '../../src/gen/runtime/v1/api.js';
 import { LABEL_POD_NAME, LABEL_POD_NAMESPACE } from '../../src/runtime/types.js';
 import { relistPhases, type RelistPhases } from './relist-phases.js';
-import { percentile, round } from './report.js';
+import type { PeerAgent } from './peer-agents.js';
+import { log, percentile, round } from './report.js';
 
 export interface WindowStats {
   windowS: number;
@@ -131,4 +132,62 @@ export async function steadyLists(cri: CriClient, seconds: number): Promise<Stea
     serialMeanMs: round(mean(serial), 2),
     serialP99Ms: round(percentile(serial, 99), 2),
   };
+}
+
+/** What waitConverged watches: an agent (CRI and its /pods), or a raw run (CRI only, stopped by `signal` when its work fails). */
+export type Watched = { kind: string; namespace: string } & ({ agent: Pick<PeerAgent, 'pods' | 'tail'> } | { signal: AbortSignal });
+
+export interface Converged {
+  runtimeMs: number;
+  reportedMs: number;
+  bothMs: number;
+}
+
+/**
+ * Polls CRI (every 250 ms) and the agent's /pods (every 500 ms) from t0 until
+ * both show `gen`'s n pods running (and, with `noOthers`, no other running
+ * container in the namespace). Without an agent, reported is the instant CRI
+ * converged. Times are ms from t0; past `timeoutMs` it throws.
+ */
+export async function waitConverged(
+  cri: CriClient,
+  w: Watched,
+  n: number,
+  gen: string,
+  t0: number,
+  noOthers: boolean,
+  timeoutMs: number,
+): Promise<Converged> {
+  let runtimeMs = Number.NaN;
+  let reportedMs = Number.NaN;
+  let lastLog = t0;
+  let reportedOk = false;
+  for (let i = 0; ; i++) {
+    if ('signal' in w) w.signal.throwIfAborted();
+    const now = performance.now();
+    const r = await runningByGeneration(cri, w.namespace, gen);
+    const runtimeOk = r.mine === n && (!noOthers || r.others === 0);
+    if (runtimeOk && Number.isNaN(runtimeMs)) runtimeMs = performance.now() - t0;
+    let rep = -1;
+    if (!('agent' in w)) {
+      reportedOk = runtimeOk;
+      if (runtimeOk) reportedMs = runtimeMs;
+    } else if (i % 2 === 0 || runtimeOk) {
+      rep = reportedRunning(await w.agent.pods().catch(() => []), w.namespace, gen);
+      reportedOk = rep === n;
+      if (reportedOk && Number.isNaN(reportedMs)) reportedMs = performance.now() - t0;
+    }
+    if (runtimeOk && reportedOk) return { runtimeMs, reportedMs, bothMs: performance.now() - t0 };
+    if (now - lastLog > 10_000) {
+      lastLog = now;
+      log(
+        `    ${w.kind}: ${r.mine}/${n} running (${r.others} others), ${rep >= 0 ? rep : '?'}/${n} reported at ${round((now - t0) / 1000, 3)} s`,
+      );
+    }
+    if (now - t0 > timeoutMs) {
+      const tail = 'agent' in w ? `:\n${w.agent.tail(40)}` : '';
+      throw new Error(`${w.kind}: not converged after ${timeoutMs} ms (${r.mine}/${n} running, ${r.others} others)${tail}`);
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
 }

@@ -208,6 +208,13 @@ export class AgentProcess {
     return `http://127.0.0.1:${this.readOnlyPort}/metrics`;
   }
 
+  /** The text of /metrics (read-only server); an HTTP error throws. */
+  async metrics(): Promise<string> {
+    const r = await fetch(this.metricsUrl);
+    if (!r.ok) throw new Error(`kubelet-ts /metrics: HTTP ${r.status}`);
+    return r.text();
+  }
+
   async pods(): Promise<Pod[]> {
     const r = await fetch(`http://127.0.0.1:${this.readOnlyPort}/pods`);
     return ((await r.json()) as { items: Pod[] }).items;
