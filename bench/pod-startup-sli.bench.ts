@@ -242,7 +242,8 @@ async function main(): Promise<void> {
   const name = `pod-startup-sli-${pods}-${order}`;
   const cores = cpus().length;
   /** The window's length if the kubelet took no CPU and the rest of the run's work stayed: (busy − kubelet) / cores. */
-  const floorMs = (r: AgentRun) => ((r.cpu.machineBusyS - (r.cpu.agentS ?? 0)) / cores) * 1000;
+  // An unknown kubelet CPU gives NaN, not busy / cores (which would overstate the floor).
+  const floorMs = (r: AgentRun) => ((r.cpu.machineBusyS - (r.cpu.agentS ?? Number.NaN)) / cores) * 1000;
   const chart = writeStartupCdf(
     `${name}-cdf.svg`,
     `Pod start-up through the apiserver, ${pods} pods of one Deployment`,
